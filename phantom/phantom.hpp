@@ -1,0 +1,45 @@
+#pragma once
+// Analytic phantoms with exact k-space (no inverse crime). Geometry and scaling
+// follow CONVENTIONS.md: FOV = 1, x in [-1/2, 1/2), the Koay 2007 phantom is
+// defined on u in [-1,1]^3 and mapped by x = u/2.
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "phantom/trajectory.hpp"
+
+namespace fhd {
+
+class Phantom {
+ public:
+  virtual ~Phantom() = default;
+  virtual std::string name() const = 0;  // "shepp3d" | "shepp2d"
+  virtual int dims() const = 0;          // 2 or 3
+  // Intensity at a point (FOV units). For 2D, z is ignored.
+  virtual double image(double x, double y, double z) const = 0;
+  // Continuous Fourier transform S(k) = integral f(x) exp(-i 2 pi k.x) dx,
+  // k in cycles/FOV. For 2D, kz is ignored (2D integral).
+  virtual std::complex<double> kspace(double kx, double ky, double kz) const = 0;
+  // Largest intensity of the phantom (for PSNR's peak).
+  virtual double peak() const = 0;
+};
+
+// "shepp3d" | "shepp2d"; throws std::invalid_argument otherwise.
+std::unique_ptr<Phantom> make_phantom(const std::string& name);
+const std::vector<std::string>& phantom_names();
+
+// Reference image I0: the phantom at voxel centers x_i = (i - N/2)/N,
+// x fastest (index = ix + nx*(iy + ny*iz)).
+std::vector<float> voxel_image(const Phantom& p, int nx, int ny, int nz);
+
+// D_m = S(k_m) * nx*ny*nz (CONVENTIONS.md "Data scaling"), in float64 then rounded.
+std::vector<std::complex<float>> synthesize(const Phantom& p, const Trajectory& t, int nx, int ny,
+                                            int nz);
+
+// Adds complex Gaussian noise: sigma = rel * RMS(|D|) per real/imag part... see
+// phantom/noise.cpp for the exact definition. Deterministic for a seed.
+void add_noise(std::vector<std::complex<float>>& data, double rel_sigma, std::uint64_t seed);
+
+}  // namespace fhd

@@ -1,0 +1,35 @@
+#pragma once
+// k-space trajectories in cycles/FOV (CONVENTIONS.md): full Nyquist coverage on
+// an axis of N voxels is k in [-N/2, N/2). phantom/ depends on nothing of ours,
+// so the Trajectory type lives here and recon/ uses it.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fhd {
+
+// Structure of arrays: the kernels read kx, ky, kz as separate streams.
+struct Trajectory {
+  std::vector<float> kx, ky, kz;
+  std::size_t size() const { return kx.size(); }
+  void resize(std::size_t m) { kx.resize(m); ky.resize(m); kz.resize(m); }
+};
+
+struct TrajectorySpec {
+  // radial3d (kooshball), stack-of-stars, stack-of-spirals, radial2d, spiral2d, random
+  std::string kind = "radial3d";
+  int nx = 64, ny = 64, nz = 64;  // image matrix: sets the band |k| <= N/2
+  int readout = 0;                // samples per readout; 0 = default (2*nx for radial)
+  int spokes = 0;                 // spokes or spiral interleaves per partition; 0 = default
+  std::size_t total = 0;          // if > 0 and spokes == 0: choose spokes for about this many samples
+  std::uint64_t seed = 1;         // for random trajectories
+};
+
+// Throws std::invalid_argument naming the field for an unknown kind or bad size.
+Trajectory make_trajectory(const TrajectorySpec& spec);
+
+// Names accepted by TrajectorySpec::kind, for help texts and validation.
+const std::vector<std::string>& trajectory_kinds();
+
+}  // namespace fhd

@@ -1,0 +1,95 @@
+#pragma once
+// The Backend seam (ARCHITECTURE.md): one interface, a CPU implementation in
+// recon/ (OpenMP, FFTW, BLAS) and a GPU one in cuda/. The pipeline and CG are
+// written once against it. recon/ never includes a CUDA header.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "recon/types.hpp"
+
+namespace fhd {
+
+// A complex float vector that lives where the backend computes (host memory
+// for the CPU, device memory for the GPU). Only its backend can read it.
+class BackendVector {
+ public:
+  virtual ~BackendVector() = default;
+  virtual std::size_t size() const = 0;
+};
+using VecPtr = std::unique_ptr<BackendVector>;
+
+// y = (FhF + lambda R^H R) x on backend vectors of grid.voxels() elements.
+class NormalOperator {
+ public:
+  virtual ~NormalOperator() = default;
+  virtual void apply(const BackendVector& x, BackendVector& y) = 0;
+};
+
+struct FhdOptions {
+  TrigMode trig = TrigMode::Single;
+  // Kernel variant by name; "" = the backend's default (its fastest accurate one).
+  // CPU: "direct" (per-pair sum; with trig=double it is the float64 reference)
+  //      or "separable" (per-axis factors, complex GEMM through BLAS).
+  // GPU: a name from the cmpFhD kernel table (cuda/kernels.hpp).
+  std::string kernel;
+};
+
+// Gridding interpolation kernel, distances in oversampled-grid cells.
+struct GridKernel {
+  enum class Type { Trilinear, KaiserBessel } type = Type::KaiserBessel;
+  double oversampling = 2.0;  // grid size = round(oversampling * N) per axis (even)
+  double width = 4.0;         // full kernel width in grid cells (trilinear: 2)
+  double beta = 0.0;          // KB shape; 0 = Beatty et al. 2005 optimum for width and oversampling
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // Plain description for logs: "cpu (2 threads, FFTW, OpenBLAS)", "gpu 0: NVIDIA H100 ...".
+  virtual std::string name() const = 0;
+  virtual bool is_gpu() const = 0;
+
+  // Plan (FINUFFT style): set the trajectory once, then execute many times.
+  virtual void set_trajectory(const Trajectory& traj) = 0;
+
+  // cmpMu: Mu_m = conj(Phi_m) * D_m; phi empty means Phi = 1.
+  virtual std::vector<cfloat> mu(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) = 0;
+  // cmpFhD: FhD_n = sum_m Mu_m exp(+i 2 pi k_m . x_n) on grid's voxel centers.
+  virtual std::vector<cfloat> fhd(const std::vector<cfloat>& mu, const ImageGrid& grid,
+                                  const FhdOptions& opt) = 0;
+  // Q(y_j) = sum_m w_m exp(+i 2 pi k_m . y_j) on grid.doubled(), w_m = |Phi_m|^2
+  // (w empty means 1).
+  virtual std::vector<cfloat> q(const std::vector<float>& w, const ImageGrid& grid,
+                                const FhdOptions& opt) = 0;
+
+  // Toeplitz normal operator from Q on the doubled grid; lambda is absolute.
+  virtual std::unique_ptr<NormalOperator> normal(const std::vector<cfloat>& q, const ImageGrid& grid,
+                                                 double lambda) = 0;
+
+  // Vectors and the BLAS-1 operations CG needs. Reductions accumulate in double.
+  virtual VecPtr upload(const std::vector<cfloat>& host) = 0;
+  virtual VecPtr zeros(std::size_t n) = 0;
+  virtual std::vector<cfloat> download(const BackendVector& v) = 0;
+  virtual void copy(const BackendVector& src, BackendVector& dst) = 0;
+  virtual void axpy(cdouble a, const BackendVector& x, BackendVector& y) = 0;  // y = a x + y
+  virtual void xpay(const BackendVector& x, cdouble a, BackendVector& y) = 0;  // y = x + a y
+  virtual cdouble dot(const BackendVector& x, const BackendVector& y) = 0;     // sum conj(x) y
+
+  // Gridding scatter: sum_m w_m D_m C(u - u_m) onto `over` (an oversampled grid),
+  // sample m at grid coordinate u_m = k_m * (over.n / N) + over.n / 2 per axis.
+  // Returns the grid (x fastest, DC at index over.n/2). Uses the trajectory set last.
+  virtual std::vector<cfloat> grid_scatter(const std::vector<cfloat>& weighted_data,
+                                           const ImageGrid& image, const ImageGrid& over,
+                                           const GridKernel& kernel) = 0;
+
+  // In-place centered inverse DFT of a grid (DC at n/2 in, origin at n/2 out):
+  // x_j = sum_k X_k exp(+i 2 pi (k - n/2)(j - n/2) / n), unnormalized.
+  virtual void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims) = 0;
+};
+
+// The CPU backend (recon/cpu_backend.cpp). The GPU one is in cuda/gpu_backend.hpp;
+// app/ chooses between them for --device auto|cpu|gpu.
+std::unique_ptr<Backend> make_cpu_backend();
+
+}  // namespace fhd

@@ -1,0 +1,26 @@
+#pragma once
+// Typed errors. Validation happens at the boundary (io/, app/); everything
+// thrown for bad input is an InputError carrying where and what, so the CLI can
+// print exactly one line and exit non-zero.
+#include <stdexcept>
+#include <string>
+
+namespace fhd {
+
+// Bad user input: a file, an option, a dataset. Message format:
+//   "<where>: <field> = <value>: <problem>"
+class InputError : public std::runtime_error {
+ public:
+  InputError(const std::string& where, const std::string& field, const std::string& value,
+             const std::string& problem)
+      : std::runtime_error(where + ": " + field + " = " + value + ": " + problem) {}
+  explicit InputError(const std::string& msg) : std::runtime_error(msg) {}
+};
+
+// The machine cannot do it (no GPU, out of device memory, a CUDA failure).
+class DeviceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace fhd
