@@ -1,0 +1,17 @@
+#pragma once
+// The GPU backend: implements recon's Backend interface with CUDA, cuFFT and cuBLAS.
+#include <memory>
+#include <string>
+
+#include "recon/backend.hpp"
+
+namespace fhd {
+
+// True when a CUDA device can be used; `why` gets one line: the device's name
+// and free memory, or the reason none is usable (no driver, no device, ...).
+bool gpu_usable(std::string* why);
+
+// Throws DeviceError when the device cannot be used.
+std::unique_ptr<Backend> make_gpu_backend(int device = 0);
+
+}  // namespace fhd

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Downloads (here, where apt works) the Debian packages the GPU image lacks, into
+# .devdeps/, for scripts/device-test.sh to unpack there (docs/DEVICE.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p .devdeps && cd .devdeps
+apt-get download libismrmrd1.8 libismrmrd-dev libpugixml1v5 libpugixml-dev nlohmann-json3-dev \
+  libopenblas0 libopenblas0-pthread libopenblas-dev libopenblas-pthread-dev libgfortran5 \
+  libnifti2-dev libniftiio-dev libniftiio2 libznz-dev libznz3 libnifticdf-dev libnifticdf2 libnifti2-2
