@@ -29,7 +29,8 @@ build() {
   cat "$OUT/gpu.txt"
   cmake -S . -B "$BUILD" -G Ninja -DFHD_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/configure.log" 2>&1 ||
     { tail -40 "$OUT/configure.log"; return 1; }
-  cmake --build "$BUILD" -j"$(nproc)" >"$OUT/build.log" 2>&1 ||
+  # TARGETS="tests_gpu fhdrecon" builds only those.
+  cmake --build "$BUILD" -j"$(nproc)" ${TARGETS:+--target $TARGETS} >"$OUT/build.log" 2>&1 ||
     { grep -E "error|Error" "$OUT/build.log" | head -40; return 1; }
   grep -E "registers|spill" "$OUT/build.log" >"$OUT/ptxas.txt" || true
   echo "build: ok"
