@@ -2,6 +2,7 @@
 // The Backend seam (ARCHITECTURE.md): one interface, a CPU implementation in
 // recon/ (OpenMP, FFTW, BLAS) and a GPU one in cuda/. The pipeline and CG are
 // written once against it. recon/ never includes a CUDA header.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,9 @@ struct FhdOptions {
   //      or "separable" (per-axis factors, complex GEMM through BLAS).
   // GPU: a name from the cmpFhD kernel table (cuda/kernels.hpp).
   std::string kernel;
+  // Optional: called on the calling thread between chunks with the fraction done
+  // (0..1), so the CLI can show progress on long FhD/Q runs. May be empty.
+  std::function<void(double)> progress;
 };
 
 // Gridding interpolation kernel, distances in oversampled-grid cells.
