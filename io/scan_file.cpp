@@ -1,0 +1,229 @@
+#include "io/scan_file.hpp"
+
+#include <cmath>
+
+#include "io/atomic_file.hpp"
+#include "io/h5util.hpp"
+#include "io/validate.hpp"
+#include "recon/error.hpp"
+
+namespace fhd {
+namespace {
+using h5::check;
+using h5::check_id;
+using h5::Handle;
+
+// ---- writing ----
+
+void write_dataset(hid_t file, const char* name, hid_t mem_type, hid_t file_type,
+                   const std::vector<hsize_t>& dims, const void* data) {
+  Handle space(check_id(H5Screate_simple(int(dims.size()), dims.data(), nullptr), "dataspace"), H5Sclose);
+  Handle ds(check_id(H5Dcreate2(file, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                     std::string("create ") + name),
+            H5Dclose);
+  check(H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), std::string("write ") + name);
+}
+
+void write_attr(hid_t obj, const char* name, hid_t mem_type, hid_t file_type, hsize_t n, const void* data) {
+  Handle space(check_id(H5Screate_simple(1, &n, nullptr), "attribute space"), H5Sclose);
+  Handle a(check_id(H5Acreate2(obj, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT), name), H5Aclose);
+  check(H5Awrite(a.get(), mem_type, data), name);
+}
+
+void write_complex(hid_t file, const char* name, const std::vector<cfloat>& v) {
+  Handle t = h5::complex_type();  // std::complex<float> is layout-compatible with {r, i}
+  write_dataset(file, name, t.get(), t.get(), {hsize_t(v.size())}, v.data());
+}
+
+void write_contents(hid_t f, const Scan& s, const std::array<float, 3>& fov) {
+  const std::size_t m = s.traj.size();
+  std::vector<float> k(3 * m);
+  for (std::size_t i = 0; i < m; ++i) {
+    k[3 * i] = s.traj.kx[i];
+    k[3 * i + 1] = s.traj.ky[i];
+    k[3 * i + 2] = s.traj.kz[i];
+  }
+  write_dataset(f, "trajectory", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, {hsize_t(m), 3}, k.data());
+  write_complex(f, "kspace", s.data);
+  if (!s.phi.empty()) write_complex(f, "phi", s.phi);
+  if (!s.dcf.empty()) write_dataset(f, "dcf", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, {hsize_t(m)}, s.dcf.data());
+  h5::write_string_attr(f, "fhdrecon_schema", kScanSchemaVersion);
+  const int matrix[3] = {s.grid.nx, s.grid.ny, s.grid.nz};
+  write_attr(f, "matrix", H5T_NATIVE_INT, H5T_STD_I32LE, 3, matrix);
+  write_attr(f, "fov", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 3, fov.data());
+  Handle g(check_id(H5Gcreate2(f, "provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "provenance"), H5Gclose);
+  for (const auto& [key, value] : s.provenance) h5::write_string_attr(g.get(), key, value);
+}
+
+// ---- reading ----
+
+struct Reader {
+  const std::string& file;
+  hid_t f;
+
+  Handle open(const std::string& name, bool required) const {
+    if (!h5::exists(f, name)) {
+      if (required) throw InputError(file, "/" + name, "(missing)", "required dataset is missing");
+      return {};
+    }
+    hid_t d = H5Dopen2(f, name.c_str(), H5P_DEFAULT);
+    if (d < 0) throw InputError(file, "/" + name, "(not a dataset)", "expected a dataset");
+    return Handle(d, H5Dclose);
+  }
+
+  void expect_shape(hid_t d, const std::string& name, std::vector<hsize_t> want) const {
+    auto got = h5::shape(d);
+    if (got != want) throw InputError(file, "/" + name + " shape", dims_text(got), "expected " + dims_text(want));
+  }
+
+  static std::string dims_text(const std::vector<hsize_t>& d) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+    return s + "]";
+  }
+
+  void expect_float(hid_t d, const std::string& name) const {
+    Handle t(H5Dget_type(d), H5Tclose);
+    if (H5Tget_class(t.get()) != H5T_FLOAT)
+      throw InputError(file, "/" + name + " dtype", h5::class_name(t.get()), "expected float32 (float64 is accepted)");
+  }
+
+  // A complex dataset must be a compound with float members named r and i (h5py, MATLAB).
+  void expect_complex(hid_t d, const std::string& name) const {
+    Handle t(H5Dget_type(d), H5Tclose);
+    bool ok = H5Tget_class(t.get()) == H5T_COMPOUND && H5Tget_nmembers(t.get()) == 2;
+    for (const char* member : {"r", "i"}) {
+      int idx = ok ? H5Tget_member_index(t.get(), member) : -1;
+      ok = ok && idx >= 0 && H5Tget_member_class(t.get(), unsigned(idx)) == H5T_FLOAT;
+    }
+    if (!ok)
+      throw InputError(file, "/" + name + " dtype", h5::class_name(t.get()),
+                       "expected complex64 as compound {r float32, i float32}");
+  }
+
+  std::size_t trajectory(Trajectory& t) const {
+    Handle d = open("trajectory", true);
+    expect_float(d.get(), "trajectory");
+    auto dims = h5::shape(d.get());
+    if (dims.size() != 2 || dims[1] != 3 || dims[0] == 0)
+      throw InputError(file, "/trajectory shape", dims_text(dims), "expected [M,3] with M > 0");
+    std::vector<float> k(3 * dims[0]);
+    read(d.get(), H5T_NATIVE_FLOAT, k.data(), "trajectory");
+    t.resize(dims[0]);
+    for (std::size_t i = 0; i < dims[0]; ++i) {
+      t.kx[i] = k[3 * i];
+      t.ky[i] = k[3 * i + 1];
+      t.kz[i] = k[3 * i + 2];
+    }
+    return dims[0];
+  }
+
+  std::vector<cfloat> complex(const std::string& name, std::size_t m, bool required) const {
+    Handle d = open(name, required);
+    if (!d.ok()) return {};
+    expect_complex(d.get(), name);
+    expect_shape(d.get(), name, {hsize_t(m)});
+    std::vector<cfloat> v(m);
+    Handle t = h5::complex_type();
+    read(d.get(), t.get(), v.data(), name);
+    return v;
+  }
+
+  std::vector<float> real(const std::string& name, std::size_t m) const {
+    Handle d = open(name, false);
+    if (!d.ok()) return {};
+    expect_float(d.get(), name);
+    expect_shape(d.get(), name, {hsize_t(m)});
+    std::vector<float> v(m);
+    read(d.get(), H5T_NATIVE_FLOAT, v.data(), name);
+    return v;
+  }
+
+  void read(hid_t d, hid_t mem, void* out, const std::string& name) const {
+    if (H5Dread(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
+      throw InputError(file, "/" + name, "(unreadable)", "HDF5 cannot read the data (truncated or corrupt?)");
+  }
+
+  // Numeric root attribute of exactly 3 elements of the wanted class.
+  template <class T>
+  std::array<T, 3> attr3(const char* name, H5T_class_t cls, hid_t mem) const {
+    const std::string field = std::string("attribute ") + name;
+    if (H5Aexists(f, name) <= 0) throw InputError(file, field, "(missing)", "required attribute is missing");
+    Handle a(H5Aopen(f, name, H5P_DEFAULT), H5Aclose);
+    Handle t(H5Aget_type(a.get()), H5Tclose);
+    if (H5Tget_class(t.get()) != cls)
+      throw InputError(file, field + " dtype", h5::class_name(t.get()),
+                       cls == H5T_INTEGER ? "expected int32[3]" : "expected float32[3]");
+    Handle sp(H5Aget_space(a.get()), H5Sclose);
+    hssize_t n = H5Sget_simple_extent_npoints(sp.get());
+    if (n != 3) throw InputError(file, field + " length", std::to_string(n), "expected 3 values (x, y, z)");
+    std::array<T, 3> v{};
+    if (H5Aread(a.get(), mem, v.data()) < 0) throw InputError(file, field, "(unreadable)", "cannot read");
+    return v;
+  }
+
+  void schema() const {
+    std::string v = h5::read_string_attr(f, "fhdrecon_schema", file, "attribute fhdrecon_schema");
+    std::string major = v.substr(0, v.find('.'));
+    if (major != "1")
+      throw InputError(file, "attribute fhdrecon_schema", "\"" + v + "\"",
+                       "unknown major schema version; this build reads 1.x");
+  }
+
+  std::map<std::string, std::string> provenance() const {
+    std::map<std::string, std::string> out;
+    if (!h5::exists(f, "provenance")) return out;
+    Handle g(H5Gopen2(f, "provenance", H5P_DEFAULT), H5Gclose);
+    if (!g.ok()) throw InputError(file, "/provenance", "(not a group)", "expected a group of string attributes");
+    // H5Aiterate2 exists unchanged in HDF5 1.10 through 1.14 (H5Oget_info does not).
+    std::vector<std::string> names;
+    auto collect = [](hid_t, const char* name, const H5A_info_t*, void* op) -> herr_t {
+      static_cast<std::vector<std::string>*>(op)->push_back(name);
+      return 0;
+    };
+    H5Aiterate2(g.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names);
+    for (const auto& name : names)
+      out[name] = h5::read_string_attr(g.get(), name, file, "/provenance attribute " + name);
+    return out;
+  }
+};
+
+}  // namespace
+
+void write_scan(const std::string& path, const Scan& scan, const std::array<float, 3>& fov) {
+  validate_scan(scan, path);  // never write a file our own reader would refuse
+  for (float v : fov)
+    if (!(v > 0) || !std::isfinite(v)) throw InputError(path, "fov", std::to_string(v), "must be finite and > 0");
+  h5::QuietErrors quiet;
+  AtomicOutput out(path);
+  {
+    Handle f = h5::create_file(out.tmp());
+    write_contents(f.get(), scan, fov);
+    check(H5Fflush(f.get(), H5F_SCOPE_GLOBAL), "flush");
+  }  // closed before the rename
+  out.commit();
+}
+
+Scan read_scan(const std::string& path, std::array<float, 3>* fov) {
+  h5::QuietErrors quiet;
+  Handle f = h5::open_read(path);
+  Reader r{path, f.get()};
+  r.schema();
+  Scan s;
+  auto matrix = r.attr3<int>("matrix", H5T_INTEGER, H5T_NATIVE_INT);
+  s.grid = {matrix[0], matrix[1], matrix[2]};
+  auto fv = r.attr3<float>("fov", H5T_FLOAT, H5T_NATIVE_FLOAT);
+  for (int a = 0; a < 3; ++a)
+    if (!(fv[a] > 0) || !std::isfinite(fv[a]))
+      throw InputError(path, "attribute fov[" + std::to_string(a) + "]", std::to_string(fv[a]), "must be finite and > 0");
+  if (fov) *fov = fv;
+  std::size_t m = r.trajectory(s.traj);
+  s.data = r.complex("kspace", m, true);
+  s.phi = r.complex("phi", m, false);
+  s.dcf = r.real("dcf", m);
+  s.provenance = r.provenance();
+  validate_scan(s, path, {"/trajectory", "/kspace", "/phi", "/dcf", "attribute matrix"});
+  return s;
+}
+
+}  // namespace fhd

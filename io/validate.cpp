@@ -1,0 +1,83 @@
+#include "io/validate.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "recon/error.hpp"
+
+namespace fhd {
+namespace {
+
+std::string num(double v) {
+  std::ostringstream s;
+  s.precision(9);
+  s << v;
+  return s.str();
+}
+
+std::string cnum(cfloat v) { return "(" + num(v.real()) + ", " + num(v.imag()) + ")"; }
+
+std::string at(const std::string& field, std::size_t m) { return field + "[" + std::to_string(m) + "]"; }
+
+void check_grid(const ImageGrid& g, const std::string& file, const std::string& field) {
+  const int n[3] = {g.nx, g.ny, g.nz};
+  for (int a = 0; a < 3; ++a)
+    if (n[a] <= 0 || n[a] > 65536)
+      throw InputError(file, field + "[" + std::to_string(a) + "]", std::to_string(n[a]),
+                       "matrix size must be in 1..65536");
+}
+
+void check_size(std::size_t got, std::size_t want, bool optional, const std::string& file,
+                const std::string& field) {
+  if (optional && got == 0) return;
+  if (got != want)
+    throw InputError(file, field + " length", std::to_string(got),
+                     "must equal the number of trajectory samples " + std::to_string(want));
+}
+
+void check_traj(const Trajectory& t, const ImageGrid& g, const std::string& file, const std::string& field) {
+  const std::vector<float>* k[3] = {&t.kx, &t.ky, &t.kz};
+  const char* axis[3] = {".kx", ".ky", ".kz"};
+  const int n[3] = {g.nx, g.ny, g.nz};
+  for (int a = 0; a < 3; ++a) {
+    const double band = n[a] / 2.0 + kBandTolerance;
+    for (std::size_t m = 0; m < k[a]->size(); ++m) {
+      float v = (*k[a])[m];
+      if (!std::isfinite(v)) throw InputError(file, at(field, m) + axis[a], num(v), "not a finite number");
+      if (std::fabs(v) > band)
+        throw InputError(file, at(field, m) + axis[a], num(v),
+                         "outside the band |k| <= N/2 = " + num(n[a] / 2.0) + " cycles/FOV");
+    }
+  }
+}
+
+void check_finite(const std::vector<cfloat>& v, const std::string& file, const std::string& field) {
+  for (std::size_t m = 0; m < v.size(); ++m)
+    if (!std::isfinite(v[m].real()) || !std::isfinite(v[m].imag()))
+      throw InputError(file, at(field, m), cnum(v[m]), "not a finite number");
+}
+
+void check_dcf(const std::vector<float>& v, const std::string& file, const std::string& field) {
+  for (std::size_t m = 0; m < v.size(); ++m)
+    if (!std::isfinite(v[m]) || v[m] < 0)
+      throw InputError(file, at(field, m), num(v[m]), "density weights must be finite and >= 0");
+}
+
+}  // namespace
+
+void validate_scan(const Scan& s, const std::string& file, const ScanFields& f) {
+  check_grid(s.grid, file, f.matrix);
+  const std::size_t m = s.traj.kx.size();
+  if (s.traj.ky.size() != m || s.traj.kz.size() != m)
+    throw InputError(file, f.traj, std::to_string(m), "kx, ky, kz lengths differ");
+  if (m == 0) throw InputError(file, f.traj, "0 samples", "no samples");
+  check_size(s.data.size(), m, false, file, f.data);
+  check_size(s.phi.size(), m, true, file, f.phi);
+  check_size(s.dcf.size(), m, true, file, f.dcf);
+  check_traj(s.traj, s.grid, file, f.traj);
+  check_finite(s.data, file, f.data);
+  check_finite(s.phi, file, f.phi);
+  check_dcf(s.dcf, file, f.dcf);
+}
+
+}  // namespace fhd

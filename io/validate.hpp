@@ -1,0 +1,22 @@
+#pragma once
+// Checks every reader applies to a Scan before handing it on: the same rules
+// whatever the file format, so one bad sample gets the same one-line error.
+#include <string>
+
+#include "recon/types.hpp"
+
+namespace fhd {
+
+// Tolerance (cycles/FOV) on the band |k_axis| <= N/2: float32 rounding of a
+// sample placed exactly on the band edge must not be rejected.
+constexpr double kBandTolerance = 1e-3;
+
+// Throws InputError naming `file`, the field (e.g. "/trajectory[17].ky") and the value when:
+// the grid is not positive, sizes differ (trajectory, data, phi, dcf), a value is NaN/Inf,
+// or a sample lies outside the band. `fields` names the datasets in this format.
+struct ScanFields {
+  std::string traj = "trajectory", data = "kspace", phi = "phi", dcf = "dcf", matrix = "matrix";
+};
+void validate_scan(const Scan& scan, const std::string& file, const ScanFields& fields = {});
+
+}  // namespace fhd

@@ -1,0 +1,84 @@
+#pragma once
+// Shared helpers for the io tests: scratch directories, random scans, shell commands.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "recon/error.hpp"
+#include "recon/types.hpp"
+
+namespace fhd::test {
+
+// A fresh directory under the system temp dir, removed with its contents at scope exit.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    static int n = 0;
+    path = std::filesystem::temp_directory_path() /
+           ("fhd-io-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+  // Number of entries in the directory (to check that no temporary is left behind).
+  int entries() const {
+    int n = 0;
+    for (auto& e : std::filesystem::directory_iterator(path)) (void)e, ++n;
+    return n;
+  }
+};
+
+// Uniform random samples inside the band |k_axis| <= N/2, random data.
+inline Scan random_scan(ImageGrid g, std::size_t m, unsigned seed = 7) {
+  std::mt19937 rng(seed);
+  auto uni = [&](double lo, double hi) { return float(std::uniform_real_distribution<double>(lo, hi)(rng)); };
+  Scan s;
+  s.grid = g;
+  s.traj.resize(m);
+  s.data.resize(m);
+  for (std::size_t i = 0; i < m; ++i) {
+    s.traj.kx[i] = uni(-g.nx / 2.0, g.nx / 2.0);
+    s.traj.ky[i] = uni(-g.ny / 2.0, g.ny / 2.0);
+    s.traj.kz[i] = g.nz > 1 ? uni(-g.nz / 2.0, g.nz / 2.0) : 0.0f;
+    s.data[i] = {uni(-1, 1), uni(-1, 1)};
+  }
+  return s;
+}
+
+// Runs a shell command; returns its exit status and, if `out` is given, its stdout.
+inline int run(const std::string& cmd, std::string* out = nullptr) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  std::string text;
+  while (std::fgets(buf, sizeof buf, p)) text += buf;
+  int rc = pclose(p);
+  if (out) *out = text;
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+inline bool on_path(const std::string& tool) { return run("command -v " + tool + " >/dev/null") == 0; }
+
+inline bool contains(const std::string& hay, const std::string& needle) {
+  return hay.find(needle) != std::string::npos;
+}
+
+// The message of the InputError `f` throws; "no error" if it returns, "other: ..." for other exceptions.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("other: ") + e.what();
+  }
+  return "no error";
+}
+
+}  // namespace fhd::test
