@@ -1,0 +1,56 @@
+// The default command: fhdrecon [--phantom shepp3d | --input FILE] [options]
+#include <spdlog/spdlog.h>
+
+#include <memory>
+
+#include "app/commands.hpp"
+#include "app/device.hpp"
+#include "app/log.hpp"
+#include "app/outputs.hpp"
+#include "app/recon_options.hpp"
+#include "app/report.hpp"
+#include "app/source.hpp"
+
+namespace fhd::app {
+namespace {
+
+struct ReconCommand {
+  SourceOptions source;
+  SolverOptions solver;
+  OutputOptions output;
+  std::string device = "auto";
+};
+
+void run(const ReconCommand& c, const std::string& command_line) {
+  OutputPlan plan = plan_outputs(c.output);  // fails before any work if DIR is unusable
+  Source src = make_source(c.source);
+  spdlog::info("source: {}", src.description);
+  std::unique_ptr<Backend> be = select_backend(c.device);
+  Progress progress(!global_options().quiet);
+  ReconOptions ro = make_recon_options(c.solver, src.phantom.get(), progress);
+  ReconResult res = run_reconstruction(*be, src.scan, ro);
+  RunInfo info{command_line, be->name(), src.description, to_string(ro.fhd.trig), ro.fhd.kernel, ro.iters,
+               ro.lambda};
+  std::fputs(results_table(res, info).c_str(), stdout);
+  std::fflush(stdout);
+  write_outputs(plan, res, results_json(res, info));
+}
+
+}  // namespace
+
+void add_recon_options(CLI::App& app) {
+  auto c = std::make_shared<ReconCommand>();
+  add_source_options(app, c->source);
+  add_solver_options(app, c->solver);
+  add_output_options(app, c->output);
+  app.add_option("--device", c->device, "where to compute: auto | cpu | gpu")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+      ->capture_default_str();
+  // Runs only when no subcommand was given (main checks).
+  app.final_callback([c, &app] {
+    if (!app.get_subcommands().empty()) return;
+    run(*c, command_line());
+  });
+}
+
+}  // namespace fhd::app

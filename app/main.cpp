@@ -1,0 +1,60 @@
+// fhdrecon: iterative reconstruction of non-Cartesian MRI (PMPP's IMPATIENT MRI).
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "app/commands.hpp"
+#include "app/log.hpp"
+#include "app/recon_options.hpp"
+#include "recon/error.hpp"
+
+namespace fhd::app {
+namespace {
+GlobalOptions g_options;
+}
+const GlobalOptions& global_options() { return g_options; }
+}  // namespace fhd::app
+
+namespace {
+
+// Exit codes: 0 ok, 1 internal error, 2 bad input or usage, 3 device problem.
+int fail(int code, const std::string& msg) {
+  std::fprintf(stderr, "fhdrecon: error: %s\n", msg.c_str());
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace fhd::app;
+  CLI::App app{"fhdrecon: iterative reconstruction of non-Cartesian MRI (FhD + Toeplitz CG, gridding baseline)",
+               "fhdrecon"};
+  app.set_version_flag("--version", std::string("fhdrecon ") + FHD_VERSION);
+  app.add_flag("--quiet,-q", g_options.quiet, "no progress and no info log (warnings and errors only)");
+  app.add_flag("--verbose", g_options.verbose, "debug log");
+  app.require_subcommand(0, 1);
+  add_recon_options(app);
+  set_command_line(argc, argv);
+  // Logging must be set up after the flags are parsed but before any callback
+  // runs: parse_complete_callback fires between the two.
+  app.parse_complete_callback([] { setup_logging(g_options.quiet, g_options.verbose); });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail(2, e.what());
+  } catch (const fhd::InputError& e) {
+    return fail(2, e.what());
+  } catch (const fhd::DeviceError& e) {
+    return fail(3, e.what());
+  } catch (const std::exception& e) {
+    return fail(1, e.what());
+  }
+  return 0;
+}

@@ -1,0 +1,69 @@
+#include "app/recon_options.hpp"
+
+#include <cstdlib>
+
+namespace fhd::app {
+
+void add_solver_options(CLI::App& cmd, SolverOptions& o) {
+  cmd.add_option("--trig", o.trig, "sine/cosine in FhD and Q: double | single | sfu")
+      ->check(CLI::IsMember({"double", "single", "sfu"}))
+      ->capture_default_str();
+  cmd.add_option("--kernel", o.kernel, "FhD/Q kernel variant (default: the backend's fastest accurate one)");
+  cmd.add_option("--iters", o.iters, "CG iterations (at most)")->check(CLI::Range(0, 100000))->capture_default_str();
+  cmd.add_option("--tol", o.tol, "CG stops when the relative residual falls below")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd.add_option("--lambda", o.lambda, "first-difference regularization, relative to Q(0) (0 = none)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  cmd.add_option("--dcf", o.dcf, "density compensation for gridding: auto | radial | pipe-menon")
+      ->check(CLI::IsMember({"auto", "radial", "pipe-menon"}))
+      ->capture_default_str();
+  cmd.add_flag("--no-gridding", o.no_gridding, "skip the gridding baselines");
+  cmd.add_option("--cache-dir", o.cache_dir, "where Q is cached per trajectory (default ~/.cache/fhdrecon)");
+  cmd.add_flag("--no-cache", o.no_cache, "neither read nor write the Q cache");
+}
+
+TrigMode parse_trig(const std::string& s) {
+  return s == "double" ? TrigMode::Double : s == "sfu" ? TrigMode::Sfu : TrigMode::Single;
+}
+
+std::string default_cache_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/fhdrecon";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/fhdrecon";
+  return ".fhdrecon-cache";
+}
+
+ReconOptions make_recon_options(const SolverOptions& o, const Phantom* phantom, Progress& progress) {
+  ReconOptions r;
+  r.fhd.trig = parse_trig(o.trig);
+  r.fhd.kernel = o.kernel;
+  r.iters = o.iters;
+  r.tol = o.tol;
+  r.lambda = o.lambda;
+  r.dcf = o.dcf;
+  r.gridding = !o.no_gridding;
+  if (!o.no_cache) r.q_cache_dir = (o.cache_dir.empty() ? default_cache_dir() : o.cache_dir) + "/q";
+  r.phantom = phantom;
+  r.observer.begin = [&progress](const std::string& s) { progress.begin(s); };
+  r.observer.progress = [&progress](double f) { progress.update(f); };
+  r.observer.end = [&progress](const std::string& s, double t) { progress.end(s, t); };
+  return r;
+}
+
+namespace {
+std::string& cmdline_storage() {
+  static std::string s;
+  return s;
+}
+}  // namespace
+
+std::string command_line() { return cmdline_storage(); }
+
+void set_command_line(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  cmdline_storage() = s;
+}
+
+}  // namespace fhd::app

@@ -1,0 +1,33 @@
+#pragma once
+// Solver options shared by recon, batch and validate.
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "app/log.hpp"
+#include "recon/pipeline.hpp"
+
+namespace fhd::app {
+
+struct SolverOptions {
+  std::string trig = "single";
+  std::string kernel;
+  int iters = 30;
+  double tol = 1e-6;
+  double lambda = 1e-3;
+  std::string dcf = "auto";
+  bool no_gridding = false;
+  std::string cache_dir;  // "" = the default cache dir
+  bool no_cache = false;
+};
+
+void add_solver_options(CLI::App& cmd, SolverOptions& o);
+TrigMode parse_trig(const std::string& s);
+// Progress must outlive the returned options (the observer points to it).
+ReconOptions make_recon_options(const SolverOptions& o, const Phantom* phantom, Progress& progress);
+// $XDG_CACHE_HOME/fhdrecon or ~/.cache/fhdrecon (or ./.fhdrecon-cache without HOME).
+std::string default_cache_dir();
+// The command line of this process, for reports.
+std::string command_line();
+void set_command_line(int argc, char** argv);
+
+}  // namespace fhd::app

@@ -1,0 +1,68 @@
+#include "app/report.hpp"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+
+namespace fhd::app {
+namespace {
+
+std::string opt_num(const std::optional<double>& v, const char* fmtstr) {
+  return v ? fmt::format(fmtstr, *v) : std::string("-");
+}
+
+const StageTime* slowest(const std::vector<StageTime>& stages) {
+  auto it = std::max_element(stages.begin(), stages.end(),
+                             [](const StageTime& a, const StageTime& b) { return a.seconds < b.seconds; });
+  return it == stages.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+std::string results_table(const ReconResult& r, const RunInfo& info) {
+  std::string out;
+  out += fmt::format("{}\ndevice: {} | trig {} | CG {} iterations (lambda {:g}, absolute {:.4g})\n\n", info.source,
+                     info.device, info.trig, r.cg.iters, info.lambda, r.lambda_abs);
+  out += fmt::format("{:<22} {:>10} {:>9} {:>10}\n", "method", "PSNR (dB)", "NRMSE", "time (s)");
+  out += fmt::format("{:-<22} {:->10} {:->9} {:->10}\n", "", "", "", "");
+  for (const MethodResult& m : r.methods)
+    out += fmt::format("{:<22} {:>10} {:>9} {:>10.3f}\n", m.name, opt_num(m.psnr, "{:.2f}"),
+                       opt_num(m.nrmse, "{:.4f}"), m.seconds);
+  out += fmt::format("\n{:<22} {:>10}  {}\n", "stage", "time (s)", "note");
+  out += fmt::format("{:-<22} {:->10}\n", "", "");
+  double total = 0;
+  for (const StageTime& s : r.stages) {
+    out += fmt::format("{:<22} {:>10.3f}  {}\n", s.name, s.seconds, s.note);
+    total += s.seconds;
+  }
+  out += fmt::format("{:<22} {:>10.3f}\n", "total", total);
+  if (const StageTime* top = slowest(r.stages); top && total > 0)
+    out += fmt::format("dominant stage: {} ({:.0f}% of the time)\n", top->name, 100 * top->seconds / total);
+  return out;
+}
+
+nlohmann::json results_json(const ReconResult& r, const RunInfo& info) {
+  using nlohmann::json;
+  json j;
+  j["tool"] = {{"name", "fhdrecon"}, {"version", FHD_VERSION}};
+  j["command"] = info.command;
+  j["device"] = info.device;
+  j["source"] = info.source;
+  j["grid"] = {r.grid.nx, r.grid.ny, r.grid.nz};
+  j["options"] = {{"trig", info.trig}, {"kernel", info.kernel}, {"iters", info.iters}, {"lambda", info.lambda},
+                  {"lambda_absolute", r.lambda_abs}};
+  j["methods"] = json::array();
+  for (const MethodResult& m : r.methods) {
+    json row = {{"name", m.name}, {"seconds", m.seconds}};
+    row["psnr_db"] = m.psnr ? json(*m.psnr) : json(nullptr);
+    row["nrmse"] = m.nrmse ? json(*m.nrmse) : json(nullptr);
+    j["methods"].push_back(row);
+  }
+  j["stages"] = json::array();
+  for (const StageTime& s : r.stages) j["stages"].push_back({{"name", s.name}, {"seconds", s.seconds}, {"note", s.note}});
+  j["cg"] = {{"iterations", r.cg.iters}, {"converged", r.cg.converged}, {"relative_residuals", r.cg.residuals}};
+  j["q_cached"] = r.q_cached;
+  return j;
+}
+
+}  // namespace fhd::app

@@ -1,0 +1,99 @@
+#include "app/source.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <stdexcept>
+
+#include "app/scan_input.hpp"
+#include "recon/error.hpp"
+
+namespace fhd::app {
+
+void add_source_options(CLI::App& cmd, SourceOptions& o) {
+  cmd.add_option("--phantom", o.phantom, "analytic phantom: shepp3d | shepp2d")
+      ->check(CLI::IsMember(phantom_names()))
+      ->capture_default_str();
+  cmd.add_option("--input", o.input, "scan file (fhdrecon HDF5, ISMRMRD .h5/.mrd, BART k-space .cfl)");
+  cmd.add_option("--traj-file", o.traj_file, "BART trajectory .cfl for a BART k-space --input");
+  cmd.add_option("--matrix", o.matrix, "image matrix N (N^3 in 3D, N^2 in 2D); default 64 (3D), 128 (2D)")
+      ->check(CLI::Range(4, 1024));
+  cmd.add_option("--traj", o.traj, "trajectory: radial3d | stack-of-stars | stack-of-spirals | radial2d | "
+                                   "spiral2d | random; default radial3d (3D), radial2d (2D)")
+      ->check(CLI::IsMember(trajectory_kinds()));
+  cmd.add_option("--readout", o.readout, "samples per readout (spoke or interleave)")->check(CLI::Range(2, 65536));
+  cmd.add_option("--spokes", o.spokes, "spokes or interleaves (per partition for stacks)")
+      ->check(CLI::Range(1, 10000000));
+  cmd.add_option("--samples", o.samples, "total samples (sets the spoke count when --spokes is not given)")
+      ->check(CLI::Range(std::size_t(1), std::size_t(1) << 32));
+  cmd.add_option("--noise", o.noise, "complex Gaussian noise, sigma relative to the RMS of |D|")
+      ->check(CLI::Range(0.0, 10.0));
+  cmd.add_option("--seed", o.seed, "seed for noise and random trajectories")->capture_default_str();
+}
+
+std::size_t default_samples(const std::string& traj, int matrix, bool is3d) {
+  // 3D: about 0.8 N^3 samples (radial at N=64: 1600 spokes of 128), a quarter of
+  // Nyquist's spoke count, so the default run fits a minute on two cores.
+  // 2D: pi/2 N spokes of 2N samples (Nyquist for radial).
+  double n = matrix;
+  if (is3d) return std::size_t(0.78125 * n * n * n);
+  (void)traj;
+  return std::size_t(3.2 * n * n);
+}
+
+namespace {
+
+Source from_phantom(const SourceOptions& o) {
+  Source src;
+  src.phantom = make_phantom(o.phantom);
+  bool is3d = src.phantom->dims() == 3;
+  int n = o.matrix > 0 ? o.matrix : is3d ? 64 : 128;
+  TrajectorySpec spec;
+  spec.kind = o.traj.empty() ? (is3d ? "radial3d" : "radial2d") : o.traj;
+  spec.nx = spec.ny = n;
+  spec.nz = is3d ? n : 1;
+  spec.readout = o.readout;
+  spec.spokes = o.spokes;
+  spec.total = o.samples;
+  if (spec.spokes == 0 && spec.total == 0) spec.total = default_samples(spec.kind, n, is3d);
+  spec.seed = o.seed;
+  Scan& s = src.scan;
+  s.grid = {spec.nx, spec.ny, spec.nz};
+  try {
+    s.traj = make_trajectory(spec);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(e.what());
+  }
+  s.data = synthesize(*src.phantom, s.traj, s.grid.nx, s.grid.ny, s.grid.nz);
+  if (o.noise > 0) add_noise(s.data, o.noise, o.seed);
+  s.provenance = {{"phantom", o.phantom},
+                  {"trajectory", spec.kind},
+                  {"matrix", std::to_string(n)},
+                  {"samples", std::to_string(s.traj.size())},
+                  {"noise", std::to_string(o.noise)},
+                  {"seed", std::to_string(o.seed)}};
+  src.description = fmt::format("{} {}^{} | {} | {} samples | noise {}", o.phantom, n, is3d ? 3 : 2,
+                                 spec.kind, s.traj.size(), o.noise);
+  return src;
+}
+
+Source from_file(const SourceOptions& o) {
+  Source src;
+  src.scan = read_scan_any(o.input, o.traj_file);
+  auto it = src.scan.provenance.find("phantom");
+  if (it != src.scan.provenance.end()) {
+    try {
+      src.phantom = make_phantom(it->second);
+    } catch (const std::invalid_argument&) {
+      spdlog::warn("{}: provenance phantom = {} is unknown: no PSNR", o.input, it->second);
+    }
+  }
+  const ImageGrid& g = src.scan.grid;
+  src.description = fmt::format("{} | {}x{}x{} | {} samples", o.input, g.nx, g.ny, g.nz, src.scan.traj.size());
+  return src;
+}
+
+}  // namespace
+
+Source make_source(const SourceOptions& o) { return o.input.empty() ? from_phantom(o) : from_file(o); }
+
+}  // namespace fhd::app

@@ -1,0 +1,41 @@
+#pragma once
+// Where the k-space comes from: an analytic phantom on a synthesized
+// trajectory, or a scan file. Shared by recon, synth and validate.
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "phantom/phantom.hpp"
+#include "recon/types.hpp"
+
+namespace fhd::app {
+
+struct SourceOptions {
+  std::string phantom = "shepp3d";
+  std::string input;     // scan file; overrides the phantom
+  std::string traj_file; // BART trajectory (.cfl base) for a BART k-space input
+  int matrix = 0;        // 0: 64 for 3D, 128 for 2D
+  std::string traj;      // "": radial3d for 3D, radial2d for 2D
+  int readout = 0;
+  int spokes = 0;
+  std::size_t samples = 0;  // 0: the default for the matrix (docs/usage.md)
+  double noise = 0;
+  std::uint64_t seed = 1;
+};
+
+void add_source_options(CLI::App& cmd, SourceOptions& o);
+
+struct Source {
+  Scan scan;
+  std::unique_ptr<Phantom> phantom;  // null when the data's phantom is unknown
+  std::string description;           // one line for the log and report
+};
+
+// Throws InputError for bad combinations (naming the option and value).
+Source make_source(const SourceOptions& o);
+
+// Default sample count of a synthesized 3D/2D problem (docs/usage.md).
+std::size_t default_samples(const std::string& traj, int matrix, bool is3d);
+
+}  // namespace fhd::app

@@ -1,0 +1,59 @@
+#pragma once
+// The reconstruction pipeline: chains the stages of ARCHITECTURE.md on one
+// Backend and times each. Each stage is one call on plain data.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "phantom/phantom.hpp"
+#include "recon/backend.hpp"
+#include "recon/cg.hpp"
+
+namespace fhd {
+
+// Callbacks for the CLI's log and progress display; any may be empty.
+struct StageObserver {
+  std::function<void(const std::string& stage)> begin;
+  std::function<void(double fraction)> progress;
+  std::function<void(const std::string& stage, double seconds)> end;
+};
+
+struct ReconOptions {
+  FhdOptions fhd;               // kernel and trig mode for FhD and Q
+  int iters = 30;               // CG iterations (at most)
+  double tol = 1e-5;            // CG stops when ||r|| / ||FhD|| falls below
+  double lambda = 0.0;          // relative to Q(0) = sum |Phi|^2, the mean eigenvalue of FhF
+  bool gridding = true;         // also run the gridding baselines
+  std::string dcf = "auto";     // density compensation for gridding: auto|radial|pipe-menon
+  std::string q_cache_dir;      // "" = do not cache Q
+  const Phantom* phantom = nullptr;  // when known: reference image, PSNR, band-limited ceiling
+  StageObserver observer;
+};
+
+struct StageTime {
+  std::string name;
+  double seconds = 0;
+  std::string note;  // "cached", "30 iterations", ...
+};
+
+struct MethodResult {
+  std::string name;           // iterative, gridding-trilinear, gridding-kb, band-limited ceiling
+  std::vector<cfloat> image;  // grid.voxels(), x fastest
+  double seconds = 0;         // the stages this method needed
+  std::optional<double> psnr, nrmse;  // against the phantom, when known
+};
+
+struct ReconResult {
+  ImageGrid grid;
+  std::vector<StageTime> stages;
+  std::vector<MethodResult> methods;
+  std::vector<float> reference;  // phantom at voxel centers (empty when unknown)
+  CgResult cg;
+  bool q_cached = false;
+  double lambda_abs = 0;  // lambda actually used in the normal equations
+};
+
+ReconResult run_reconstruction(Backend& be, const Scan& scan, const ReconOptions& opt);
+
+}  // namespace fhd
