@@ -1,0 +1,303 @@
+// The GPU backend: recon's Backend interface on CUDA (kernels of this folder,
+// the cmpFhD/Q kernel table, cuFFT). All work runs on one stream of the
+// backend's device; the host waits only where a result comes back (download,
+// dot's scalar), so CG's vector work stays on the device.
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "cuda/fhd_kernels.hpp"
+#include "cuda/gpu_backend.hpp"
+#include "cuda/gpu_internal.hpp"
+
+namespace fhd {
+namespace gpu {
+
+const GpuVector& as_gpu(const BackendVector& v) {
+  const auto* p = dynamic_cast<const GpuVector*>(&v);
+  if (!p) throw std::invalid_argument("gpu backend: got a vector that another backend made");
+  return *p;
+}
+
+GpuVector& as_gpu(BackendVector& v) {
+  auto* p = dynamic_cast<GpuVector*>(&v);
+  if (!p) throw std::invalid_argument("gpu backend: got a vector that another backend made");
+  return *p;
+}
+
+}  // namespace gpu
+
+namespace {
+using namespace gpu;
+
+// An empty kernel: asking for its attributes fails when the device cannot run
+// the code this build embeds (sm_90 machine code and compute_90 PTX).
+__global__ void probe_kernel() {}
+
+// "NVIDIA H100 80GB HBM3 (device 0, sm_90, 79.1 GiB free)"; throws DeviceError.
+std::string describe(int device) {
+  cudaDeviceProp p{};
+  CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+  CUDA_CHECK(cudaSetDevice(device));
+  const std::size_t free = free_device_bytes();
+  char buf[320];
+  std::snprintf(buf, sizeof buf, "%s (device %d, sm_%d%d, %.1f GiB free)", p.name, device, p.major, p.minor,
+                double(free) / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+// Why `device` cannot be used, or "" when it can. Never throws.
+std::string unusable_reason(int device) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return std::string("no usable CUDA driver or device: ") + cudaGetErrorString(e);
+  }
+  if (count == 0) return "no CUDA device found";
+  if (device < 0 || device >= count)
+    return "no CUDA device " + std::to_string(device) + " (" + std::to_string(count) + " present)";
+  cudaDeviceProp p{};
+  e = cudaGetDeviceProperties(&p, device);
+  if (e != cudaSuccess) return std::string("cannot query CUDA device: ") + cudaGetErrorString(e);
+  e = cudaSetDevice(device);
+  if (e != cudaSuccess) return std::string("cannot use CUDA device: ") + cudaGetErrorString(e);
+  cudaFuncAttributes a{};
+  e = cudaFuncGetAttributes(&a, probe_kernel);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return std::string(p.name) + " (sm_" + std::to_string(p.major) + std::to_string(p.minor) +
+           ") cannot run this build's sm_90 code: " + cudaGetErrorString(e);
+  }
+  return "";
+}
+
+// Makes the backend's device current for one call (the caller's thread may
+// have used another device since).
+struct DeviceScope {
+  explicit DeviceScope(int device) { CUDA_CHECK(cudaSetDevice(device)); }
+};
+
+std::string dims_string(const ImageGrid& g) {
+  return std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz);
+}
+
+class GpuBackend : public Backend {
+ public:
+  explicit GpuBackend(int device) : device_(device) {
+    const std::string why = unusable_reason(device);
+    if (!why.empty()) throw DeviceError("GPU backend: " + why);
+    desc_ = describe(device);
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
+    dot_ = std::make_unique<DotReducer>();
+  }
+  ~GpuBackend() override {
+    cudaSetDevice(device_);
+    cudaStreamSynchronize(s_);
+    dot_.reset();
+    traj_ = DeviceTrajectory{};
+    cudaStreamDestroy(s_);
+  }
+
+  std::string name() const override { return "gpu " + std::to_string(device_) + ": " + desc_; }
+  bool is_gpu() const override { return true; }
+
+  void set_trajectory(const Trajectory& t) override {
+    DeviceScope scope(device_);
+    const std::size_t m = t.kx.size();
+    if (t.ky.size() != m || (t.kz.size() != m && !t.kz.empty()))
+      throw InputError("trajectory", "kx/ky/kz sizes",
+                       std::to_string(m) + "/" + std::to_string(t.ky.size()) + "/" + std::to_string(t.kz.size()),
+                       "must be equal (kz may be empty for 2D)");
+    const std::string what = "the trajectory (" + std::to_string(m) + " samples)";
+    traj_ = DeviceTrajectory{};
+    require_free(3.0 * m * sizeof(float), what);
+    traj_.kx.allocate(m, what);
+    traj_.ky.allocate(m, what);
+    traj_.kz.allocate(m, what);
+    gpu::upload(t.kx.data(), m, traj_.kx.get(), s_);
+    gpu::upload(t.ky.data(), m, traj_.ky.get(), s_);
+    if (t.kz.empty()) {
+      if (m) CUDA_CHECK(cudaMemsetAsync(traj_.kz.get(), 0, m * sizeof(float), s_));
+    } else {
+      gpu::upload(t.kz.data(), m, traj_.kz.get(), s_);
+    }
+    traj_.m = m;
+    has_traj_ = true;
+  }
+
+  std::vector<cfloat> mu(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) override {
+    DeviceScope scope(device_);
+    const std::size_t m = data.size();
+    if (!phi.empty() && phi.size() != m)
+      throw InputError("mu", "phi size", std::to_string(phi.size()),
+                       "must be 0 (Dirac basis) or the number of samples, " + std::to_string(m));
+    const std::string what = "cmpMu (" + std::to_string(m) + " samples)";
+    require_free(double(m) * sizeof(float2) * (phi.empty() ? 2 : 3), what);
+    DeviceBuffer<float2> d(m, what), p(phi.size(), what), out(m, what);
+    gpu::upload(as_f2(data.data()), m, d.get(), s_);
+    gpu::upload(as_f2(phi.data()), phi.size(), p.get(), s_);
+    launch_mu(phi.empty() ? nullptr : p.get(), d.get(), out.get(), m, s_);
+    std::vector<cfloat> host(m);
+    gpu::download(out.get(), m, as_f2(host.data()), s_);
+    return host;
+  }
+
+  std::vector<cfloat> fhd(const std::vector<cfloat>& mu, const ImageGrid& grid, const FhdOptions& opt) override {
+    DeviceScope scope(device_);
+    require_samples(mu.size(), "fhd", "mu size");
+    const std::string what = "cmpFhD (" + std::to_string(mu.size()) + " samples)";
+    DeviceBuffer<float2> w(mu.size(), what);
+    gpu::upload(as_f2(mu.data()), mu.size(), w.get(), s_);
+    const OutGrid g{grid.nx, grid.ny, grid.nz, grid.nx, grid.ny, grid.nz};
+    return gather(w.get(), g, opt, "the FhD image on " + dims_string(grid));
+  }
+
+  std::vector<cfloat> q(const std::vector<float>& w, const ImageGrid& grid, const FhdOptions& opt) override {
+    DeviceScope scope(device_);
+    if (!w.empty()) require_samples(w.size(), "q", "weights size");
+    const std::size_t m = traj_.m;
+    const std::string what = "cmpQ weights (" + std::to_string(m) + " samples)";
+    DeviceBuffer<float2> wc(m, what);
+    if (w.empty()) {
+      launch_fill(make_float2(1.f, 0.f), wc.get(), m, s_);
+    } else {
+      DeviceBuffer<float> wr(m, what);
+      gpu::upload(w.data(), m, wr.get(), s_);
+      launch_real_to_complex(wr.get(), wc.get(), m, s_);
+      CUDA_CHECK(cudaStreamSynchronize(s_));  // wr is freed at scope end
+    }
+    const ImageGrid d = grid.doubled();
+    const OutGrid g{d.nx, d.ny, d.nz, grid.nx, grid.ny, grid.nz};
+    return gather(wc.get(), g, opt, "Q on the doubled grid " + dims_string(d));
+  }
+
+  std::unique_ptr<NormalOperator> normal(const std::vector<cfloat>& q, const ImageGrid& grid,
+                                         double lambda) override {
+    DeviceScope scope(device_);
+    return make_normal_operator(q, grid, lambda, s_);
+  }
+
+  VecPtr upload(const std::vector<cfloat>& host) override {
+    DeviceScope scope(device_);
+    auto v = std::make_unique<GpuVector>(host.size(), "a vector of " + std::to_string(host.size()) + " elements");
+    gpu::upload(as_f2(host.data()), host.size(), v->buf.get(), s_);
+    return v;
+  }
+
+  VecPtr zeros(std::size_t n) override {
+    DeviceScope scope(device_);
+    auto v = std::make_unique<GpuVector>(n, "a vector of " + std::to_string(n) + " elements");
+    if (n) CUDA_CHECK(cudaMemsetAsync(v->buf.get(), 0, v->buf.bytes(), s_));
+    return v;
+  }
+
+  std::vector<cfloat> download(const BackendVector& v) override {
+    DeviceScope scope(device_);
+    const GpuVector& g = as_gpu(v);
+    std::vector<cfloat> host(g.size());
+    gpu::download(g.buf.get(), g.size(), as_f2(host.data()), s_);
+    return host;
+  }
+
+  void copy(const BackendVector& src, BackendVector& dst) override {
+    DeviceScope scope(device_);
+    const GpuVector& a = as_gpu(src);
+    GpuVector& b = as_gpu(dst);
+    same_size(a, b, "copy");
+    if (&a != &b && a.size())
+      CUDA_CHECK(cudaMemcpyAsync(b.buf.get(), a.buf.get(), a.buf.bytes(), cudaMemcpyDeviceToDevice, s_));
+  }
+
+  void axpy(cdouble a, const BackendVector& x, BackendVector& y) override {
+    DeviceScope scope(device_);
+    const GpuVector& gx = as_gpu(x);
+    GpuVector& gy = as_gpu(y);
+    same_size(gx, gy, "axpy");
+    launch_axpy(make_double2(a.real(), a.imag()), gx.buf.get(), gy.buf.get(), gx.size(), s_);
+  }
+
+  void xpay(const BackendVector& x, cdouble a, BackendVector& y) override {
+    DeviceScope scope(device_);
+    const GpuVector& gx = as_gpu(x);
+    GpuVector& gy = as_gpu(y);
+    same_size(gx, gy, "xpay");
+    launch_xpay(gx.buf.get(), make_double2(a.real(), a.imag()), gy.buf.get(), gx.size(), s_);
+  }
+
+  cdouble dot(const BackendVector& x, const BackendVector& y) override {
+    DeviceScope scope(device_);
+    const GpuVector& gx = as_gpu(x);
+    const GpuVector& gy = as_gpu(y);
+    same_size(gx, gy, "dot");
+    return dot_->dot(gx.buf.get(), gy.buf.get(), gx.size(), s_);
+  }
+
+  std::vector<cfloat> grid_scatter(const std::vector<cfloat>& weighted_data, const ImageGrid& image,
+                                   const ImageGrid& over, const GridKernel& kernel) override {
+    DeviceScope scope(device_);
+    require_samples(weighted_data.size(), "grid_scatter", "data size");
+    return gpu::grid_scatter(traj_, weighted_data, image, over, kernel, ScatterMethod::Auto, s_);
+  }
+
+  void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims) override {
+    DeviceScope scope(device_);
+    gpu::centered_idft(grid, dims, s_);
+  }
+
+ private:
+  static float2* as_f2(cfloat* p) { return reinterpret_cast<float2*>(p); }
+  static const float2* as_f2(const cfloat* p) { return reinterpret_cast<const float2*>(p); }
+
+  void require_samples(std::size_t n, const char* where, const char* field) const {
+    if (!has_traj_) throw std::logic_error(std::string("gpu backend: ") + where + " called before set_trajectory");
+    if (n != traj_.m)
+      throw InputError(where, field, std::to_string(n),
+                       "must equal the trajectory's " + std::to_string(traj_.m) + " samples");
+  }
+
+  static void same_size(const GpuVector& a, const GpuVector& b, const char* where) {
+    if (a.size() != b.size())
+      throw std::invalid_argument(std::string("gpu backend: ") + where + " of vectors of sizes " +
+                                  std::to_string(a.size()) + " and " + std::to_string(b.size()));
+  }
+
+  // out = sum_m w_m exp(+i 2 pi k_m . x) on g through the kernel table.
+  std::vector<cfloat> gather(const float2* w, const OutGrid& g, const FhdOptions& opt, const std::string& what) {
+    const KernelVariant& v = find_kernel(opt.kernel.empty() ? default_kernel(opt.trig) : opt.kernel);
+    DeviceBuffer<float2> out(g.points(), what);
+    if (traj_.m == 0) {
+      launch_fill(make_float2(0.f, 0.f), out.get(), g.points(), s_);
+    } else {
+      const SampleSet s{traj_.kx.get(), traj_.ky.get(), traj_.kz.get(), w, traj_.m};
+      v.launch(s, g, out.get(), opt.trig, LaunchConfig{}, s_);
+    }
+    std::vector<cfloat> host(g.points());
+    gpu::download(out.get(), g.points(), as_f2(host.data()), s_);
+    return host;
+  }
+
+  int device_;
+  std::string desc_;
+  cudaStream_t s_ = nullptr;
+  DeviceTrajectory traj_;
+  bool has_traj_ = false;
+  std::unique_ptr<DotReducer> dot_;
+};
+
+}  // namespace
+
+bool gpu_usable(std::string* why) {
+  try {
+    const std::string reason = unusable_reason(0);
+    if (why) *why = reason.empty() ? describe(0) : reason;
+    return reason.empty();
+  } catch (const std::exception& e) {
+    if (why) *why = e.what();
+    return false;
+  }
+}
+
+std::unique_ptr<Backend> make_gpu_backend(int device) { return std::make_unique<GpuBackend>(device); }
+
+}  // namespace fhd

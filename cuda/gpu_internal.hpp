@@ -1,0 +1,99 @@
+#pragma once
+// Pieces of the GPU backend shared between its translation units
+// (gpu_backend.cu, mu.cu, vector_ops.cu, toeplitz.cu, gridding.cu).
+// Not part of the public interface: app/ and tests use cuda/gpu_backend.hpp.
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda/device_buffer.hpp"
+#include "recon/backend.hpp"
+
+namespace fhd::gpu {
+
+// A BackendVector in device memory.
+class GpuVector : public BackendVector {
+ public:
+  GpuVector(std::size_t n, const std::string& what) : buf(n, what) {}
+  std::size_t size() const override { return buf.size(); }
+  DeviceBuffer<float2> buf;
+};
+
+// Throws std::invalid_argument when `v` belongs to another backend.
+const GpuVector& as_gpu(const BackendVector& v);
+GpuVector& as_gpu(BackendVector& v);
+
+// The trajectory as set by set_trajectory: k in cycles/FOV, one array per axis.
+struct DeviceTrajectory {
+  DeviceBuffer<float> kx, ky, kz;
+  std::size_t m = 0;
+};
+
+// ---- mu.cu
+// mu = conj(phi) * d per sample; phi == nullptr means phi = 1.
+void launch_mu(const float2* phi, const float2* d, float2* mu, std::size_t m, cudaStream_t s);
+
+// ---- vector_ops.cu
+void launch_axpy(double2 a, const float2* x, float2* y, std::size_t n, cudaStream_t s);  // y = a x + y
+void launch_xpay(const float2* x, double2 a, float2* y, std::size_t n, cudaStream_t s);  // y = x + a y
+void launch_real_to_complex(const float* w, float2* out, std::size_t n, cudaStream_t s);  // (w, 0)
+void launch_fill(float2 value, float2* out, std::size_t n, cudaStream_t s);
+
+// sum conj(x) y in double, two passes of fixed shape (deterministic: the same
+// inputs give the same bits), one 16-byte copy back to the host.
+class DotReducer {
+ public:
+  DotReducer();
+  ~DotReducer();
+  DotReducer(const DotReducer&) = delete;
+  DotReducer& operator=(const DotReducer&) = delete;
+  cdouble dot(const float2* x, const float2* y, std::size_t n, cudaStream_t s);
+
+ private:
+  DeviceBuffer<double2> partial_;
+  double2* host_ = nullptr;  // pinned, so the copy back is a plain DMA
+};
+
+// ---- toeplitz.cu
+// A cuFFT C2C plan over a grid (x fastest), axes of length 1 dropped. Its work
+// area is a DeviceBuffer, so a plan too large for the card fails with the
+// out-of-memory DeviceError before anything is allocated.
+class FftPlan {
+ public:
+  FftPlan(const ImageGrid& dims, cudaStream_t s, const std::string& what);
+  ~FftPlan();
+  FftPlan(const FftPlan&) = delete;
+  FftPlan& operator=(const FftPlan&) = delete;
+  // In place; direction CUFFT_FORWARD (exp -i) or CUFFT_INVERSE (exp +i, unnormalized).
+  void exec(float2* data, int direction);
+  // Bytes of cuFFT work area this plan needs (without allocating it).
+  static std::size_t work_bytes(const ImageGrid& dims);
+
+ private:
+  cufftHandle h_ = 0;
+  bool identity_ = false;  // every axis has length 1
+  DeviceBuffer<char> work_;
+};
+
+std::unique_ptr<NormalOperator> make_normal_operator(const std::vector<cfloat>& q, const ImageGrid& grid,
+                                                     double lambda, cudaStream_t s);
+void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims, cudaStream_t s);
+
+// ---- gridding.cu
+enum class ScatterMethod { Auto, Atomic, Privatized };
+std::vector<cfloat> grid_scatter(const DeviceTrajectory& traj, const std::vector<cfloat>& weighted_data,
+                                 const ImageGrid& image, const ImageGrid& over, const GridKernel& kernel,
+                                 ScatterMethod method, cudaStream_t s);
+
+// Threads and blocks for a one-thread-per-element kernel with a grid-stride
+// loop: enough blocks to fill the chip, never more than the elements need.
+inline unsigned blocks_for(std::size_t n, unsigned threads) {
+  const std::size_t want = (n + threads - 1) / threads;
+  const std::size_t cap = 132 * 32;  // 32 blocks per SM of an H100 saturate a grid-stride loop
+  return unsigned(want < 1 ? 1 : (want < cap ? want : cap));
+}
+
+}  // namespace fhd::gpu

@@ -1,0 +1,248 @@
+// The Toeplitz normal operator FhF + lambda R^H R on cuFFT, and the centered
+// inverse DFT. Definitions follow CONVENTIONS.md and the CPU operator:
+//   FhF x = crop( IFFT( FFT(h) * FFT(pad(x)) ) ) / L,   L = doubled voxel count,
+// where h is Q rearranged so lag 0 sits at index 0 (Q index j holds lag j - n
+// per axis: h[(j - n) mod 2n] = Q[j]), pad(x) puts x at the low corner of the
+// doubled grid and crop takes that corner back. R is the first difference
+// along every axis of length > 1 with Neumann ends, so R^H R is the
+// 1D Laplacian stencil (-1, 2, -1) with (1, -1) at the ends, summed over axes.
+#include <stdexcept>
+#include <string>
+
+#include "cuda/gpu_internal.hpp"
+
+namespace fhd::gpu {
+namespace {
+
+constexpr unsigned kThreads = 256;
+
+std::string dims_string(const ImageGrid& g) {
+  return std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz);
+}
+
+// cuFFT's dimension list: slowest axis first, axes of length 1 dropped
+// (x fastest storage makes the dropped axis invisible to the layout).
+std::vector<long long> fft_dims(const ImageGrid& g) {
+  std::vector<long long> d;
+  if (g.nz > 1) d.push_back(g.nz);
+  if (g.ny > 1) d.push_back(g.ny);
+  if (g.nx > 1) d.push_back(g.nx);
+  return d;
+}
+
+struct Dims3 {
+  int x, y, z;
+};
+
+// out[i] = scale * in[(i + off) mod len] per axis: the (i)fftshifts and the
+// Toeplitz rearrangement of Q are all this one gather.
+__global__ void shift_kernel(const float2* __restrict__ in, float2* __restrict__ out, Dims3 len, Dims3 off,
+                             float scale) {
+  const std::size_t total = std::size_t(len.x) * len.y * len.z;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const int ix = int(i % len.x);
+    const int iy = int((i / len.x) % len.y);
+    const int iz = int(i / (std::size_t(len.x) * len.y));
+    const int sx = (ix + off.x) % len.x, sy = (iy + off.y) % len.y, sz = (iz + off.z) % len.z;
+    const float2 v = in[sx + std::size_t(len.x) * (sy + std::size_t(len.y) * sz)];
+    out[i] = make_float2(scale * v.x, scale * v.y);
+  }
+}
+
+// pad = x on the low corner of the doubled grid, zero elsewhere (one pass,
+// no separate memset).
+__global__ void embed_kernel(const float2* __restrict__ x, float2* __restrict__ pad, Dims3 n, Dims3 len) {
+  const std::size_t total = std::size_t(len.x) * len.y * len.z;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const int ix = int(i % len.x);
+    const int iy = int((i / len.x) % len.y);
+    const int iz = int(i / (std::size_t(len.x) * len.y));
+    float2 v = make_float2(0.f, 0.f);
+    if (ix < n.x && iy < n.y && iz < n.z) v = x[ix + std::size_t(n.x) * (iy + std::size_t(n.y) * iz)];
+    pad[i] = v;
+  }
+}
+
+__global__ void multiply_kernel(float2* __restrict__ a, const float2* __restrict__ b, std::size_t total) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const float2 u = a[i], v = b[i];
+    a[i] = make_float2(u.x * v.x - u.y * v.y, u.x * v.y + u.y * v.x);
+  }
+}
+
+// (R^H R x)_i along one axis: (x_i - x_{i-1}) [if i > 0] + (x_i - x_{i+1}) [if i < n-1].
+__device__ float2 laplacian_axis(const float2* x, std::size_t i, int c, int n, std::size_t stride) {
+  float2 r = make_float2(0.f, 0.f);
+  if (n < 2) return r;
+  const float2 xi = x[i];
+  if (c > 0) {
+    const float2 xm = x[i - stride];
+    r.x += xi.x - xm.x;
+    r.y += xi.y - xm.y;
+  }
+  if (c < n - 1) {
+    const float2 xp = x[i + stride];
+    r.x += xi.x - xp.x;
+    r.y += xi.y - xp.y;
+  }
+  return r;
+}
+
+// y = crop(pad) + lambda R^H R x.
+__global__ void crop_kernel(const float2* __restrict__ pad, const float2* __restrict__ x, float2* __restrict__ y,
+                            Dims3 n, Dims3 len, float lambda) {
+  const std::size_t total = std::size_t(n.x) * n.y * n.z;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const int ix = int(i % n.x);
+    const int iy = int((i / n.x) % n.y);
+    const int iz = int(i / (std::size_t(n.x) * n.y));
+    float2 v = pad[ix + std::size_t(len.x) * (iy + std::size_t(len.y) * iz)];
+    if (lambda != 0.f) {
+      const float2 a = laplacian_axis(x, i, ix, n.x, 1);
+      const float2 b = laplacian_axis(x, i, iy, n.y, std::size_t(n.x));
+      const float2 c = laplacian_axis(x, i, iz, n.z, std::size_t(n.x) * n.y);
+      v.x += lambda * (a.x + b.x + c.x);
+      v.y += lambda * (a.y + b.y + c.y);
+    }
+    y[i] = v;
+  }
+}
+
+Dims3 dims3(const ImageGrid& g) { return {g.nx, g.ny, g.nz}; }
+
+void launch_shift(const float2* in, float2* out, const ImageGrid& len, Dims3 off, float scale, cudaStream_t s) {
+  shift_kernel<<<blocks_for(len.voxels(), kThreads), kThreads, 0, s>>>(in, out, dims3(len), off, scale);
+  CUDA_CHECK_LAUNCH();
+}
+
+class GpuNormalOperator : public NormalOperator {
+ public:
+  GpuNormalOperator(const std::vector<cfloat>& q, const ImageGrid& grid, double lambda, cudaStream_t s)
+      : n_(grid), len_(grid.doubled()), lambda_(float(lambda)), s_(s) {
+    if (q.size() != len_.voxels())
+      throw InputError("gpu normal operator", "q size", std::to_string(q.size()),
+                       "expected " + std::to_string(len_.voxels()) + " (the doubled grid " + dims_string(len_) + ")");
+    const std::string what = "the Toeplitz normal operator on " + dims_string(len_);
+    // One message for the whole operator, before any allocation.
+    require_free(2.0 * len_.voxels() * sizeof(float2) + FftPlan::work_bytes(len_),
+                 what + " (spectrum, padded buffer, cuFFT plan)");
+    spectrum_.allocate(len_.voxels(), what + " (spectrum)");
+    pad_.allocate(len_.voxels(), what + " (padded buffer)");
+    plan_ = std::make_unique<FftPlan>(len_, s_, what);
+    // h[(j - n) mod 2n] = Q[j], i.e. h[i] = Q[(i + n) mod 2n]; the 1/L of the
+    // inverse FFT is folded into the spectrum once.
+    upload(reinterpret_cast<const float2*>(q.data()), q.size(), pad_.get(), s_);
+    const Dims3 off{n_.nx % len_.nx, n_.ny % len_.ny, n_.nz % len_.nz};
+    launch_shift(pad_.get(), spectrum_.get(), len_, off, float(1.0 / double(len_.voxels())), s_);
+    plan_->exec(spectrum_.get(), CUFFT_FORWARD);
+    CUDA_CHECK(cudaStreamSynchronize(s_));  // q's host memory may go away after return
+  }
+
+  void apply(const BackendVector& xv, BackendVector& yv) override {
+    const GpuVector& x = as_gpu(xv);
+    GpuVector& y = as_gpu(yv);
+    if (x.size() != n_.voxels() || y.size() != n_.voxels())
+      throw std::invalid_argument("gpu normal operator: vector sizes " + std::to_string(x.size()) + ", " +
+                                  std::to_string(y.size()) + " differ from the grid's " +
+                                  std::to_string(n_.voxels()) + " voxels");
+    const float2* xp = x.buf.get();
+    if (&xv == &yv && lambda_ != 0.f) {
+      // The stencil reads neighbours of x while y is written: keep a copy.
+      if (alias_.size() != n_.voxels()) alias_.allocate(n_.voxels(), "the normal operator's input copy");
+      CUDA_CHECK(cudaMemcpyAsync(alias_.get(), xp, x.buf.bytes(), cudaMemcpyDeviceToDevice, s_));
+      xp = alias_.get();
+    }
+    const std::size_t total = len_.voxels();
+    embed_kernel<<<blocks_for(total, kThreads), kThreads, 0, s_>>>(xp, pad_.get(), dims3(n_), dims3(len_));
+    CUDA_CHECK_LAUNCH();
+    plan_->exec(pad_.get(), CUFFT_FORWARD);
+    multiply_kernel<<<blocks_for(total, kThreads), kThreads, 0, s_>>>(pad_.get(), spectrum_.get(), total);
+    CUDA_CHECK_LAUNCH();
+    plan_->exec(pad_.get(), CUFFT_INVERSE);
+    crop_kernel<<<blocks_for(n_.voxels(), kThreads), kThreads, 0, s_>>>(pad_.get(), xp, y.buf.get(), dims3(n_),
+                                                                          dims3(len_), lambda_);
+    CUDA_CHECK_LAUNCH();
+  }
+
+ private:
+  ImageGrid n_, len_;
+  float lambda_;
+  cudaStream_t s_;
+  DeviceBuffer<float2> spectrum_, pad_, alias_;
+  std::unique_ptr<FftPlan> plan_;
+};
+
+}  // namespace
+
+FftPlan::FftPlan(const ImageGrid& dims, cudaStream_t s, const std::string& what) {
+  std::vector<long long> d = fft_dims(dims);
+  if (d.empty()) {
+    identity_ = true;  // a one-point DFT is the identity
+    return;
+  }
+  CUDA_CHECK(cufftCreate(&h_));
+  try {
+    CUDA_CHECK(cufftSetAutoAllocation(h_, 0));
+    std::size_t ws = 0;
+    const cufftResult r = cufftMakePlanMany64(h_, int(d.size()), d.data(), nullptr, 1, 0, nullptr, 1, 0,
+                                              CUFFT_C2C, 1, &ws);
+    if (r == CUFFT_ALLOC_FAILED) out_of_memory(double(ws), what + " (cuFFT plan)", free_device_bytes());
+    CUDA_CHECK(r);
+    work_.allocate(ws, what + " (cuFFT work area)");
+    if (ws) CUDA_CHECK(cufftSetWorkArea(h_, work_.get()));
+    CUDA_CHECK(cufftSetStream(h_, s));
+  } catch (...) {
+    cufftDestroy(h_);
+    throw;
+  }
+}
+
+FftPlan::~FftPlan() {
+  if (h_) cufftDestroy(h_);
+}
+
+void FftPlan::exec(float2* data, int direction) {
+  if (identity_) return;
+  CUDA_CHECK(cufftExecC2C(h_, reinterpret_cast<cufftComplex*>(data), reinterpret_cast<cufftComplex*>(data),
+                          direction));
+}
+
+std::size_t FftPlan::work_bytes(const ImageGrid& dims) {
+  std::vector<long long> d = fft_dims(dims);
+  if (d.empty()) return 0;
+  std::vector<int> di(d.begin(), d.end());
+  std::size_t ws = 0;
+  // An estimate (no plan is made); ample for the out-of-memory check.
+  CUDA_CHECK(cufftEstimateMany(int(di.size()), di.data(), nullptr, 1, 0, nullptr, 1, 0, CUFFT_C2C, 1, &ws));
+  return ws;
+}
+
+std::unique_ptr<NormalOperator> make_normal_operator(const std::vector<cfloat>& q, const ImageGrid& grid,
+                                                     double lambda, cudaStream_t s) {
+  return std::make_unique<GpuNormalOperator>(q, grid, lambda, s);
+}
+
+void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims, cudaStream_t s) {
+  const std::size_t n = dims.voxels();
+  if (grid.size() != n)
+    throw InputError("centered_idft", "grid size", std::to_string(grid.size()),
+                     "expected " + std::to_string(n) + " for " + dims_string(dims));
+  const std::string what = "the centered inverse DFT of " + dims_string(dims);
+  require_free(2.0 * n * sizeof(float2) + FftPlan::work_bytes(dims), what);
+  DeviceBuffer<float2> a(n, what), b(n, what);
+  FftPlan plan(dims, s, what);
+  upload(reinterpret_cast<const float2*>(grid.data()), n, a.get(), s);
+  // ifftshift (index n/2 -> 0), unnormalized inverse FFT, fftshift (0 -> n/2):
+  // right for odd lengths too, since the shifts are plain modular gathers.
+  launch_shift(a.get(), b.get(), dims, Dims3{dims.nx / 2, dims.ny / 2, dims.nz / 2}, 1.f, s);
+  plan.exec(b.get(), CUFFT_INVERSE);
+  launch_shift(b.get(), a.get(), dims,
+               Dims3{dims.nx - dims.nx / 2, dims.ny - dims.ny / 2, dims.nz - dims.nz / 2}, 1.f, s);
+  download(a.get(), n, reinterpret_cast<float2*>(grid.data()), s);
+}
+
+}  // namespace fhd::gpu

@@ -1,0 +1,124 @@
+// The BLAS-1 operations CG needs, on device vectors of complex float.
+// Scalars arrive in double and each element is updated in double before the
+// store (bandwidth-bound anyway: the double arithmetic is free on Hopper).
+// The dot product accumulates in double in a fixed two-pass shape, so the
+// same inputs give the same bits on every run (CG's iterates are reproducible).
+#include "cuda/gpu_internal.hpp"
+
+namespace fhd::gpu {
+namespace {
+
+constexpr unsigned kThreads = 256;
+constexpr unsigned kDotBlocks = 1024;  // partial sums of pass one (fixed: determinism)
+
+#define GRID_STRIDE(i, n)                                                   \
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; \
+       i < (n); i += std::size_t(gridDim.x) * blockDim.x)
+
+__global__ void axpy_kernel(double2 a, const float2* __restrict__ x, float2* __restrict__ y, std::size_t n) {
+  GRID_STRIDE(i, n) {
+    const float2 xi = x[i], yi = y[i];
+    y[i] = make_float2(float(a.x * xi.x - a.y * xi.y + yi.x), float(a.x * xi.y + a.y * xi.x + yi.y));
+  }
+}
+
+__global__ void xpay_kernel(const float2* __restrict__ x, double2 a, float2* __restrict__ y, std::size_t n) {
+  GRID_STRIDE(i, n) {
+    const float2 xi = x[i], yi = y[i];
+    y[i] = make_float2(float(xi.x + a.x * yi.x - a.y * yi.y), float(xi.y + a.x * yi.y + a.y * yi.x));
+  }
+}
+
+__global__ void real_to_complex_kernel(const float* __restrict__ w, float2* __restrict__ out, std::size_t n) {
+  GRID_STRIDE(i, n) { out[i] = make_float2(w[i], 0.f); }
+}
+
+__global__ void fill_kernel(float2 v, float2* __restrict__ out, std::size_t n) {
+  GRID_STRIDE(i, n) { out[i] = v; }
+}
+
+// Block sum of a double2 in shared memory (blockDim.x == kThreads, a power of 2).
+__device__ double2 block_sum(double2 v) {
+  __shared__ double2 s[kThreads];
+  s[threadIdx.x] = v;
+  __syncthreads();
+  for (unsigned half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      s[threadIdx.x].x += s[threadIdx.x + half].x;
+      s[threadIdx.x].y += s[threadIdx.x + half].y;
+    }
+    __syncthreads();
+  }
+  return s[0];
+}
+
+// Pass one: each block sums conj(x) y over its grid-stride share.
+__global__ void dot_partial_kernel(const float2* __restrict__ x, const float2* __restrict__ y, std::size_t n,
+                                   double2* __restrict__ partial) {
+  double re = 0, im = 0;
+  GRID_STRIDE(i, n) {
+    const float2 a = x[i], b = y[i];
+    re += double(a.x) * b.x + double(a.y) * b.y;
+    im += double(a.x) * b.y - double(a.y) * b.x;
+  }
+  const double2 t = block_sum(make_double2(re, im));
+  if (threadIdx.x == 0) partial[blockIdx.x] = t;
+}
+
+// Pass two: one block sums the partials.
+__global__ void dot_final_kernel(double2* partial, unsigned count) {
+  double re = 0, im = 0;
+  for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
+    re += partial[i].x;
+    im += partial[i].y;
+  }
+  const double2 t = block_sum(make_double2(re, im));
+  if (threadIdx.x == 0) partial[0] = t;
+}
+
+}  // namespace
+
+void launch_axpy(double2 a, const float2* x, float2* y, std::size_t n, cudaStream_t s) {
+  if (n == 0) return;
+  axpy_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(a, x, y, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void launch_xpay(const float2* x, double2 a, float2* y, std::size_t n, cudaStream_t s) {
+  if (n == 0) return;
+  xpay_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(x, a, y, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void launch_real_to_complex(const float* w, float2* out, std::size_t n, cudaStream_t s) {
+  if (n == 0) return;
+  real_to_complex_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(w, out, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void launch_fill(float2 value, float2* out, std::size_t n, cudaStream_t s) {
+  if (n == 0) return;
+  fill_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(value, out, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+DotReducer::DotReducer() : partial_(kDotBlocks, "dot-product partial sums") {
+  CUDA_CHECK(cudaMallocHost(&host_, sizeof(double2)));
+}
+
+DotReducer::~DotReducer() {
+  if (host_) cudaFreeHost(host_);
+}
+
+cdouble DotReducer::dot(const float2* x, const float2* y, std::size_t n, cudaStream_t s) {
+  if (n == 0) return {0.0, 0.0};
+  dot_partial_kernel<<<kDotBlocks, kThreads, 0, s>>>(x, y, n, partial_.get());
+  CUDA_CHECK_LAUNCH();
+  dot_final_kernel<<<1, kThreads, 0, s>>>(partial_.get(), kDotBlocks);
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaMemcpyAsync(host_, partial_.get(), sizeof(double2), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  return {host_->x, host_->y};
+}
+
+}  // namespace fhd::gpu
