@@ -65,6 +65,16 @@ void check_dcf(const std::vector<float>& v, const std::string& file, const std::
 
 }  // namespace
 
+void validate_grid(const ImageGrid& g, const std::string& file, const std::string& field) {
+  check_grid(g, file, field);
+}
+void validate_trajectory(const Trajectory& t, const ImageGrid& g, const std::string& file, const std::string& field) {
+  check_traj(t, g, file, field);
+}
+void validate_finite(const std::vector<cfloat>& v, const std::string& file, const std::string& field) {
+  check_finite(v, file, field);
+}
+
 void validate_scan(const Scan& s, const std::string& file, const ScanFields& f) {
   check_grid(s.grid, file, f.matrix);
   const std::size_t m = s.traj.kx.size();

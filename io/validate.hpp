@@ -19,4 +19,9 @@ struct ScanFields {
 };
 void validate_scan(const Scan& scan, const std::string& file, const ScanFields& fields = {});
 
+// The pieces of validate_scan, for formats that keep trajectory and data in different files.
+void validate_grid(const ImageGrid& g, const std::string& file, const std::string& field);
+void validate_trajectory(const Trajectory& t, const ImageGrid& g, const std::string& file, const std::string& field);
+void validate_finite(const std::vector<cfloat>& v, const std::string& file, const std::string& field);
+
 }  // namespace fhd

@@ -33,8 +33,8 @@ struct TempDir {
   }
 };
 
-// Uniform random samples inside the band |k_axis| <= N/2, random data.
-inline Scan random_scan(ImageGrid g, std::size_t m, unsigned seed = 7) {
+// Uniform random samples inside |k_axis| <= frac * N/2, random data.
+inline Scan random_scan(ImageGrid g, std::size_t m, unsigned seed = 7, double frac = 1.0) {
   std::mt19937 rng(seed);
   auto uni = [&](double lo, double hi) { return float(std::uniform_real_distribution<double>(lo, hi)(rng)); };
   Scan s;
@@ -42,9 +42,9 @@ inline Scan random_scan(ImageGrid g, std::size_t m, unsigned seed = 7) {
   s.traj.resize(m);
   s.data.resize(m);
   for (std::size_t i = 0; i < m; ++i) {
-    s.traj.kx[i] = uni(-g.nx / 2.0, g.nx / 2.0);
-    s.traj.ky[i] = uni(-g.ny / 2.0, g.ny / 2.0);
-    s.traj.kz[i] = g.nz > 1 ? uni(-g.nz / 2.0, g.nz / 2.0) : 0.0f;
+    s.traj.kx[i] = uni(-frac * g.nx / 2.0, frac * g.nx / 2.0);
+    s.traj.ky[i] = uni(-frac * g.ny / 2.0, frac * g.ny / 2.0);
+    s.traj.kz[i] = g.nz > 1 ? uni(-frac * g.nz / 2.0, frac * g.nz / 2.0) : 0.0f;
     s.data[i] = {uni(-1, 1), uni(-1, 1)};
   }
   return s;

@@ -1,0 +1,199 @@
+#include "io/cfl.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "io/atomic_file.hpp"
+#include "io/validate.hpp"
+#include "recon/error.hpp"
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "cfl I/O assumes a little-endian host");
+
+namespace fhd {
+namespace {
+
+std::string dims_text(const CflDims& d) {
+  std::string s = "[";
+  int last = kCflDims - 1;
+  while (last > 0 && d[last] == 1) --last;
+  for (int i = 0; i <= last; ++i) s += (i ? " " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+std::size_t product(const CflDims& d) {
+  std::size_t n = 1;
+  for (long v : d) n *= std::size_t(v);
+  return n;
+}
+
+CflDims read_header(const std::string& hdr) {
+  std::ifstream in(hdr);
+  if (!in) throw InputError(hdr, "file", hdr, std::filesystem::exists(hdr) ? "cannot be read" : "does not exist");
+  std::string line;
+  while (std::getline(in, line) && line.rfind("# Dimensions", 0) != 0) {
+  }
+  if (!in || !std::getline(in, line)) throw InputError(hdr, "# Dimensions", "(missing)", "no dimensions line");
+  CflDims d;
+  d.fill(1);
+  std::istringstream s(line);
+  std::string tok;
+  int n = 0;
+  while (s >> tok) {
+    if (n == kCflDims) throw InputError(hdr, "# Dimensions", line, "more than 16 dimensions");
+    char* end = nullptr;
+    long v = std::strtol(tok.c_str(), &end, 10);
+    if (*end != '\0' || v < 1)
+      throw InputError(hdr, "# Dimensions[" + std::to_string(n) + "]", tok, "must be an integer >= 1");
+    d[n++] = v;
+  }
+  if (n == 0) throw InputError(hdr, "# Dimensions", "(empty)", "no dimensions");
+  return d;
+}
+
+void write_raw(const std::string& path, const void* data, std::size_t bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(static_cast<const char*>(data), std::streamsize(bytes));
+  out.close();
+  if (!out) throw InputError(path, "file", path, "write failed");
+}
+
+void require(bool ok, const std::string& file, const std::string& field, const CflDims& d, const std::string& why) {
+  if (!ok) throw InputError(file, field, dims_text(d), why);
+}
+
+}  // namespace
+
+std::string cfl_base(const std::string& name) {
+  for (const char* ext : {".cfl", ".hdr"}) {
+    const std::size_t n = name.size();
+    if (n > 4 && name.compare(n - 4, 4, ext) == 0) return name.substr(0, n - 4);
+  }
+  return name;
+}
+
+CflArray read_cfl(const std::string& name) {
+  const std::string base = cfl_base(name), cfl = base + ".cfl";
+  CflArray a;
+  a.dims = read_header(base + ".hdr");
+  const std::size_t n = product(a.dims);
+  std::error_code ec;
+  if (!std::filesystem::exists(cfl, ec)) throw InputError(cfl, "file", cfl, "does not exist");
+  const auto bytes = std::filesystem::file_size(cfl, ec);
+  if (ec || bytes != n * sizeof(cfloat))
+    throw InputError(cfl, "size", std::to_string(bytes) + " bytes",
+                     "expected " + std::to_string(n * sizeof(cfloat)) + " for dims " + dims_text(a.dims));
+  a.data.resize(n);
+  std::ifstream in(cfl, std::ios::binary);
+  if (!in.read(reinterpret_cast<char*>(a.data.data()), std::streamsize(n * sizeof(cfloat))))
+    throw InputError(cfl, "file", cfl, "cannot be read");
+  return a;
+}
+
+void write_cfl(const std::string& name, const std::vector<long>& dims, const std::vector<cfloat>& data) {
+  const std::string base = cfl_base(name);
+  if (dims.empty() || dims.size() > std::size_t(kCflDims))
+    throw InputError(base + ".hdr", "dims", std::to_string(dims.size()), "need 1..16 dimensions");
+  CflDims d;
+  d.fill(1);
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 1) throw InputError(base + ".hdr", "dims[" + std::to_string(i) + "]", std::to_string(dims[i]), "must be >= 1");
+    d[i] = dims[i];
+  }
+  if (product(d) != data.size())
+    throw InputError(base + ".cfl", "data length", std::to_string(data.size()), "does not match dims " + dims_text(d));
+  std::ostringstream hdr;
+  hdr << "# Dimensions\n";
+  for (long v : d) hdr << v << ' ';
+  hdr << "\n";
+  AtomicOutput cfl_out(base + ".cfl"), hdr_out(base + ".hdr");
+  write_raw(cfl_out.tmp(), data.data(), data.size() * sizeof(cfloat));
+  const std::string text = hdr.str();
+  write_raw(hdr_out.tmp(), text.data(), text.size());
+  cfl_out.commit();
+  hdr_out.commit();
+}
+
+double bart_kspace_scale(const ImageGrid& grid) { return std::sqrt(double(grid.voxels())); }
+
+std::vector<Scan> read_bart_scan(const std::string& traj_name, const std::string& ksp_name, const ImageGrid& grid) {
+  const std::string tfile = cfl_base(traj_name) + ".cfl", kfile = cfl_base(ksp_name) + ".cfl";
+  validate_grid(grid, tfile, "matrix");
+  CflArray t = read_cfl(traj_name), k = read_cfl(ksp_name);
+  require(t.dims[0] == 3, tfile, "dims", t.dims, "trajectory must be [3, readout, spokes]");
+  for (int i = 3; i < kCflDims; ++i)
+    require(t.dims[i] == 1, tfile, "dims", t.dims, "only [3, readout, spokes] trajectories are supported");
+  require(k.dims[0] == 1, kfile, "dims", k.dims, "non-Cartesian k-space must be [1, readout, spokes, coils]");
+  require(k.dims[1] == t.dims[1] && k.dims[2] == t.dims[2], kfile, "dims", k.dims,
+          "readout and spokes must match the trajectory " + dims_text(t.dims));
+  for (int i = 4; i < kCflDims; ++i)
+    require(k.dims[i] == 1, kfile, "dims", k.dims, "only [1, readout, spokes, coils] is supported (no maps/time)");
+
+  const std::size_t m = std::size_t(t.dims[1]) * t.dims[2];
+  Trajectory traj;
+  traj.resize(m);
+  for (std::size_t i = 0; i < m; ++i) {
+    traj.kx[i] = t.data[3 * i].real();
+    traj.ky[i] = t.data[3 * i + 1].real();
+    traj.kz[i] = t.data[3 * i + 2].real();
+  }
+  validate_trajectory(traj, grid, tfile, "sample");
+  validate_finite(k.data, kfile, "sample");
+
+  const float scale = float(bart_kspace_scale(grid));
+  std::vector<Scan> coils(k.dims[3]);
+  for (std::size_t c = 0; c < coils.size(); ++c) {
+    Scan& s = coils[c];
+    s.grid = grid;
+    s.traj = traj;
+    s.data.assign(k.data.begin() + c * m, k.data.begin() + (c + 1) * m);
+    for (cfloat& v : s.data) v *= scale;
+    s.provenance = {{"source", "bart"}, {"trajectory_file", tfile}, {"kspace_file", kfile},
+                    {"coil", std::to_string(c)}, {"coils", std::to_string(coils.size())}};
+  }
+  return coils;
+}
+
+void write_bart_scan(const std::string& traj_name, const std::string& ksp_name, const std::vector<Scan>& coils,
+                     int readout) {
+  const std::string kfile = cfl_base(ksp_name) + ".cfl";
+  if (coils.empty()) throw InputError(kfile, "coils", "0", "nothing to write");
+  const Scan& first = coils[0];
+  const std::size_t m = first.traj.size();
+  const long r = readout > 0 ? readout : long(m);
+  if (m == 0 || m % std::size_t(r) != 0)
+    throw InputError(kfile, "readout", std::to_string(readout), "does not divide the " + std::to_string(m) + " samples");
+  std::vector<cfloat> t(3 * m);
+  for (std::size_t i = 0; i < m; ++i) {
+    t[3 * i] = first.traj.kx[i];
+    t[3 * i + 1] = first.traj.ky[i];
+    t[3 * i + 2] = first.traj.kz[i];
+  }
+  const float inv = float(1.0 / bart_kspace_scale(first.grid));
+  std::vector<cfloat> k;
+  k.reserve(m * coils.size());
+  for (std::size_t c = 0; c < coils.size(); ++c) {
+    if (coils[c].data.size() != m)
+      throw InputError(kfile, "coil " + std::to_string(c) + " data length", std::to_string(coils[c].data.size()),
+                       "must equal the trajectory's " + std::to_string(m) + " samples");
+    for (cfloat v : coils[c].data) k.push_back(v * inv);
+  }
+  const long spokes = long(m) / r;
+  write_cfl(traj_name, {3, r, spokes}, t);
+  write_cfl(ksp_name, {1, r, spokes, long(coils.size())}, k);
+}
+
+void write_bart_image(const std::string& name, const std::vector<cfloat>& image, const ImageGrid& grid) {
+  write_cfl(name, {grid.nx, grid.ny, grid.nz}, image);
+}
+
+std::vector<cfloat> read_bart_image(const std::string& name, ImageGrid* found) {
+  CflArray a = read_cfl(name);
+  for (int i = 3; i < kCflDims; ++i)
+    require(a.dims[i] == 1, cfl_base(name) + ".cfl", "dims", a.dims, "expected an image [Nx, Ny, Nz]");
+  if (found) *found = {int(a.dims[0]), int(a.dims[1]), int(a.dims[2])};
+  return std::move(a.data);
+}
+
+}  // namespace fhd
