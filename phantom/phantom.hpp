@@ -38,8 +38,11 @@ std::vector<float> voxel_image(const Phantom& p, int nx, int ny, int nz);
 std::vector<std::complex<float>> synthesize(const Phantom& p, const Trajectory& t, int nx, int ny,
                                             int nz);
 
-// Adds complex Gaussian noise: sigma = rel * RMS(|D|) per real/imag part... see
-// phantom/noise.cpp for the exact definition. Deterministic for a seed.
+// Adds complex Gaussian noise n_m = sigma * (g1 + i g2), g1, g2 independent
+// standard normals, sigma = rel_sigma * sqrt(mean_m |D_m|^2) (so E|n|^2 = 2 sigma^2).
+// The normals come from std::mt19937_64(seed) through our own Box-Muller, so the
+// result is the same with every standard library. rel_sigma = 0 leaves data as is;
+// rel_sigma < 0 or not finite throws std::invalid_argument. See docs/phantom.md.
 void add_noise(std::vector<std::complex<float>>& data, double rel_sigma, std::uint64_t seed);
 
 }  // namespace fhd

@@ -24,7 +24,21 @@ struct TrajectorySpec {
   int spokes = 0;                 // spokes or spiral interleaves per partition; 0 = default
   std::size_t total = 0;          // if > 0 and spokes == 0: choose spokes for about this many samples
   std::uint64_t seed = 1;         // for random trajectories
+  bool golden = false;            // 2D radial/spiral angles: golden-angle order instead of uniform
 };
+
+// The sizes make_trajectory resolves from a spec (defaults and `total` applied).
+// Samples are stored readout fastest, then spoke/interleave, then partition:
+// index = j + readout * (s + spokes * p). One readout = one ISMRMRD acquisition.
+struct TrajectoryLayout {
+  int readout = 0;     // samples per spoke/interleave
+  int spokes = 0;      // spokes or interleaves per partition
+  int partitions = 1;  // kz partitions (stack-of-*), else 1
+  std::size_t samples() const { return std::size_t(readout) * spokes * partitions; }
+};
+
+// Validates the spec (same errors as make_trajectory) and resolves its sizes.
+TrajectoryLayout trajectory_layout(const TrajectorySpec& spec);
 
 // Throws std::invalid_argument naming the field for an unknown kind or bad size.
 Trajectory make_trajectory(const TrajectorySpec& spec);
