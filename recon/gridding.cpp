@@ -1,0 +1,113 @@
+// Gridding reconstruction: scatter, inverse DFT, crop, deapodize, scale.
+#include "recon/gridding.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "recon/error.hpp"
+#include "recon/kaiser_bessel.hpp"
+
+namespace fhd {
+
+double ResolvedKernel::value(double d) const { return kb ? kb_value(d, width, beta) : tri_value(d); }
+
+double ResolvedKernel::transform(double nu) const {
+  return kb ? kb_transform(nu, width, beta) : tri_transform(nu);
+}
+
+ResolvedKernel resolve_kernel(const GridKernel& k) {
+  if (!(k.oversampling >= 1.0))
+    throw InputError("gridding", "oversampling", std::to_string(k.oversampling), "must be >= 1");
+  ResolvedKernel r;
+  if (k.type == GridKernel::Type::Trilinear) {
+    r.kb = false;
+    r.width = 2.0;
+    return r;
+  }
+  if (!(k.width >= 1.0 && k.width <= 16.0))
+    throw InputError("gridding", "kernel width", std::to_string(k.width), "must be in [1, 16] cells");
+  r.width = k.width;
+  r.beta = k.beta != 0.0 ? k.beta : kb_beatty_beta(k.width, k.oversampling);
+  return r;
+}
+
+GridMap oversampled_map(const ImageGrid& image, const ImageGrid& over) {
+  const int n[3] = {image.nx, image.ny, image.nz};
+  const int g[3] = {over.nx, over.ny, over.nz};
+  GridMap map;
+  for (int a = 0; a < 3; ++a) {
+    if (n[a] < 1 || g[a] < 1 || (n[a] == 1) != (g[a] == 1))
+      throw InputError("gridding", "grid axis " + std::to_string(a),
+                       std::to_string(n[a]) + " -> " + std::to_string(g[a]),
+                       "an image axis of 1 needs a grid axis of 1, and only then");
+    map.size[a] = g[a];
+    map.scale[a] = double(g[a]) / n[a];
+    map.offset[a] = double(g[a] / 2);
+  }
+  return map;
+}
+
+ImageGrid oversampled_grid(const ImageGrid& image, double sigma) {
+  auto axis = [sigma](int n) {
+    if (n == 1) return 1;
+    int g = int(std::lround(sigma * n));
+    return g + (g % 2);
+  };
+  return {axis(image.nx), axis(image.ny), axis(image.nz)};
+}
+
+double deapodization(const ResolvedKernel& k, int i, int n, int g) {
+  if (n == 1) return 1.0;
+  return k.transform(double(i - n / 2) / g);
+}
+
+namespace {
+
+// The central image.n of each axis of the oversampled image, deapodized and
+// divided by the voxel count (docs/gridding.md, "Scaling").
+std::vector<cfloat> crop_deapodize(const std::vector<cfloat>& over_img, const ImageGrid& image,
+                                   const ImageGrid& over, const ResolvedKernel& k) {
+  const int n[3] = {image.nx, image.ny, image.nz};
+  const int g[3] = {over.nx, over.ny, over.nz};
+  std::vector<double> inv[3];
+  for (int a = 0; a < 3; ++a) {
+    inv[a].resize(n[a]);
+    for (int i = 0; i < n[a]; ++i) inv[a][i] = 1.0 / deapodization(k, i, n[a], g[a]);
+  }
+  const double scale = 1.0 / double(image.voxels());
+  std::vector<cfloat> out(image.voxels());
+  for (int iz = 0; iz < n[2]; ++iz)
+    for (int iy = 0; iy < n[1]; ++iy)
+      for (int ix = 0; ix < n[0]; ++ix) {
+        std::size_t src = std::size_t(ix - n[0] / 2 + g[0] / 2) +
+                          std::size_t(g[0]) * (std::size_t(iy - n[1] / 2 + g[1] / 2) +
+                                               std::size_t(g[1]) * std::size_t(iz - n[2] / 2 + g[2] / 2));
+        double f = scale * inv[0][ix] * inv[1][iy] * inv[2][iz];
+        out[ix + std::size_t(n[0]) * (iy + std::size_t(n[1]) * iz)] = over_img[src] * float(f);
+      }
+  return out;
+}
+
+}  // namespace
+
+std::vector<cfloat> gridding_recon(Backend& be, const Trajectory& t, const std::vector<cfloat>& data,
+                                   const std::vector<float>& dcf, const ImageGrid& grid,
+                                   const GridKernel& k) {
+  if (data.size() != t.size())
+    throw InputError("gridding", "samples", std::to_string(data.size()),
+                     "data length differs from the trajectory's " + std::to_string(t.size()));
+  if (!dcf.empty() && dcf.size() != t.size())
+    throw InputError("gridding", "dcf", std::to_string(dcf.size()),
+                     "length differs from the trajectory's " + std::to_string(t.size()));
+  ResolvedKernel rk = resolve_kernel(k);
+  std::vector<cfloat> weighted(data);
+  if (!dcf.empty())
+    for (std::size_t m = 0; m < weighted.size(); ++m) weighted[m] *= dcf[m];
+  ImageGrid over = oversampled_grid(grid, k.oversampling);
+  be.set_trajectory(t);
+  std::vector<cfloat> g = be.grid_scatter(weighted, grid, over, k);
+  be.centered_idft(g, over);
+  return crop_deapodize(g, grid, over, rk);
+}
+
+}  // namespace fhd

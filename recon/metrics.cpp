@@ -1,0 +1,69 @@
+#include "recon/metrics.hpp"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "recon/error.hpp"
+
+namespace fhd {
+namespace {
+
+void check_sizes(const char* what, std::size_t a, std::size_t b) {
+  if (a != b || a == 0)
+    throw InputError(std::string(what), "sizes", std::to_string(a) + " vs " + std::to_string(b),
+                     "must be equal and non-zero");
+}
+
+// sum (|I| - I0)^2 and sum I0^2.
+void magnitude_sums(const std::vector<cfloat>& image, const std::vector<float>& ref, double& err2,
+                    double& ref2) {
+  err2 = 0.0;
+  ref2 = 0.0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    double d = std::abs(cdouble(image[i])) - double(ref[i]);
+    err2 += d * d;
+    ref2 += double(ref[i]) * ref[i];
+  }
+}
+
+template <typename R>
+double relerr(const std::vector<cfloat>& out, const std::vector<R>& ref) {
+  check_sizes("relative_error", out.size(), ref.size());
+  double num = 0.0, den = 0.0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    cdouble r(ref[i]);
+    num += std::norm(cdouble(out[i]) - r);
+    den += std::norm(r);
+  }
+  return std::sqrt(num / den);
+}
+
+}  // namespace
+
+double psnr(const std::vector<cfloat>& image, const std::vector<float>& ref) {
+  check_sizes("psnr", image.size(), ref.size());
+  double err2, ref2, peak = 0.0;
+  magnitude_sums(image, ref, err2, ref2);
+  for (float v : ref) peak = std::max(peak, std::fabs(double(v)));
+  double mse = err2 / double(ref.size());
+  if (mse == 0.0) return std::numeric_limits<double>::infinity();
+  return 20.0 * std::log10(peak / std::sqrt(mse));
+}
+
+double nrmse(const std::vector<cfloat>& image, const std::vector<float>& ref) {
+  check_sizes("nrmse", image.size(), ref.size());
+  double err2, ref2;
+  magnitude_sums(image, ref, err2, ref2);
+  return std::sqrt(err2 / ref2);
+}
+
+double relative_error(const std::vector<cfloat>& out, const std::vector<cfloat>& ref) {
+  return relerr(out, ref);
+}
+
+double relative_error(const std::vector<cfloat>& out, const std::vector<cdouble>& ref) {
+  return relerr(out, ref);
+}
+
+}  // namespace fhd
