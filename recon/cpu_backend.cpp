@@ -1,0 +1,162 @@
+// The CPU backend: OpenMP loops, FFTW single precision, BLAS for the separable
+// FhD/Q. Vectors are plain host arrays (CpuVector).
+#include "recon/cpu_backend.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "recon/cpu_fhd.hpp"
+#include "recon/error.hpp"
+#include "recon/gridding_cpu.hpp"
+#include "recon/toeplitz.hpp"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace fhd {
+
+CpuVector& as_cpu(BackendVector& v) {
+  auto* c = dynamic_cast<CpuVector*>(&v);
+  if (!c) throw std::invalid_argument("cpu backend: vector belongs to another backend");
+  return *c;
+}
+
+const CpuVector& as_cpu(const BackendVector& v) { return as_cpu(const_cast<BackendVector&>(v)); }
+
+namespace {
+
+int thread_count() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+void check_same_size(const BackendVector& a, const BackendVector& b, const char* op) {
+  if (a.size() != b.size()) throw std::invalid_argument(std::string("cpu backend ") + op + ": sizes differ");
+}
+
+// Per axis: output index j takes input index perm[j] of a centered transform.
+// x_j = sum_k X_k e^{+i2pi (k-h)(j-h)/n}, h = n/2: feed X_k at (k - h) mod n,
+// run the plain inverse DFT, read result j at (j - h) mod n. Any n, odd too.
+std::vector<int> shift_by(int n, int h) {
+  std::vector<int> perm(n);
+  for (int i = 0; i < n; ++i) perm[i] = (i - h + n) % n;
+  return perm;
+}
+
+void permute(const std::vector<cfloat>& in, std::vector<cfloat>& out, const ImageGrid& d, bool scatter) {
+  const std::vector<int> px = shift_by(d.nx, d.nx / 2), py = shift_by(d.ny, d.ny / 2), pz = shift_by(d.nz, d.nz / 2);
+#pragma omp parallel for collapse(2)
+  for (int iz = 0; iz < d.nz; ++iz)
+    for (int iy = 0; iy < d.ny; ++iy)
+      for (int ix = 0; ix < d.nx; ++ix) {
+        const std::size_t a = ix + d.nx * (iy + std::size_t(d.ny) * iz);
+        const std::size_t b = px[ix] + d.nx * (py[iy] + std::size_t(d.ny) * pz[iz]);
+        if (scatter)
+          out[b] = in[a];
+        else
+          out[a] = in[b];
+      }
+}
+
+class CpuBackend : public Backend {
+ public:
+  std::string name() const override {
+#ifdef FHD_HAVE_CBLAS
+    const char* blas = "OpenBLAS";
+#else
+    const char* blas = "no BLAS";
+#endif
+    return "cpu (" + std::to_string(thread_count()) + " threads, FFTW, " + blas + ")";
+  }
+  bool is_gpu() const override { return false; }
+
+  void set_trajectory(const Trajectory& traj) override {
+    if (traj.ky.size() != traj.size() || traj.kz.size() != traj.size())
+      throw InputError("trajectory", "kx/ky/kz lengths", std::to_string(traj.size()), "must be equal");
+    traj_ = traj;
+  }
+
+  std::vector<cfloat> mu(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) override {
+    if (phi.empty()) return data;
+    if (phi.size() != data.size())
+      throw InputError("mu", "phi length", std::to_string(phi.size()),
+                       "must equal the data length " + std::to_string(data.size()));
+    std::vector<cfloat> out(data.size());
+    for (std::size_t m = 0; m < data.size(); ++m) out[m] = std::conj(phi[m]) * data[m];
+    return out;
+  }
+
+  std::vector<cfloat> fhd(const std::vector<cfloat>& mu, const ImageGrid& grid, const FhdOptions& opt) override {
+    return cpu_fhd(traj_, mu, grid, opt);
+  }
+  std::vector<cfloat> q(const std::vector<float>& w, const ImageGrid& grid, const FhdOptions& opt) override {
+    return cpu_q(traj_, w, grid, opt);
+  }
+  std::unique_ptr<NormalOperator> normal(const std::vector<cfloat>& q, const ImageGrid& grid,
+                                         double lambda) override {
+    return std::make_unique<ToeplitzOperator>(q, grid, lambda);
+  }
+
+  VecPtr upload(const std::vector<cfloat>& host) override { return std::make_unique<CpuVector>(host); }
+  VecPtr zeros(std::size_t n) override { return std::make_unique<CpuVector>(std::vector<cfloat>(n)); }
+  std::vector<cfloat> download(const BackendVector& v) override { return as_cpu(v).data; }
+  void copy(const BackendVector& src, BackendVector& dst) override {
+    check_same_size(src, dst, "copy");
+    as_cpu(dst).data = as_cpu(src).data;
+  }
+
+  // Elementwise ops in double, rounded once to float.
+  void axpy(cdouble a, const BackendVector& x, BackendVector& y) override {
+    check_same_size(x, y, "axpy");
+    const cfloat* xs = as_cpu(x).data.data();
+    cfloat* ys = as_cpu(y).data.data();
+#pragma omp parallel for
+    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(y.size()); ++i) ys[i] = cfloat(a * cdouble(xs[i]) + cdouble(ys[i]));
+  }
+  void xpay(const BackendVector& x, cdouble a, BackendVector& y) override {
+    check_same_size(x, y, "xpay");
+    const cfloat* xs = as_cpu(x).data.data();
+    cfloat* ys = as_cpu(y).data.data();
+#pragma omp parallel for
+    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(y.size()); ++i) ys[i] = cfloat(cdouble(xs[i]) + a * cdouble(ys[i]));
+  }
+  cdouble dot(const BackendVector& x, const BackendVector& y) override {
+    check_same_size(x, y, "dot");
+    const cfloat* xs = as_cpu(x).data.data();
+    const cfloat* ys = as_cpu(y).data.data();
+    double re = 0.0, im = 0.0;
+#pragma omp parallel for reduction(+ : re, im)
+    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(x.size()); ++i) {
+      const double ar = xs[i].real(), ai = xs[i].imag(), br = ys[i].real(), bi = ys[i].imag();
+      re += ar * br + ai * bi;  // conj(x) y
+      im += ar * bi - ai * br;
+    }
+    return {re, im};
+  }
+
+  std::vector<cfloat> grid_scatter(const std::vector<cfloat>& weighted_data, const ImageGrid& image,
+                                   const ImageGrid& over, const GridKernel& kernel) override {
+    return cpu_grid_scatter(traj_, weighted_data, image, over, kernel);
+  }
+
+  void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims) override {
+    if (grid.size() != dims.voxels()) throw std::invalid_argument("centered_idft: grid size does not match dims");
+    std::vector<cfloat> work(grid.size());
+    permute(grid, work, dims, true);
+    FftPlan(dims, work.data(), true).execute();
+    permute(work, grid, dims, false);
+  }
+
+ private:
+  Trajectory traj_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace fhd

@@ -1,0 +1,131 @@
+#include "recon/toeplitz.hpp"
+
+#include <fftw3.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "recon/cpu_backend.hpp"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace fhd {
+
+std::mutex& fftw_planner_lock() {
+  static std::mutex lock;
+  static std::once_flag threads_started;
+  std::call_once(threads_started, [] {
+#if defined(FHD_HAVE_FFTW_OMP) && defined(_OPENMP)
+    fftwf_init_threads();
+    fftwf_plan_with_nthreads(omp_get_max_threads());
+#endif
+  });
+  return lock;
+}
+
+FftPlan::FftPlan(const ImageGrid& dims, cfloat* data, bool inverse) {
+  // FFTW is row major (last index fastest): pass (nz, ny, nx), dropping nz = 1.
+  int n[3] = {dims.nz, dims.ny, dims.nx};
+  const int rank = dims.nz > 1 ? 3 : 2;
+  auto* buf = reinterpret_cast<fftwf_complex*>(data);
+  std::lock_guard<std::mutex> guard(fftw_planner_lock());
+  plan_ = fftwf_plan_dft(rank, n + (3 - rank), buf, buf, inverse ? FFTW_BACKWARD : FFTW_FORWARD,
+                         FFTW_ESTIMATE);
+  if (!plan_) throw std::runtime_error("FFTW could not make a plan");
+}
+
+FftPlan::~FftPlan() {
+  std::lock_guard<std::mutex> guard(fftw_planner_lock());
+  fftwf_destroy_plan(static_cast<fftwf_plan>(plan_));
+}
+
+void FftPlan::execute() { fftwf_execute(static_cast<fftwf_plan>(plan_)); }
+
+namespace {
+
+// Index j on a doubled axis of length len holds lag j - len/2; the circulant
+// wants lag l at l mod len, i.e. index (j + len/2) mod len (ifftshift). An axis
+// of length 1 maps to itself.
+int circ_index(int j, int len) { return (j + len / 2) % len; }
+
+}  // namespace
+
+std::vector<cfloat> toeplitz_spectrum(const std::vector<cfloat>& q, const ImageGrid& grid) {
+  const ImageGrid dbl = grid.doubled();
+  if (q.size() != dbl.voxels()) throw std::invalid_argument("toeplitz: Q must have grid.doubled() points");
+  std::vector<cfloat> k(q.size());
+  for (int jz = 0; jz < dbl.nz; ++jz)
+    for (int jy = 0; jy < dbl.ny; ++jy)
+      for (int jx = 0; jx < dbl.nx; ++jx)
+        k[circ_index(jx, dbl.nx) + dbl.nx * (circ_index(jy, dbl.ny) + std::size_t(dbl.ny) * circ_index(jz, dbl.nz))] =
+            q[jx + dbl.nx * (jy + std::size_t(dbl.ny) * jz)];
+  FftPlan(dbl, k.data(), false).execute();
+  return k;
+}
+
+void add_roughness(const cfloat* x, cfloat* y, const ImageGrid& grid, double lambda) {
+  if (lambda == 0.0) return;
+  const float lam = float(lambda);
+  const std::ptrdiff_t sx = 1, sy = grid.nx, sz = std::ptrdiff_t(grid.nx) * grid.ny;
+#pragma omp parallel for collapse(2)
+  for (int iz = 0; iz < grid.nz; ++iz)
+    for (int iy = 0; iy < grid.ny; ++iy)
+      for (int ix = 0; ix < grid.nx; ++ix) {
+        const std::ptrdiff_t i = ix + sy * iy + sz * iz;
+        // (R^H R x)_i = sum over neighbours j along each axis of (x_i - x_j).
+        cfloat d = 0.0f;
+        if (ix > 0) d += x[i] - x[i - sx];
+        if (ix < grid.nx - 1) d += x[i] - x[i + sx];
+        if (iy > 0) d += x[i] - x[i - sy];
+        if (iy < grid.ny - 1) d += x[i] - x[i + sy];
+        if (iz > 0) d += x[i] - x[i - sz];
+        if (iz < grid.nz - 1) d += x[i] - x[i + sz];
+        y[i] += lam * d;
+      }
+}
+
+ToeplitzOperator::ToeplitzOperator(const std::vector<cfloat>& q, const ImageGrid& grid, double lambda)
+    : grid_(grid),
+      dbl_(grid.doubled()),
+      lambda_(lambda),
+      spectrum_(toeplitz_spectrum(q, grid)),
+      buffer_(dbl_.voxels()),
+      forward_(dbl_, buffer_.data(), false),
+      backward_(dbl_, buffer_.data(), true) {
+  // Fold the 1/(doubled voxels) of the unnormalized inverse FFT into K.
+  const float scale = float(1.0 / double(dbl_.voxels()));
+  for (cfloat& v : spectrum_) v *= scale;
+}
+
+void ToeplitzOperator::apply(const BackendVector& x, BackendVector& y) {
+  const CpuVector& xv = as_cpu(x);
+  CpuVector& yv = as_cpu(y);
+  if (xv.size() != grid_.voxels() || yv.size() != grid_.voxels())
+    throw std::invalid_argument("toeplitz apply: vectors must have grid.voxels() elements");
+  apply(xv.data.data(), yv.data.data());
+}
+
+void ToeplitzOperator::apply(const cfloat* x, cfloat* y) {
+  const int nx = grid_.nx, ny = grid_.ny, nz = grid_.nz, X = dbl_.nx, Y = dbl_.ny;
+  std::fill(buffer_.begin(), buffer_.end(), cfloat(0.0f));
+#pragma omp parallel for collapse(2)
+  for (int iz = 0; iz < nz; ++iz)
+    for (int iy = 0; iy < ny; ++iy)
+      std::copy_n(x + nx * (iy + std::size_t(ny) * iz), nx, buffer_.data() + X * (iy + std::size_t(Y) * iz));
+  forward_.execute();
+#pragma omp parallel for
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(buffer_.size()); ++i) {
+    const cfloat a = buffer_[i], b = spectrum_[i];
+    buffer_[i] = {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+  }
+  backward_.execute();
+#pragma omp parallel for collapse(2)
+  for (int iz = 0; iz < nz; ++iz)
+    for (int iy = 0; iy < ny; ++iy)
+      std::copy_n(buffer_.data() + X * (iy + std::size_t(Y) * iz), nx, y + nx * (iy + std::size_t(ny) * iz));
+  add_roughness(x, y, grid_, lambda_);
+}
+
+}  // namespace fhd

@@ -1,0 +1,82 @@
+#pragma once
+// Small helpers for the CPU backend tests: random problems and error norms.
+#include <cmath>
+#include <complex>
+#include <random>
+#include <vector>
+
+#include "recon/types.hpp"
+
+namespace fhd::test {
+
+// Uniform random k in [-N/2, N/2) on each axis (kz = 0 for a 2D grid).
+inline Trajectory random_trajectory(std::size_t m, const ImageGrid& g, unsigned seed) {
+  std::mt19937 rng(seed);
+  auto band = [&](int n) { return std::uniform_real_distribution<float>(-0.5f * n, 0.5f * n); };
+  auto dx = band(g.nx), dy = band(g.ny), dz = band(g.nz);
+  Trajectory t;
+  for (std::size_t i = 0; i < m; ++i) {
+    t.kx.push_back(dx(rng));
+    t.ky.push_back(dy(rng));
+    t.kz.push_back(g.nz > 1 ? dz(rng) : 0.0f);
+  }
+  return t;
+}
+
+inline std::vector<cfloat> random_complex(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d;
+  std::vector<cfloat> v(n);
+  for (auto& x : v) x = {d(rng), d(rng)};
+  return v;
+}
+
+// ||a - ref|| / ||ref|| in double.
+template <class A, class B>
+double rel_l2(const std::vector<A>& a, const std::vector<B>& ref) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    num += std::norm(cdouble(a[i]) - cdouble(ref[i]));
+    den += std::norm(cdouble(ref[i]));
+  }
+  return std::sqrt(num / den);
+}
+
+// sum conj(a) b in double.
+template <class A, class B>
+cdouble inner(const std::vector<A>& a, const std::vector<B>& b) {
+  cdouble s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) s += std::conj(cdouble(a[i])) * cdouble(b[i]);
+  return s;
+}
+
+template <class T>
+std::vector<cfloat> to_float(const std::vector<T>& v) {
+  return std::vector<cfloat>(v.begin(), v.end());
+}
+
+// Dense R: one row per first difference x[i + stride] - x[i] along each axis of
+// length > 1, no wrap-around. Returns R^H R x in double.
+inline std::vector<cdouble> dense_rhr(const std::vector<cfloat>& x, const ImageGrid& g) {
+  const int n[3] = {g.nx, g.ny, g.nz};
+  const std::size_t stride[3] = {1, std::size_t(g.nx), std::size_t(g.nx) * g.ny};
+  std::vector<std::vector<double>> rows;
+  for (int a = 0; a < 3; ++a)
+    for (std::size_t i = 0; i < g.voxels(); ++i) {
+      const int coord = int(i / stride[a]) % n[a];
+      if (coord + 1 >= n[a]) continue;
+      std::vector<double> row(g.voxels(), 0.0);
+      row[i] = -1.0;
+      row[i + stride[a]] = 1.0;
+      rows.push_back(row);
+    }
+  std::vector<cdouble> out(g.voxels(), 0.0);
+  for (const auto& row : rows) {
+    cdouble rx = 0;
+    for (std::size_t j = 0; j < row.size(); ++j) rx += row[j] * cdouble(x[j]);
+    for (std::size_t j = 0; j < row.size(); ++j) out[j] += row[j] * rx;
+  }
+  return out;
+}
+
+}  // namespace fhd::test
