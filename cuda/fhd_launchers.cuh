@@ -1,0 +1,28 @@
+#pragma once
+// The launch functions behind kernel_table() (fhd_kernels.cpp) and their
+// heuristic defaults. Plain C++ declarations: included from .cpp and .cu.
+#include "cuda/fhd_kernels.hpp"
+
+namespace fhd::gpu {
+
+void launch_scatter(const SampleSet&, const OutGrid&, float2*, TrigMode, const LaunchConfig&, cudaStream_t);
+void launch_gather(const SampleSet&, const OutGrid&, float2*, TrigMode, const LaunchConfig&, cudaStream_t);
+void launch_registers(const SampleSet&, const OutGrid&, float2*, TrigMode, const LaunchConfig&, cudaStream_t);
+void launch_constant(const SampleSet&, const OutGrid&, float2*, TrigMode, const LaunchConfig&, cudaStream_t);
+void launch_tiles(const SampleSet&, const OutGrid&, float2*, TrigMode, const LaunchConfig&, cudaStream_t);
+void launch_sfu(const SampleSet&, const OutGrid&, float2*, TrigMode, const LaunchConfig&, cudaStream_t);
+void launch_coarsened(const SampleSet&, const OutGrid&, float2*, TrigMode, const LaunchConfig&, cudaStream_t);
+void launch_separable_fp32(const SampleSet&, const OutGrid&, float2*, TrigMode, const LaunchConfig&, cudaStream_t);
+void launch_separable_tf32(const SampleSet&, const OutGrid&, float2*, TrigMode, const LaunchConfig&, cudaStream_t);
+
+// Heuristic defaults of the coarsened kernel (a LaunchConfig field of 0 takes these).
+struct CoarsenedDefaults {
+  int threads = 256, unroll = 2, coarsen = 8, tile = 1024;
+};
+// Separable: samples per GEMM chunk (K). coarsen selects the GEMM: 1 = cublasCgemm
+// (4 real products), 3 = cublasCgemm3m (Gauss, 3 real products; fp32 only).
+struct SeparableDefaults {
+  int tile = 4096, coarsen = 1;
+};
+
+}  // namespace fhd::gpu
