@@ -56,6 +56,12 @@ void write_string_attr(hid_t obj, const std::string& name, const std::string& va
 std::string read_string_attr(hid_t obj, const std::string& name, const std::string& file,
                              const std::string& field);
 
+// Creates dataset `name` of `file_type` with `dims` and writes `data` (in `mem_type`).
+void write_dataset(hid_t loc, const char* name, hid_t mem_type, hid_t file_type, const std::vector<hsize_t>& dims,
+                   const void* data);
+// A 1-D attribute of n values.
+void write_attr(hid_t obj, const char* name, hid_t mem_type, hid_t file_type, hsize_t n, const void* data);
+
 // Throws std::runtime_error("HDF5: <what>") if status < 0. For writer-side failures.
 void check(herr_t status, const std::string& what);
 hid_t check_id(hid_t id, const std::string& what);

@@ -12,23 +12,10 @@ namespace {
 using h5::check;
 using h5::check_id;
 using h5::Handle;
+using h5::write_attr;
+using h5::write_dataset;
 
 // ---- writing ----
-
-void write_dataset(hid_t file, const char* name, hid_t mem_type, hid_t file_type,
-                   const std::vector<hsize_t>& dims, const void* data) {
-  Handle space(check_id(H5Screate_simple(int(dims.size()), dims.data(), nullptr), "dataspace"), H5Sclose);
-  Handle ds(check_id(H5Dcreate2(file, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                     std::string("create ") + name),
-            H5Dclose);
-  check(H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), std::string("write ") + name);
-}
-
-void write_attr(hid_t obj, const char* name, hid_t mem_type, hid_t file_type, hsize_t n, const void* data) {
-  Handle space(check_id(H5Screate_simple(1, &n, nullptr), "attribute space"), H5Sclose);
-  Handle a(check_id(H5Acreate2(obj, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT), name), H5Aclose);
-  check(H5Awrite(a.get(), mem_type, data), name);
-}
 
 void write_complex(hid_t file, const char* name, const std::vector<cfloat>& v) {
   Handle t = h5::complex_type();  // std::complex<float> is layout-compatible with {r, i}

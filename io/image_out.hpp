@@ -1,0 +1,59 @@
+#pragma once
+// Image outputs: HDF5 (float32 magnitude and complex64 volumes), NIfTI-1
+// (magnitude, physical voxel sizes), PNG previews (grayscale montage).
+// All writers are atomic (temporary + rename). Volumes are x fastest:
+// index = ix + nx * (iy + ny * iz), as ImageGrid says.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "io/units.hpp"
+#include "recon/types.hpp"
+
+namespace fhd {
+
+using RealVolumes = std::map<std::string, std::vector<float>>;
+using ComplexVolumes = std::map<std::string, std::vector<cfloat>>;
+
+// One HDF5 file, one dataset per name at the root, shape [Nz, Ny, Nx] (C order,
+// so x is the fastest axis, as in memory). Real volumes are float32; complex
+// ones the compound {r, i} of float32 (h5py's complex64). Root attributes:
+// matrix int32[3] = (nx, ny, nz), voxel_size_mm float64[3] = fov_mm / N.
+// Names must be non-empty without '/'; sizes must equal grid.voxels().
+void write_image_h5(const std::string& path, const RealVolumes& magnitude, const ComplexVolumes& complex,
+                    const ImageGrid& grid, const FovMm& fov_mm = kDefaultFov);
+
+// NIfTI-1 single file (.nii or .nii.gz), FLOAT32, dims (nx, ny, nz) (nz = 1 in 2D),
+// pixdim = fov_mm / N in mm (a 2D image gets the x voxel size as slice
+// thickness), qform = scanner, identity rotation, voxel (N/2) at 0 mm.
+void write_nifti(const std::string& path, const std::vector<float>& magnitude, const ImageGrid& grid,
+                 const FovMm& fov_mm = kDefaultFov);
+
+// 8-bit grayscale image, row 0 at the top.
+struct GrayImage {
+  int width = 0, height = 0;
+  std::vector<std::uint8_t> pixels;  // width * height, row-major
+};
+
+void write_png_gray(const std::string& path, int width, int height, const std::vector<std::uint8_t>& pixels);
+
+// Display window: values <= lo map to 0, >= hi to 255.
+struct Window {
+  float lo = 0, hi = 1;
+};
+// [min(0, smallest), largest] over every row: one scale for all images, so an
+// error map is seen at the phantom's scale.
+Window shared_window(const std::vector<std::vector<float>>& rows);
+
+// Rows = volumes (e.g. phantom, iterative, gridding, error map), columns = the
+// central slices: axial (z = nz/2: x right, y up), coronal (y = ny/2: x right,
+// z up), sagittal (x = nx/2: y right, z up); a 2D grid gives the axial column
+// only. Tiles are separated by a 2-pixel black gap.
+GrayImage build_montage(const std::vector<std::vector<float>>& rows, const ImageGrid& grid, Window window);
+
+// build_montage with shared_window, written as PNG.
+void write_montage_png(const std::string& path, const std::vector<std::vector<float>>& rows, const ImageGrid& grid);
+
+}  // namespace fhd

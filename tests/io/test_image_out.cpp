@@ -1,0 +1,182 @@
+// Image outputs read back by third-party readers: h5dump, niftiio, libpng.
+#include <hdf5.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "catch.hpp"
+#include "io/image_out.hpp"
+#include "io_test_util.hpp"
+
+#if defined(FHD_HAVE_NIFTI)
+#include <nifti1_io.h>
+#endif
+#if defined(FHD_HAVE_PNG)
+#include <png.h>
+#endif
+
+using namespace fhd;
+using namespace fhd::test;
+
+namespace {
+std::vector<float> ramp(const ImageGrid& g) {
+  std::vector<float> v(g.voxels());
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = float(i) * 0.5f;
+  return v;
+}
+}  // namespace
+
+TEST_CASE("image HDF5: float32 and complex volumes, [z,y,x], as h5py would see them", "[io][image]") {
+  TempDir dir;
+  const ImageGrid g{6, 5, 4};
+  std::vector<float> mag = ramp(g);
+  std::vector<cfloat> cpx(g.voxels());
+  for (std::size_t i = 0; i < cpx.size(); ++i) cpx[i] = {float(i), -float(i)};
+  const std::string path = dir.file("img.h5");
+  write_image_h5(path, {{"iterative", mag}}, {{"complex", cpx}}, g, {120, 100, 80});
+  CHECK(dir.entries() == 1);
+
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  hid_t d = H5Dopen2(f, "iterative", H5P_DEFAULT);
+  hid_t sp = H5Dget_space(d);
+  hsize_t dims[3] = {0, 0, 0};
+  REQUIRE(H5Sget_simple_extent_dims(sp, dims, nullptr) == 3);
+  CHECK(dims[0] == 4);
+  CHECK(dims[1] == 5);
+  CHECK(dims[2] == 6);
+  std::vector<float> back(g.voxels());
+  H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back.data());
+  CHECK(back == mag);
+  H5Sclose(sp);
+  H5Dclose(d);
+  double vox[3] = {0, 0, 0};
+  hid_t a = H5Aopen(f, "voxel_size_mm", H5P_DEFAULT);
+  H5Aread(a, H5T_NATIVE_DOUBLE, vox);
+  H5Aclose(a);
+  CHECK(vox[0] == 20.0);
+  CHECK(vox[2] == 20.0);
+  H5Fclose(f);
+
+  if (on_path("h5dump")) {
+    std::string out;
+    REQUIRE(run("h5dump -H -d /complex " + path, &out) == 0);
+    INFO(out);
+    CHECK(contains(out, "H5T_COMPOUND"));
+    CHECK(contains(out, "H5T_IEEE_F32LE \"r\";"));
+    CHECK(contains(out, "H5T_IEEE_F32LE \"i\";"));
+    CHECK(contains(out, "( 4, 5, 6 )"));
+    // Element [z=0][y=1][x=2] = flat index 8 = (8, -8).
+    REQUIRE(run("h5dump -d /complex -s 0,1,2 -c 1,1,1 " + path, &out) == 0);
+    CHECK(contains(out, "8,"));
+    CHECK(contains(out, "-8"));
+  }
+}
+
+TEST_CASE("image HDF5 writer failing midway leaves no file", "[io][image]") {
+  TempDir dir;
+  const ImageGrid g{4, 4, 1};
+  const std::string path = dir.file("img.h5");
+  std::string e = error_of([&] {
+    write_image_h5(path, {{"a_good", ramp(g)}, {"b_short", std::vector<float>(15)}}, {}, g);
+  });
+  CHECK(contains(e, path + ": b_short length = 15"));
+  CHECK(dir.entries() == 0);
+  CHECK(contains(error_of([&] { write_image_h5(path, {{"x/y", ramp(g)}}, {}, g); }), "volume name = 'x/y'"));
+  CHECK(dir.entries() == 0);
+}
+
+#if defined(FHD_HAVE_NIFTI)
+TEST_CASE("NIfTI header read back by niftiio: dims, pixdim, datatype, data", "[io][image][nifti]") {
+  TempDir dir;
+  for (ImageGrid g : {ImageGrid{8, 6, 4}, ImageGrid{10, 12, 1}}) {
+    INFO("grid " << g.nx << "x" << g.ny << "x" << g.nz);
+    for (const char* name : {"vol.nii", "vol.nii.gz"}) {
+      const std::string path = dir.file(name);
+      std::vector<float> v = ramp(g);
+      write_nifti(path, v, g, {240, 180, 120});
+      nifti_image* nim = nifti_image_read(path.c_str(), 1);
+      REQUIRE(nim != nullptr);
+      CHECK(nim->ndim == 3);
+      CHECK(nim->nx == g.nx);
+      CHECK(nim->ny == g.ny);
+      CHECK(nim->nz == g.nz);
+      CHECK(nim->datatype == NIFTI_TYPE_FLOAT32);
+      CHECK(std::fabs(nim->dx - 240.0 / g.nx) < 1e-5);
+      CHECK(std::fabs(nim->dy - 180.0 / g.ny) < 1e-5);
+      CHECK(std::fabs(nim->dz - (g.is3d() ? 120.0 / g.nz : 240.0 / g.nx)) < 1e-5);
+      CHECK(nim->xyz_units == NIFTI_UNITS_MM);
+      CHECK(nim->qform_code == NIFTI_XFORM_SCANNER_ANAT);
+      // Voxel (N/2) maps to 0 mm.
+      const mat44& q = nim->qto_xyz;
+      CHECK(std::fabs(q.m[0][0] * (g.nx / 2) + q.m[0][3]) < 1e-4);
+      CHECK(std::fabs(q.m[1][1] * (g.ny / 2) + q.m[1][3]) < 1e-4);
+      REQUIRE(nim->nvox == g.voxels());
+      const float* data = static_cast<const float*>(nim->data);
+      CHECK(std::vector<float>(data, data + nim->nvox) == v);
+      nifti_image_free(nim);
+    }
+  }
+  CHECK(dir.entries() == 2);
+  CHECK(contains(error_of([&] { write_nifti(dir.file("x.img"), ramp({2, 2, 1}), {2, 2, 1}); }), "x.img"));
+}
+#endif
+
+#if defined(FHD_HAVE_PNG)
+namespace {
+GrayImage read_png(const std::string& path) {
+  png_image img{};
+  img.version = PNG_IMAGE_VERSION;
+  REQUIRE(png_image_begin_read_from_file(&img, path.c_str()) != 0);
+  img.format = PNG_FORMAT_GRAY;
+  GrayImage out;
+  out.width = int(img.width);
+  out.height = int(img.height);
+  out.pixels.resize(PNG_IMAGE_SIZE(img));
+  REQUIRE(png_image_finish_read(&img, nullptr, out.pixels.data(), 0, nullptr) != 0);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("PNG read back by libpng with the right size and pixels", "[io][image][png]") {
+  TempDir dir;
+  std::vector<std::uint8_t> px(7 * 3);
+  for (std::size_t i = 0; i < px.size(); ++i) px[i] = std::uint8_t(i * 10);
+  write_png_gray(dir.file("a.png"), 7, 3, px);
+  GrayImage back = read_png(dir.file("a.png"));
+  CHECK(back.width == 7);
+  CHECK(back.height == 3);
+  CHECK(back.pixels == px);
+  CHECK(contains(error_of([&] { write_png_gray(dir.file("b.png"), 7, 4, px); }), "png size = 7x4"));
+  CHECK(dir.entries() == 1);
+}
+
+TEST_CASE("montage: rows = images, columns = axial/coronal/sagittal, +y up, shared window", "[io][image][png]") {
+  TempDir dir;
+  const ImageGrid g{8, 6, 4};
+  std::vector<float> a(g.voxels(), 0.0f), b(g.voxels(), 0.0f);
+  // One bright voxel at (x=1, y=4, z=2) in the first volume; the second is at half scale.
+  const std::size_t hot = 1 + 8 * (4 + 6 * 2);
+  a[hot] = 10.0f;
+  b[hot] = 5.0f;
+  write_montage_png(dir.file("m.png"), {a, b}, g);
+  GrayImage m = read_png(dir.file("m.png"));
+  // Columns 8 + 2 + 8 + 2 + 6 wide; rows max(6, 4) = 6 high, 2-pixel gap.
+  CHECK(m.width == 26);
+  CHECK(m.height == 14);
+  auto px = [&](int x, int y) { return int(m.pixels[std::size_t(y) * m.width + x]); };
+  // Axial (z = 2): x = 1, y = 4 drawn at row 6-1-4 = 1.
+  CHECK(px(1, 1) == 255);
+  CHECK(px(1, 8 + 1) == 128);  // second row at the shared window: 5/10
+  // Coronal (y = 3) misses the voxel; sagittal (x = 4) too.
+  int bright = 0;
+  for (int y = 0; y < 6; ++y)
+    for (int x = 10; x < 26; ++x) bright += px(x, y) > 0;
+  CHECK(bright == 0);
+  // 2D grid: one column only.
+  GrayImage flat = build_montage({std::vector<float>(12, 1.0f)}, {4, 3, 1}, {0, 2});
+  CHECK(flat.width == 4);
+  CHECK(flat.height == 3);
+  CHECK(int(flat.pixels[0]) == 128);
+}
+#endif
