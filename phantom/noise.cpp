@@ -3,6 +3,7 @@
 // is not, so the normals come from our own Box-Muller transform.
 #include <cmath>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -25,8 +26,11 @@ double rms_magnitude(const std::vector<std::complex<float>>& data) {
 }  // namespace
 
 void add_noise(std::vector<std::complex<float>>& data, double rel_sigma, std::uint64_t seed) {
-  if (!(rel_sigma >= 0) || !std::isfinite(rel_sigma))
-    throw std::invalid_argument("noise = " + std::to_string(rel_sigma) + ": must be >= 0");
+  if (!(rel_sigma >= 0) || !std::isfinite(rel_sigma)) {
+    std::ostringstream msg;
+    msg << "noise = " << rel_sigma << ": must be a finite value >= 0 (sigma relative to RMS |D|)";
+    throw std::invalid_argument(msg.str());
+  }
   if (rel_sigma == 0 || data.empty()) return;
   const double sigma = rel_sigma * rms_magnitude(data);
   const double two_pi = 6.283185307179586476925;

@@ -75,7 +75,7 @@ double spiral_nyquist_readout(double kmax, double turns) {
 
 // A count computed in double (a default or from `total`), checked before the cast.
 int to_count(const char* field, double v) {
-  if (!(v <= double(kMaxSamples))) fail(field, std::to_string(v), "more than 2^30");
+  if (!(v <= double(kMaxSamples))) fail(field, std::to_string(std::llround(v)), "more than 2^30");
   return std::max(1, int(v));
 }
 
