@@ -2,7 +2,9 @@
 // ellipsoids with analytic Fourier transforms. Tables are in u units ([-1,1]);
 // CONVENTIONS.md maps them to FOV units by x = u/2, done once at construction.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <mutex>
 #include <stdexcept>
 
 #include "phantom/phantom.hpp"
@@ -82,12 +84,14 @@ double disk_factor(double t) {
 class EllipsoidPhantom : public Phantom {
  public:
   EllipsoidPhantom(std::string name, int dims, std::vector<Ellipsoid> shapes)
-      : name_(std::move(name)), dims_(dims), shapes_(std::move(shapes)) {
-    peak_ = search_peak();
-  }
+      : name_(std::move(name)), dims_(dims), shapes_(std::move(shapes)) {}
   std::string name() const override { return name_; }
   int dims() const override { return dims_; }
-  double peak() const override { return peak_; }
+  // The search takes ~0.1 s, so it runs on first use only (thread-safe).
+  double peak() const override {
+    std::call_once(peak_once_, [this] { peak_ = search_peak(); });
+    return peak_;
+  }
 
   double image(double x, double y, double z) const override {
     double sum = 0;
@@ -128,27 +132,33 @@ class EllipsoidPhantom : public Phantom {
   // each surface (plus the centers) visit every region whose boundary patch is
   // wider than the angular grid (about 1.4 degrees). See docs/phantom.md.
   double search_peak() const {
-    const int nt = dims_ == 3 ? 128 : 1, np = 256;
+    const std::vector<std::array<double, 3>> dirs = unit_directions();
     double best = -1e300;
     for (const auto& e : shapes_) {
-      for (double scale : {0.0, 1 - 1e-9, 1 + 1e-9}) {
-        for (int it = 0; it < nt; ++it) {
-          double theta = dims_ == 3 ? kPi * (it + 0.5) / nt : kPi / 2;
-          for (int ip = 0; ip < np; ++ip) {
-            double ph = 2 * kPi * ip / np;
-            best = std::max(best, image_at_local(e, scale, theta, ph));
-          }
-        }
-      }
+      best = std::max(best, image(e.dx, e.dy, e.dz));
+      for (double scale : {1 - 1e-9, 1 + 1e-9})
+        for (const auto& d : dirs) best = std::max(best, image_at_local(e, scale, d));
     }
     return best;
   }
 
-  // image() at d + R diag(a,b,c) * scale * (unit vector at theta, ph).
-  double image_at_local(const Ellipsoid& e, double scale, double theta, double ph) const {
-    double lu = scale * e.a * std::sin(theta) * std::cos(ph);
-    double lv = scale * e.b * std::sin(theta) * std::sin(ph);
-    double lw = scale * e.c * std::cos(theta);
+  // A polar x azimuth grid of the unit sphere (the unit circle in 2D).
+  std::vector<std::array<double, 3>> unit_directions() const {
+    const int nt = dims_ == 3 ? 128 : 1, np = 256;
+    std::vector<std::array<double, 3>> dirs;
+    for (int it = 0; it < nt; ++it) {
+      double theta = dims_ == 3 ? kPi * (it + 0.5) / nt : kPi / 2;
+      for (int ip = 0; ip < np; ++ip) {
+        double ph = 2 * kPi * ip / np;
+        dirs.push_back({std::sin(theta) * std::cos(ph), std::sin(theta) * std::sin(ph), std::cos(theta)});
+      }
+    }
+    return dirs;
+  }
+
+  // image() at d + R diag(a,b,c) * scale * dir.
+  double image_at_local(const Ellipsoid& e, double scale, const std::array<double, 3>& dir) const {
+    double lu = scale * e.a * dir[0], lv = scale * e.b * dir[1], lw = scale * e.c * dir[2];
     double c = e.cphi, s = e.sphi;
     return image(e.dx + c * lu - s * lv, e.dy + s * lu + c * lv, e.dz + lw);
   }
@@ -156,7 +166,8 @@ class EllipsoidPhantom : public Phantom {
   std::string name_;
   int dims_;
   std::vector<Ellipsoid> shapes_;
-  double peak_ = 0;
+  mutable std::once_flag peak_once_;
+  mutable double peak_ = 0;
 };
 
 }  // namespace
