@@ -45,10 +45,11 @@ void AtomicOutput::commit() {
 void make_output_dir(const std::string& dir) {
   if (dir.empty()) return;
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw InputError(dir, "output directory", dir, "cannot create: " + ec.message());
-  if (!fs::is_directory(dir, ec))
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw InputError(dir, "output directory", dir, "exists and is not a directory");
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir, ec))
+    throw InputError(dir, "output directory", dir, "cannot create: " + (ec ? ec.message() : "unknown reason"));
 }
 
 void make_parent_dir(const std::string& path) {

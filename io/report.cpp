@@ -1,0 +1,23 @@
+#include "io/report.hpp"
+
+#include <fstream>
+
+#include "io/atomic_file.hpp"
+#include "recon/error.hpp"
+
+namespace fhd {
+
+void write_json(const std::string& path, const nlohmann::json& j) {
+  // Serialize first: invalid UTF-8 throws here, before any file exists.
+  const std::string text = j.dump(2) + "\n";
+  AtomicOutput out(path);
+  {
+    std::ofstream f(out.tmp(), std::ios::binary);
+    f << text;
+    f.close();
+    if (!f) throw InputError(path, "file", path, "cannot write the report");
+  }
+  out.commit();
+}
+
+}  // namespace fhd
