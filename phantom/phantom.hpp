@@ -35,6 +35,8 @@ const std::vector<std::string>& phantom_names();
 std::vector<float> voxel_image(const Phantom& p, int nx, int ny, int nz);
 
 // D_m = S(k_m) * nx*ny*nz (CONVENTIONS.md "Data scaling"), in float64 then rounded.
+// Throws std::invalid_argument for a 2D phantom with nz != 1 and a 3D phantom
+// with nz == 1 (its kz = 0 data would be a projection, not the slice I0 holds).
 std::vector<std::complex<float>> synthesize(const Phantom& p, const Trajectory& t, int nx, int ny,
                                             int nz);
 
