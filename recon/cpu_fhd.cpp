@@ -27,6 +27,12 @@ inline float reduce_phase(float t) {
   return t - ((t + magic) - magic);
 }
 
+// The same for double (1.5 * 2^52): std::rint is a libm call on plain x86-64.
+inline double reduce_phase(double t) {
+  const double magic = 6755399441055744.0;
+  return t - ((t + magic) - magic);
+}
+
 // Trig mode policy: the real type of phases and sums, and sin/cos of 2 pi t.
 template <TrigMode T>
 struct Trig;
@@ -35,7 +41,7 @@ template <>
 struct Trig<TrigMode::Double> {
   using real = double;
   static void sincos2pi(double t, double& s, double& c) {
-    const double a = kTwoPi * (t - std::rint(t));
+    const double a = kTwoPi * reduce_phase(t);
     s = std::sin(a);
     c = std::cos(a);
   }

@@ -27,7 +27,10 @@ inline float fast_sin2pi_quarter(float u) {
 // cos(2 pi t) = sin(2 pi (1/4 - |t|)) with 1/4 - |t| in [-1/4, 1/4].
 inline void fast_sincos2pi(float t, float& s, float& c) {
   const float at = std::fabs(t);
-  s = fast_sin2pi_quarter(std::copysign(std::fmin(at, 0.5f - at), t));
+  // min(at, 1/2 - at) written with fabs only: std::fmin is a libm call and a
+  // compare becomes a branch without -ffast-math; either keeps the loop scalar.
+  const float folded = 0.25f - std::fabs(at - 0.25f);
+  s = fast_sin2pi_quarter(std::copysign(folded, t));
   c = fast_sin2pi_quarter(0.25f - at);
 }
 
