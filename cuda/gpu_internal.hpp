@@ -83,7 +83,17 @@ std::unique_ptr<NormalOperator> make_normal_operator(const std::vector<cfloat>& 
 void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims, cudaStream_t s);
 
 // ---- gridding.cu
-enum class ScatterMethod { Auto, Atomic, Privatized };
+// Atomic: global atomics only. Privatized: every tile through shared memory
+// (where the tile fits, else atomics). Hybrid: tiles with many samples
+// privately, the others with global atomics. Auto: the measured fastest (Atomic).
+enum class ScatterMethod { Auto, Atomic, Privatized, Hybrid };
+// The device part alone: adds the samples `values` (device) onto `grid`
+// (device, over.voxels(), zeroed by the caller). The atomic method is
+// asynchronous; the privatized one reads its launch size back and waits for
+// its kernels before freeing its bins.
+void grid_scatter_device(const DeviceTrajectory& traj, const float2* values, const ImageGrid& image,
+                         const ImageGrid& over, const GridKernel& kernel, ScatterMethod method, float2* grid,
+                         cudaStream_t s);
 std::vector<cfloat> grid_scatter(const DeviceTrajectory& traj, const std::vector<cfloat>& weighted_data,
                                  const ImageGrid& image, const ImageGrid& over, const GridKernel& kernel,
                                  ScatterMethod method, cudaStream_t s);

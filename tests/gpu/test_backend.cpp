@@ -1,0 +1,334 @@
+// The GPU backend against the CPU backend and the float64 direct sums.
+// Tolerances are relative L2 errors ||gpu - ref|| / ||ref||, stated per check:
+// float32 kernels land near 1e-6..1e-5 against float64; the bounds leave
+// a 10x margin over what float rounding of these sizes gives.
+#include <cstring>
+#include <stdexcept>
+
+#include "catch.hpp"
+#include "cuda/fhd_kernels.hpp"
+#include "cuda/gpu_backend.hpp"
+#include "cuda/gpu_internal.hpp"
+#include "recon/cg.hpp"
+#include "recon/direct_sum.hpp"
+#include "recon/gridding.hpp"
+#include "recon/gridding_cpu.hpp"
+#include "test_backend_util.hpp"
+
+using namespace fhd;
+using namespace fhd::gpu_test;
+
+namespace {
+
+const ImageGrid kGrids[] = {{12, 10, 8}, {16, 14, 1}, {7, 5, 3}};
+
+// A GPU backend and a CPU backend that share one trajectory.
+struct Pair {
+  std::unique_ptr<Backend> gpu = make_gpu_backend();
+  std::unique_ptr<Backend> cpu = make_cpu_backend();
+  void set(const Trajectory& t) {
+    gpu->set_trajectory(t);
+    cpu->set_trajectory(t);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("gpu_usable names the device or says why none is usable", "[gpu][backend]") {
+  std::string why;
+  const bool ok = gpu_usable(&why);
+  INFO(why);
+  CHECK(!why.empty());
+  if (!ok) {
+    bool threw = false;
+    try {
+      make_gpu_backend();
+    } catch (const DeviceError&) {
+      threw = true;
+    }
+    CHECK(threw);
+    FHD_SKIP("no GPU: " + why);
+  }
+  CHECK(why.find("(device 0, sm_") != std::string::npos);
+  CHECK(why.find(" GiB free)") != std::string::npos);
+  auto be = make_gpu_backend();
+  CHECK(be->is_gpu());
+  CHECK(be->name().rfind("gpu 0: ", 0) == 0);
+  CHECK(gpu_usable(nullptr));  // a null `why` is allowed
+}
+
+TEST_CASE("gpu mu equals conj(phi) * D", "[gpu][backend]") {
+  FHD_NEED_GPU();
+  auto be = make_gpu_backend();
+  const std::size_t m = 100003;  // not a multiple of any block size
+  const auto d = random_complex(m, 1), phi = random_complex(m, 2);
+  const auto mu = be->mu(phi, d);
+  std::vector<cdouble> ref(m);
+  for (std::size_t i = 0; i < m; ++i) ref[i] = std::conj(cdouble(phi[i])) * cdouble(d[i]);
+  CHECK(rel_l2(mu, ref) < 1e-6);
+  CHECK(be->mu({}, d) == d);  // Phi = 1: Mu is D itself
+}
+
+TEST_CASE("gpu fhd and q match the float64 sums and the CPU backend", "[gpu][backend]") {
+  FHD_NEED_GPU();
+  Pair p;
+  for (const ImageGrid& g : kGrids) {
+    const Trajectory t = random_trajectory(3 * g.voxels() + 17, g, 3);
+    p.set(t);
+    const auto mu = random_complex(t.size(), 4);
+    const auto w = random_weights(t.size(), 5);
+    const auto fhd_ref = fhd_reference(t, mu, g);
+    const auto q_ref = q_reference(t, w, g);
+    const auto q1_ref = q_reference(t, {}, g);
+    for (TrigMode trig : {TrigMode::Double, TrigMode::Single, TrigMode::Sfu}) {
+      INFO(grid_name(g) << " trig " << to_string(trig) << " kernel " << gpu::default_kernel(trig));
+      FhdOptions opt;
+      opt.trig = trig;
+      // sfu: hardware sine/cosine after range reduction, about 1e-5 expected.
+      const double tol = trig == TrigMode::Sfu ? 1e-4 : 1e-5;
+      const auto fhd_gpu = p.gpu->fhd(mu, g, opt);
+      const auto q_gpu = p.gpu->q(w, g, opt);
+      CHECK(rel_l2(fhd_gpu, fhd_ref) < tol);
+      CHECK(rel_l2(q_gpu, q_ref) < tol);
+      CHECK(rel_l2(p.gpu->q({}, g, opt), q1_ref) < tol);
+      CHECK(rel_l2(fhd_gpu, p.cpu->fhd(mu, g, opt)) < 2 * tol);
+      CHECK(rel_l2(q_gpu, p.cpu->q(w, g, opt)) < 2 * tol);
+    }
+  }
+}
+
+TEST_CASE("gpu fhd runs every kernel of the table to the same result", "[gpu][backend]") {
+  FHD_NEED_GPU();
+  auto be = make_gpu_backend();
+  const ImageGrid g{9, 8, 6};
+  const Trajectory t = random_trajectory(5000, g, 6);
+  be->set_trajectory(t);
+  const auto mu = random_complex(t.size(), 7);
+  const auto ref = fhd_reference(t, mu, g);
+  for (const auto& v : gpu::kernel_table()) {
+    FhdOptions opt;
+    opt.trig = TrigMode::Single;
+    opt.kernel = v.name;
+    INFO("kernel " << v.name);
+    // The TF32 separable variant rounds its operands to 10 mantissa bits.
+    CHECK(rel_l2(be->fhd(mu, g, opt), ref) < (v.name.find("tf32") != std::string::npos ? 2e-3 : 1e-4));
+  }
+}
+
+TEST_CASE("gpu Toeplitz normal operator equals the CPU one", "[gpu][backend]") {
+  FHD_NEED_GPU();
+  Pair p;
+  for (const ImageGrid& g : kGrids) {
+    const Trajectory t = random_trajectory(4 * g.voxels(), g, 8);
+    const auto q64 = q_reference(t, random_weights(t.size(), 9), g);
+    const std::vector<cfloat> q(q64.begin(), q64.end());
+    const auto x = random_complex(g.voxels(), 10);
+    for (double lambda : {0.0, 0.1 * double(t.size())}) {
+      INFO(grid_name(g) << " lambda " << lambda);
+      auto og = p.gpu->normal(q, g, lambda);
+      auto oc = p.cpu->normal(q, g, lambda);
+      auto xg = p.gpu->upload(x), yg = p.gpu->zeros(g.voxels());
+      auto xc = p.cpu->upload(x), yc = p.cpu->zeros(g.voxels());
+      og->apply(*xg, *yg);
+      oc->apply(*xc, *yc);
+      const auto y = p.gpu->download(*yg);
+      // cuFFT and FFTW in float: both near 1e-6 of the exact result.
+      CHECK(rel_l2(y, p.cpu->download(*yc)) < 1e-5);
+      og->apply(*xg, *xg);  // in place: the stencil must read the old x
+      CHECK(rel_l2(p.gpu->download(*xg), y) < 1e-6);
+    }
+  }
+}
+
+TEST_CASE("gpu vector operations match double arithmetic", "[gpu][backend]") {
+  FHD_NEED_GPU();
+  auto be = make_gpu_backend();
+  const std::size_t n = 300007;
+  const auto x = random_complex(n, 11), y = random_complex(n, 12);
+  const cdouble a(0.75, -1.25);
+  auto gx = be->upload(x), gy = be->upload(y);
+  CHECK(be->download(*gx) == x);
+  cdouble ref_dot = 0;
+  for (std::size_t i = 0; i < n; ++i) ref_dot += std::conj(cdouble(x[i])) * cdouble(y[i]);
+  const cdouble d = be->dot(*gx, *gy);
+  CHECK(std::abs(d - ref_dot) < 1e-9 * std::sqrt(double(n)) * std::abs(ref_dot) + 1e-9);
+  CHECK(be->dot(*gx, *gy) == d);  // fixed reduction order: same bits every time
+  be->axpy(a, *gx, *gy);
+  std::vector<cdouble> ref(n);
+  for (std::size_t i = 0; i < n; ++i) ref[i] = a * cdouble(x[i]) + cdouble(y[i]);
+  CHECK(rel_l2(be->download(*gy), ref) < 1e-7);
+  be->xpay(*gx, a, *gy);  // y = x + a (a x + y)
+  for (std::size_t i = 0; i < n; ++i) ref[i] = cdouble(x[i]) + a * cdouble(cfloat(ref[i]));
+  CHECK(rel_l2(be->download(*gy), ref) < 1e-7);
+  auto z = be->zeros(n);
+  CHECK(be->dot(*z, *z) == cdouble(0.0));
+  be->copy(*gx, *z);
+  CHECK(be->download(*z) == x);
+  auto cpu = make_cpu_backend();
+  auto foreign = cpu->upload(x);
+  bool threw = false;
+  try {
+    be->dot(*foreign, *gx);
+  } catch (const std::invalid_argument&) {
+    threw = true;
+  }
+  CHECK(threw);
+}
+
+TEST_CASE("gpu CG gives the CPU backend's solution", "[gpu][backend]") {
+  FHD_NEED_GPU();
+  Pair p;
+  for (const ImageGrid& g : {ImageGrid{10, 9, 8}, ImageGrid{20, 18, 1}}) {
+    const Trajectory t = random_trajectory(4 * g.voxels(), g, 13);
+    p.set(t);
+    const auto mu = random_complex(t.size(), 14);
+    const FhdOptions opt;
+    const auto rhs = p.cpu->fhd(mu, g, opt);  // one right-hand side and Q for both:
+    const auto q = p.cpu->q({}, g, opt);      // this test is about CG and the operator
+    const double lambda = 0.05 * double(t.size());
+    CgOptions cg;
+    cg.iters = 12;
+    std::vector<std::vector<cfloat>> x;
+    std::vector<CgResult> res;
+    for (Backend* be : {p.gpu.get(), p.cpu.get()}) {
+      auto op = be->normal(q, g, lambda);
+      auto b = be->upload(rhs);
+      auto xv = be->zeros(g.voxels());
+      res.push_back(conjugate_gradient(*be, *op, *b, *xv, cg));
+      x.push_back(be->download(*xv));
+    }
+    INFO(grid_name(g) << ": residual gpu " << res[0].residuals.back() << " cpu " << res[1].residuals.back());
+    CHECK(res[0].iters == res[1].iters);
+    // 12 iterations of float CG from float operators: the iterates drift apart
+    // by rounding only, well under 1e-4.
+    CHECK(rel_l2(x[0], x[1]) < 1e-4);
+    CHECK(res[0].residuals.back() < 0.5 * res[0].residuals.front());
+  }
+}
+
+TEST_CASE("gpu centered_idft equals the CPU one", "[gpu][backend]") {
+  FHD_NEED_GPU();
+  Pair p;
+  for (const ImageGrid& g : {ImageGrid{16, 12, 1}, ImageGrid{9, 8, 7}, ImageGrid{32, 32, 32}}) {
+    INFO(grid_name(g));
+    const auto in = random_complex(g.voxels(), 15);
+    auto a = in, b = in;
+    p.gpu->centered_idft(a, g);
+    p.cpu->centered_idft(b, g);
+    CHECK(rel_l2(a, b) < 1e-5);
+    if (g.voxels() < 1000) {  // and the definition itself, in double, on the small one
+      std::vector<cdouble> ref(g.voxels());
+      const double pi = 3.14159265358979323846;
+      for (int jz = 0; jz < g.nz; ++jz)
+        for (int jy = 0; jy < g.ny; ++jy)
+          for (int jx = 0; jx < g.nx; ++jx) {
+            cdouble s = 0;
+            for (int kz = 0; kz < g.nz; ++kz)
+              for (int ky = 0; ky < g.ny; ++ky)
+                for (int kx = 0; kx < g.nx; ++kx) {
+                  const double ph = 2 * pi *
+                                    (double(kx - g.nx / 2) * (jx - g.nx / 2) / g.nx +
+                                     double(ky - g.ny / 2) * (jy - g.ny / 2) / g.ny +
+                                     double(kz - g.nz / 2) * (jz - g.nz / 2) / g.nz);
+                  s += cdouble(in[kx + g.nx * (ky + std::size_t(g.ny) * kz)]) * std::polar(1.0, ph);
+                }
+            ref[jx + g.nx * (jy + std::size_t(g.ny) * jz)] = s;
+          }
+      CHECK(rel_l2(a, ref) < 1e-5);
+    }
+  }
+}
+
+TEST_CASE("gpu grid_scatter equals cpu_grid_scatter, every method", "[gpu][backend]") {
+  FHD_NEED_GPU();
+  auto be = make_gpu_backend();
+  cudaStream_t s = nullptr;  // the legacy default stream, for the direct calls below
+  for (const ImageGrid& image : {ImageGrid{24, 20, 16}, ImageGrid{40, 36, 1}}) {
+    Trajectory t = random_trajectory(20000, image, 16);
+    // A cluster at the centre (more samples in one tile than one block takes)
+    // and samples on the band's edge (periodic wrap).
+    for (std::size_t i = 0; i < 3000; ++i) {
+      t.kx[i] *= 0.02f;
+      t.ky[i] *= 0.02f;
+      t.kz[i] *= 0.02f;
+    }
+    t.kx[3000] = -0.5f * image.nx;
+    t.ky[3001] = -0.5f * image.ny;
+    be->set_trajectory(t);
+    const auto v = random_complex(t.size(), 17);
+    gpu::DeviceTrajectory dt;
+    dt.m = t.size();
+    dt.kx.allocate(dt.m, "test");
+    dt.ky.allocate(dt.m, "test");
+    dt.kz.allocate(dt.m, "test");
+    gpu::upload(t.kx.data(), dt.m, dt.kx.get(), s);
+    gpu::upload(t.ky.data(), dt.m, dt.ky.get(), s);
+    gpu::upload(t.kz.data(), dt.m, dt.kz.get(), s);
+    for (auto type : {GridKernel::Type::KaiserBessel, GridKernel::Type::Trilinear}) {
+      GridKernel k;
+      k.type = type;
+      const ImageGrid over = oversampled_grid(image, k.oversampling);
+      INFO(grid_name(image) << (type == GridKernel::Type::Trilinear ? " trilinear" : " kaiser-bessel"));
+      const auto ref = cpu_grid_scatter(t, v, image, over, k);
+      // Same taps and weights; only the order of the float sums differs.
+      CHECK(rel_l2(be->grid_scatter(v, image, over, k), ref) < 1e-6);
+      for (auto method : {gpu::ScatterMethod::Atomic, gpu::ScatterMethod::Privatized, gpu::ScatterMethod::Hybrid}) {
+        INFO("method " << int(method));
+        CHECK(rel_l2(gpu::grid_scatter(dt, v, image, over, k, method, s), ref) < 1e-6);
+      }
+    }
+  }
+}
+
+TEST_CASE("gpu out-of-memory requests raise DeviceError and leave the backend usable", "[gpu][backend]") {
+  FHD_NEED_GPU();
+  auto be = make_gpu_backend();
+  std::string msg;
+  try {
+    be->zeros(std::size_t(1) << 40);  // 8 TiB of complex floats
+  } catch (const DeviceError& e) {
+    msg = e.what();
+  }
+  INFO(msg);
+  CHECK(msg.find("out of GPU memory: need 8192.00 GiB for a vector of") == 0);
+  CHECK(msg.find(" GiB free") != std::string::npos);
+  // The toeplitz operator of a 2048^3 image needs two 4096^3 buffers (1 TiB):
+  // refused by the estimate, before any allocation. (Q's size is checked
+  // first, so this uses the direct request below instead of a 512 GiB host Q.)
+  msg.clear();
+  try {
+    gpu::require_free(2.0 * 4096.0 * 4096.0 * 4096.0 * 8.0, "the Toeplitz normal operator on 4096x4096x4096");
+  } catch (const DeviceError& e) {
+    msg = e.what();
+  }
+  CHECK(msg.find("out of GPU memory: need 1024.00 GiB for the Toeplitz normal operator") == 0);
+  auto v = be->upload(random_complex(1000, 18));
+  CHECK(std::real(be->dot(*v, *v)) > 0.0);
+}
+
+TEST_CASE("gpu backend refuses misuse with clear errors", "[gpu][backend]") {
+  FHD_NEED_GPU();
+  auto be = make_gpu_backend();
+  bool threw = false;
+  try {
+    be->fhd(random_complex(10, 19), ImageGrid{4, 4, 1}, FhdOptions{});
+  } catch (const std::logic_error&) {
+    threw = true;  // before set_trajectory
+  }
+  CHECK(threw);
+  be->set_trajectory(random_trajectory(10, ImageGrid{4, 4, 1}, 20));
+  threw = false;
+  try {
+    be->fhd(random_complex(11, 19), ImageGrid{4, 4, 1}, FhdOptions{});
+  } catch (const InputError& e) {
+    threw = std::string(e.what()).find("mu size") != std::string::npos;
+  }
+  CHECK(threw);
+  threw = false;
+  try {
+    make_gpu_backend(4096);
+  } catch (const DeviceError& e) {
+    threw = std::string(e.what()).find("no CUDA device 4096") != std::string::npos;
+  }
+  CHECK(threw);
+}
