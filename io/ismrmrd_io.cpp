@@ -1,0 +1,239 @@
+#include "io/ismrmrd_io.hpp"
+
+#include "recon/error.hpp"
+
+#if defined(FHD_HAVE_ISMRMRD)
+#include <ismrmrd/dataset.h>
+#include <ismrmrd/ismrmrd.h>
+#include <ismrmrd/xml.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "io/atomic_file.hpp"
+#include "io/h5util.hpp"
+#include "io/validate.hpp"
+
+namespace fhd {
+namespace {
+
+constexpr const char* kUnitsParam = "fhdrecon_traj_units";
+constexpr const char* kProvenancePrefix = "provenance.";
+
+// ISMRMRD's default handler prints every error to stderr; its C++ layer also
+// throws with the same text, which we turn into one InputError line.
+void quiet_ismrmrd() {
+  static const bool once = (ISMRMRD::ismrmrd_set_error_handler([](const char*, int, const char*, int, const char*) {}), true);
+  (void)once;
+}
+
+// Checks the HDF5 layout before ISMRMRD touches it, so each problem gets its own line.
+void check_layout(const std::string& path) {
+  h5::QuietErrors quiet;
+  h5::Handle f = h5::open_read(path);
+  for (const char* name : {"dataset", "dataset/xml", "dataset/data"})
+    if (!h5::exists(f.get(), name))
+      throw InputError(path, std::string("/") + name, "(missing)", "not an ISMRMRD file (required dataset missing)");
+}
+
+ISMRMRD::IsmrmrdHeader read_header(ISMRMRD::Dataset& d, const std::string& path) {
+  std::string xml;
+  d.readHeader(xml);
+  ISMRMRD::IsmrmrdHeader h;
+  try {
+    ISMRMRD::deserialize(xml.c_str(), h);
+  } catch (const std::exception& e) {
+    throw InputError(path, "/dataset/xml", "(header)", std::string("invalid ISMRMRD header: ") + e.what());
+  }
+  if (h.encoding.empty()) throw InputError(path, "/dataset/xml encoding", "(none)", "no encoding section");
+  return h;
+}
+
+std::string user_string(const ISMRMRD::IsmrmrdHeader& h, const std::string& name) {
+  if (!h.userParameters) return "";
+  for (const auto& p : h.userParameters->userParameterString)
+    if (p.name == name) return p.value;
+  return "";
+}
+
+bool wants_normalized(const ISMRMRD::IsmrmrdHeader& h, const std::string& path, bool caller) {
+  const std::string units = user_string(h, kUnitsParam);
+  if (units.empty()) return caller;
+  if (units == "cycles/FOV") return false;
+  if (units == "normalized") return true;
+  throw InputError(path, std::string("/dataset/xml userParameterString ") + kUnitsParam, units,
+                   "expected \"cycles/FOV\" or \"normalized\"");
+}
+
+// Appends one acquisition's samples to every coil's scan.
+void take_acquisition(ISMRMRD::Acquisition& acq, std::uint32_t index, const std::string& path,
+                      std::vector<Scan>& coils, const double scale[3]) {
+  const std::string field = "/dataset/data[" + std::to_string(index) + "]";
+  const int dims = acq.trajectory_dimensions();
+  if (dims != 2 && dims != 3)
+    throw InputError(path, field + ".trajectory_dimensions", std::to_string(dims), "expected 2 or 3 (non-Cartesian)");
+  if (coils.empty()) coils.resize(acq.active_channels());
+  if (acq.active_channels() != coils.size() || coils.empty())
+    throw InputError(path, field + ".active_channels", std::to_string(acq.active_channels()),
+                     "must be > 0 and the same in every acquisition (first had " + std::to_string(coils.size()) + ")");
+  const int n = acq.number_of_samples(), lo = acq.discard_pre(), hi = n - acq.discard_post();
+  if (lo >= hi) throw InputError(path, field + ".discard_pre/post", std::to_string(lo) + "/" + std::to_string(n - hi),
+                                 "leave no samples of " + std::to_string(n));
+  for (int s = lo; s < hi; ++s)
+    for (std::size_t c = 0; c < coils.size(); ++c) {
+      Trajectory& t = coils[c].traj;
+      t.kx.push_back(float(acq.traj(0, s) * scale[0]));
+      t.ky.push_back(float(acq.traj(1, s) * scale[1]));
+      t.kz.push_back(dims == 3 ? float(acq.traj(2, s) * scale[2]) : 0.0f);
+      coils[c].data.push_back(acq.data(s, c));
+    }
+}
+
+ISMRMRD::TrajectoryType trajectory_type(const Scan& s) {
+  auto it = s.provenance.find("trajectory");
+  const std::string kind = it == s.provenance.end() ? "" : it->second;
+  if (kind.find("spiral") != std::string::npos) return ISMRMRD::TrajectoryType::SPIRAL;
+  if (kind.find("radial") != std::string::npos || kind.find("stars") != std::string::npos)
+    return ISMRMRD::TrajectoryType::RADIAL;
+  return ISMRMRD::TrajectoryType::OTHER;
+}
+
+std::string header_xml(const Scan& s, std::size_t acquisitions, const FovMm& fov) {
+  ISMRMRD::IsmrmrdHeader h;
+  h.experimentalConditions.H1resonanceFrequency_Hz = 63870000;  // required field; 1.5 T, not used by us
+  ISMRMRD::Encoding e;
+  const ImageGrid& g = s.grid;
+  e.encodedSpace.matrixSize = ISMRMRD::MatrixSize(g.nx, g.ny, g.nz);
+  // A 2D grid's slice thickness: the in-plane voxel size (as the NIfTI writer).
+  e.encodedSpace.fieldOfView_mm = {float(fov[0]), float(fov[1]), float(g.is3d() ? fov[2] : fov[0] / g.nx)};
+  e.reconSpace = e.encodedSpace;
+  e.encodingLimits.kspace_encoding_step_1 = ISMRMRD::Limit(0, std::uint16_t(acquisitions - 1), 0);
+  e.trajectory = trajectory_type(s);
+  h.encoding.push_back(e);
+  ISMRMRD::UserParameters u;
+  u.userParameterString.push_back({kUnitsParam, "cycles/FOV"});
+  for (const auto& [key, value] : s.provenance) u.userParameterString.push_back({kProvenancePrefix + key, value});
+  h.userParameters = u;
+  std::ostringstream xml;
+  ISMRMRD::serialize(h, xml);
+  return xml.str();
+}
+
+void check_coils(const std::string& path, const std::vector<Scan>& coils, int readout) {
+  if (coils.empty()) throw InputError(path, "coils", "0", "nothing to write");
+  const std::size_t m = coils[0].traj.size();
+  for (std::size_t c = 0; c < coils.size(); ++c)
+    if (coils[c].data.size() != m)
+      throw InputError(path, "coil " + std::to_string(c) + " data length", std::to_string(coils[c].data.size()),
+                       "must equal the trajectory's " + std::to_string(m) + " samples");
+  const std::size_t r = readout > 0 ? std::size_t(readout) : m;
+  if (r == 0 || r > 65535 || m % r != 0)
+    throw InputError(path, "readout", std::to_string(r),
+                     "must be 1..65535 (number_of_samples is 16-bit) and divide " + std::to_string(m) + " samples");
+  if (m / r > 65536)
+    throw InputError(path, "readout", std::to_string(r), "too many acquisitions for kspace_encode_step_1 (16-bit)");
+  if (coils.size() > 1024) throw InputError(path, "coils", std::to_string(coils.size()), "ISMRMRD allows 1024 channels");
+}
+
+void write_acquisitions(ISMRMRD::Dataset& d, const std::vector<Scan>& coils, std::size_t r) {
+  const Scan& first = coils[0];
+  const std::size_t count = first.traj.size() / r;
+  const std::uint16_t tdims = first.grid.is3d() ? 3 : 2;
+  for (std::size_t a = 0; a < count; ++a) {
+    ISMRMRD::Acquisition acq(std::uint16_t(r), std::uint16_t(coils.size()), tdims);
+    acq.scan_counter() = std::uint32_t(a);
+    acq.idx().kspace_encode_step_1 = std::uint16_t(a);
+    acq.available_channels() = std::uint16_t(coils.size());
+    for (std::size_t c = 0; c < coils.size(); ++c) acq.setChannelActive(std::uint16_t(c));
+    if (a == 0) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_FIRST_IN_SLICE);
+    if (a + 1 == count) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_SLICE);
+    for (std::size_t s = 0; s < r; ++s) {
+      const std::size_t m = a * r + s;
+      acq.traj(0, std::uint16_t(s)) = first.traj.kx[m];
+      acq.traj(1, std::uint16_t(s)) = first.traj.ky[m];
+      if (tdims == 3) acq.traj(2, std::uint16_t(s)) = first.traj.kz[m];
+      for (std::size_t c = 0; c < coils.size(); ++c) acq.data(std::uint16_t(s), std::uint16_t(c)) = coils[c].data[m];
+    }
+    d.appendAcquisition(acq);
+  }
+}
+
+}  // namespace
+
+std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj) {
+  quiet_ismrmrd();
+  check_layout(path);
+  h5::QuietErrors quiet;
+  std::vector<Scan> coils;
+  ImageGrid grid;
+  ISMRMRD::IsmrmrdHeader h;
+  try {
+    ISMRMRD::Dataset d(path.c_str(), "dataset", false);
+    h = read_header(d, path);
+    const auto& enc = h.encoding[0].encodedSpace.matrixSize;
+    grid = {int(enc.x), int(enc.y), int(enc.z)};
+    validate_grid(grid, path, "/dataset/xml encoding[0].encodedSpace.matrixSize");
+    const bool norm = wants_normalized(h, path, normalized_traj);
+    const double scale[3] = {norm ? grid.nx : 1.0, norm ? grid.ny : 1.0, norm ? grid.nz : 1.0};
+    const std::uint32_t n = d.getNumberOfAcquisitions();
+    ISMRMRD::Acquisition acq;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      d.readAcquisition(i, acq);
+      if (acq.isFlagSet(ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT)) continue;
+      take_acquisition(acq, i, path, coils, scale);
+    }
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    for (char& ch : why)
+      if (ch == '\n') ch = ' ';
+    throw InputError(path, "/dataset", "(unreadable)", "ISMRMRD cannot read it: " + why);
+  }
+  if (coils.empty()) throw InputError(path, "/dataset/data", "0 acquisitions", "no (non-noise) readouts");
+  for (std::size_t c = 0; c < coils.size(); ++c) {
+    Scan& s = coils[c];
+    s.grid = grid;
+    validate_scan(s, path, {"/dataset/data sample", "/dataset/data sample (channel " + std::to_string(c) + ")", "phi",
+                            "dcf", "matrix"});
+    s.provenance = {{"source", "ismrmrd"}, {"coil", std::to_string(c)}, {"coils", std::to_string(coils.size())}};
+    if (h.userParameters)
+      for (const auto& p : h.userParameters->userParameterString)
+        if (p.name.rfind(kProvenancePrefix, 0) == 0) s.provenance[p.name.substr(std::string(kProvenancePrefix).size())] = p.value;
+  }
+  return coils;
+}
+
+void write_ismrmrd(const std::string& path, const std::vector<Scan>& coils, int readout, const FovMm& fov_mm) {
+  quiet_ismrmrd();
+  check_coils(path, coils, readout);
+  validate_scan(coils[0], path);
+  const std::size_t r = readout > 0 ? std::size_t(readout) : coils[0].traj.size();
+  h5::QuietErrors quiet;
+  AtomicOutput out(path);
+  try {
+    ISMRMRD::Dataset d(out.tmp().c_str(), "dataset", true);
+    d.writeHeader(header_xml(coils[0], coils[0].traj.size() / r, fov_mm));
+    write_acquisitions(d, coils, r);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw InputError(path, "/dataset", "(write)", std::string("ISMRMRD write failed: ") + e.what());
+  }  // Dataset closed before the rename
+  out.commit();
+}
+
+}  // namespace fhd
+
+#else  // no ISMRMRD
+
+namespace fhd {
+std::vector<Scan> read_ismrmrd(const std::string& path, bool) {
+  throw InputError(path, "format", "ismrmrd", "this build has no ISMRMRD support (libismrmrd not found)");
+}
+void write_ismrmrd(const std::string& path, const std::vector<Scan>&, int, const FovMm&) {
+  throw InputError(path, "format", "ismrmrd", "this build has no ISMRMRD support (libismrmrd not found)");
+}
+}  // namespace fhd
+
+#endif

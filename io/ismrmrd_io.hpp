@@ -1,0 +1,34 @@
+#pragma once
+// ISMRMRD raw data (docs/formats.md). Only built with FHD_HAVE_ISMRMRD; without
+// it both functions throw InputError saying so.
+//   /dataset/xml   header: matrix and FOV from encoding[0].encodedSpace
+//   /dataset/data  one readout (spoke, interleave) per acquisition, traj per
+//                  acquisition with trajectory_dimensions 2 (kz = 0) or 3
+// Units: trajectory in cycles/FOV (the encoded FOV), as BART and fhdrecon use.
+// Gadgetron-style trajectories normalized to [-0.5, 0.5] are accepted when the
+// header says so (userParameterString fhdrecon_traj_units = "normalized") or the
+// caller asks; they are multiplied by the matrix size per axis.
+// Scaling: none. ISMRMRD stores raw samples with no transform convention; they
+// are taken as fhdrecon's non-unitary D_m unchanged.
+#include <string>
+#include <vector>
+
+#include "io/units.hpp"
+#include "recon/types.hpp"
+
+namespace fhd {
+
+// One Scan per receive channel (same trajectory), in acquisition order,
+// samples [discard_pre, number_of_samples - discard_post) of each readout.
+// Noise-measurement acquisitions are skipped. Coil combination (root sum of
+// squares) is the app's job. Validated like a scan file.
+std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj = false);
+
+// Writes coils (sharing coils[0]'s trajectory) as acquisitions of `readout`
+// samples (0 = all samples in one acquisition); readout must fit number_of_samples
+// (16-bit, <= 65535) and divide the sample count. Scan provenance goes to
+// userParameterString "provenance.<key>" and comes back on reading.
+void write_ismrmrd(const std::string& path, const std::vector<Scan>& coils, int readout,
+                   const FovMm& fov_mm = kDefaultFov);
+
+}  // namespace fhd
