@@ -1,0 +1,34 @@
+#pragma once
+// A cache of Q on disk. Q depends only on the trajectory, the weights
+// |Phi|^2, the image grid and the trig mode (CONVENTIONS.md), and is the
+// costliest stage of a reconstruction (8x the voxels of FhD), so a second run
+// over the same trajectory loads it instead. Backend-neutral, host only.
+//
+// One file per key: <dir>/<key>.q, written to a temporary name and renamed,
+// so a reader never sees half a file. A file that is corrupt, truncated or
+// made for another key is ignored with a warning, never trusted.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "recon/types.hpp"
+
+namespace fhd {
+
+// "q1-<nx>x<ny>x<nz>-<trig>-<m>-<32 hex digits>": a 128-bit hash of every k
+// value, every weight (w empty = Phi 1, hashed as such), the grid and the trig
+// mode. Any change of any input changes the key.
+std::string q_key(const Trajectory& traj, const std::vector<float>& w, const ImageGrid& grid, TrigMode trig);
+
+// $XDG_CACHE_HOME/fhdrecon/q, else $HOME/.cache/fhdrecon/q, else "" (no cache).
+std::string default_q_cache_dir();
+
+// Q for `key` (on grid.doubled() of the key's grid), or nullopt when there is
+// no usable file: missing (silent), or unreadable/corrupt/mismatched (warning).
+std::optional<std::vector<cfloat>> load_q(const std::string& dir, const std::string& key);
+
+// Stores Q under `key`, creating `dir`. Returns false (with a warning) when it
+// cannot be written: the cache is an optimization, a failure never stops a run.
+bool store_q(const std::string& dir, const std::string& key, const std::vector<cfloat>& q);
+
+}  // namespace fhd

@@ -1,0 +1,147 @@
+// The Q cache: round trip, key sensitivity, corrupt and mismatched files.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "catch.hpp"
+#include "recon/qcache.hpp"
+
+using namespace fhd;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh directory under the system's temp dir, removed at scope end.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() / ("fhd-qcache-test-" + std::to_string(rd()));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+Trajectory small_traj() {
+  Trajectory t;
+  t.resize(50);
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    t.kx[i] = 0.1f * float(i) - 2.f;
+    t.ky[i] = 0.05f * float(i);
+    t.kz[i] = -0.03f * float(i);
+  }
+  return t;
+}
+
+std::vector<cfloat> some_q(const ImageGrid& g) {
+  std::vector<cfloat> q(g.doubled().voxels());
+  for (std::size_t i = 0; i < q.size(); ++i) q[i] = cfloat(float(i) * 0.5f, -float(i % 7));
+  return q;
+}
+
+}  // namespace
+
+TEST_CASE("Q cache stores and loads Q bit for bit", "[qcache]") {
+  TempDir dir;
+  const ImageGrid g{6, 5, 4};
+  const std::string key = q_key(small_traj(), {}, g, TrigMode::Single);
+  CHECK(!load_q(dir.path.string(), key).has_value());  // a miss before the store
+  const auto q = some_q(g);
+  REQUIRE(store_q((dir.path / "sub").string(), key, q));  // creates the directory
+  const auto back = load_q((dir.path / "sub").string(), key);
+  REQUIRE(back.has_value());
+  CHECK(*back == q);
+  // No temporary files are left behind.
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir.path / "sub")) {
+    ++files;
+    CHECK(e.path().extension() == ".q");
+  }
+  CHECK(files == 1);
+}
+
+TEST_CASE("Q cache key changes when any input changes", "[qcache]") {
+  const Trajectory t = small_traj();
+  const std::vector<float> w(t.size(), 1.0f);
+  const ImageGrid g{6, 5, 4};
+  const std::string base = q_key(t, {}, g, TrigMode::Single);
+  CHECK(base == q_key(t, {}, g, TrigMode::Single));  // deterministic
+  CHECK(base.rfind("q1-6x5x4-single-50-", 0) == 0);
+  for (int axis = 0; axis < 3; ++axis) {
+    Trajectory t2 = t;
+    std::vector<float>& k = axis == 0 ? t2.kx : axis == 1 ? t2.ky : t2.kz;
+    k[17] = std::nextafter(k[17], 100.f);  // one ulp of one value
+    CHECK(q_key(t2, {}, g, TrigMode::Single) != base);
+  }
+  Trajectory shorter = t;
+  shorter.resize(49);
+  CHECK(q_key(shorter, {}, g, TrigMode::Single) != base);
+  CHECK(q_key(t, w, g, TrigMode::Single) != base);  // explicit unit weights differ from "none"
+  std::vector<float> w2 = w;
+  w2[3] = 0.5f;
+  CHECK(q_key(t, w2, g, TrigMode::Single) != q_key(t, w, g, TrigMode::Single));
+  CHECK(q_key(t, {}, ImageGrid{6, 5, 5}, TrigMode::Single) != base);
+  CHECK(q_key(t, {}, ImageGrid{5, 6, 4}, TrigMode::Single) != base);
+  CHECK(q_key(t, {}, g, TrigMode::Sfu) != base);
+  CHECK(q_key(t, {}, g, TrigMode::Double) != base);
+}
+
+TEST_CASE("Q cache ignores corrupt, truncated and foreign files", "[qcache]") {
+  TempDir dir;
+  const std::string d = dir.path.string();
+  const ImageGrid g{4, 4, 1};
+  const std::string key = q_key(small_traj(), {}, g, TrigMode::Single);
+  const auto q = some_q(g);
+  REQUIRE(store_q(d, key, q));
+  const fs::path file = dir.path / (key + ".q");
+  const auto size = fs::file_size(file);
+
+  SECTION("one flipped byte in Q") {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(std::streamoff(size - 20));
+    char c = 0;
+    f.read(&c, 1);
+    f.seekp(std::streamoff(size - 20));
+    c = char(c ^ 0x10);
+    f.write(&c, 1);
+    f.close();
+    CHECK(!load_q(d, key).has_value());
+  }
+  SECTION("truncated") {
+    fs::resize_file(file, size - 9);
+    CHECK(!load_q(d, key).has_value());
+  }
+  SECTION("trailing bytes") {
+    std::ofstream(file, std::ios::app | std::ios::binary) << "x";
+    CHECK(!load_q(d, key).has_value());
+  }
+  SECTION("not a cache file") {
+    std::ofstream(file, std::ios::trunc) << "hello";
+    CHECK(!load_q(d, key).has_value());
+  }
+  SECTION("a file renamed to another key") {
+    const std::string other = q_key(small_traj(), {}, g, TrigMode::Sfu);
+    fs::rename(file, dir.path / (other + ".q"));
+    CHECK(!load_q(d, other).has_value());
+  }
+  SECTION("a Q of the wrong size is not stored") {
+    CHECK(!store_q(d, key, std::vector<cfloat>(q.size() + 1)));
+    CHECK(load_q(d, key) == q);  // the good file is untouched
+  }
+}
+
+TEST_CASE("Q cache default directory follows XDG_CACHE_HOME, then HOME", "[qcache]") {
+  const char* old_xdg = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old_xdg ? old_xdg : "";
+  setenv("XDG_CACHE_HOME", "/tmp/xdg-test", 1);
+  CHECK(default_q_cache_dir() == "/tmp/xdg-test/fhdrecon/q");
+  unsetenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  if (home && *home) CHECK(default_q_cache_dir() == std::string(home) + "/.cache/fhdrecon/q");
+  if (old_xdg) setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+}
