@@ -73,5 +73,6 @@ TEST_CASE("output directory: created, or one error naming it", "[io][atomic]") {
   std::string e = error_of([&] { make_output_dir(dir.file("plain/sub")); });
   CHECK(contains(e, dir.file("plain/sub") + ": output directory = "));
   e = error_of([&] { make_output_dir(dir.file("plain")); });
+  INFO(e);
   CHECK(contains(e, "is not a directory"));
 }
