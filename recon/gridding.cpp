@@ -15,6 +15,15 @@ double ResolvedKernel::transform(double nu) const {
   return kb ? kb_transform(nu, width, beta) : tri_transform(nu);
 }
 
+namespace {
+void fill_table(ResolvedKernel& r) {
+  // One entry past the half width so lookup() can interpolate up to it.
+  std::size_t n = std::size_t(std::ceil(0.5 * r.width * ResolvedKernel::kTablePerCell)) + 2;
+  r.table.resize(n);
+  for (std::size_t i = 0; i < n; ++i) r.table[i] = float(r.value(double(i) / ResolvedKernel::kTablePerCell));
+}
+}  // namespace
+
 ResolvedKernel resolve_kernel(const GridKernel& k) {
   if (!(k.oversampling >= 1.0))
     throw InputError("gridding", "oversampling", std::to_string(k.oversampling), "must be >= 1");
@@ -22,12 +31,14 @@ ResolvedKernel resolve_kernel(const GridKernel& k) {
   if (k.type == GridKernel::Type::Trilinear) {
     r.kb = false;
     r.width = 2.0;
+    fill_table(r);
     return r;
   }
   if (!(k.width >= 1.0 && k.width <= 16.0))
     throw InputError("gridding", "kernel width", std::to_string(k.width), "must be in [1, 16] cells");
   r.width = k.width;
   r.beta = k.beta != 0.0 ? k.beta : kb_beatty_beta(k.width, k.oversampling);
+  fill_table(r);
   return r;
 }
 

@@ -39,14 +39,16 @@ void axis_taps(double u, int g, const ResolvedKernel& k, AxisTaps& t) {
   }
   double half = 0.5 * k.width;
   int j0 = int(std::ceil(u - half));
-  int j1 = int(std::floor(u + half));
-  t.n = 0;
-  for (int j = j0; j <= j1 && t.n < kMaxTaps; ++j) {
-    int wrapped = j % g;
-    t.idx[t.n] = wrapped < 0 ? wrapped + g : wrapped;
-    t.w[t.n] = float(k.value(j - u));
-    ++t.n;
+  int n = std::min(int(std::floor(u + half)) - j0 + 1, kMaxTaps);
+  int idx = j0 % g;  // one division per axis, not per tap
+  if (idx < 0) idx += g;
+  double d = j0 - u;
+  for (int i = 0; i < n; ++i, d += 1.0) {
+    t.idx[i] = idx;
+    t.w[i] = k.lookup(d);
+    if (++idx == g) idx = 0;
   }
+  t.n = n;
 }
 
 // The taps of sample m on all three axes.

@@ -1,0 +1,140 @@
+// Density compensation: analytic radial shells and Pipe-Menon iteration.
+#include "recon/dcf.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "recon/error.hpp"
+#include "recon/gridding.hpp"
+#include "recon/kaiser_bessel.hpp"
+
+namespace fhd {
+namespace {
+
+const double kPi = 3.14159265358979323846;
+
+bool is_radial_kind(const std::string& kind) {
+  return kind == "radial3d" || kind == "radial2d" || kind == "stack-of-stars";
+}
+
+// Radii closer than this are one shell: float rounding of spoke coordinates
+// is ~1e-5 cycles/FOV, readout spacings are ~0.5.
+double same_level(double r) { return 1e-3 + 1e-5 * r; }
+
+// Volume of a ball (dim 3) or disk (dim 2) of radius r.
+double ball(double r, int dim) { return dim == 3 ? 4.0 / 3.0 * kPi * r * r * r : kPi * r * r; }
+
+// Shell weights for one group of samples (indices idx, radii r[idx]).
+void shell_weights(std::vector<std::size_t>& idx, const std::vector<double>& r, int dim, double factor,
+                   std::vector<float>& w) {
+  std::sort(idx.begin(), idx.end(), [&r](std::size_t a, std::size_t b) { return r[a] < r[b]; });
+  // Levels: [begin, end) ranges of idx with one radius each, and that radius.
+  std::vector<std::size_t> begin;
+  std::vector<double> level;
+  for (std::size_t i = 0; i < idx.size(); ++i)
+    if (i == 0 || r[idx[i]] - level.back() > same_level(level.back())) {
+      begin.push_back(i);
+      level.push_back(r[idx[i]]);
+    }
+  begin.push_back(idx.size());
+  const std::size_t nlev = level.size();
+  if (nlev < 2) throw InputError("radial DCF: a group of samples has only one radius; use pipe-menon");
+  if (nlev > idx.size() / 2)
+    throw InputError("radial DCF: the trajectory does not look radial (few samples share a radius); "
+                     "use pipe-menon");
+  for (std::size_t l = 0; l < nlev; ++l) {
+    double inner = l == 0 ? 0.0 : 0.5 * (level[l - 1] + level[l]);
+    double outer = l + 1 == nlev ? level[l] : 0.5 * (level[l] + level[l + 1]);
+    double wl = factor * (ball(outer, dim) - ball(inner, dim)) / double(begin[l + 1] - begin[l]);
+    for (std::size_t i = begin[l]; i < begin[l + 1]; ++i) w[idx[i]] = float(wl);
+  }
+}
+
+// Partitions of a stack: sample indices grouped by kz, and the kz spacing.
+std::vector<std::vector<std::size_t>> kz_partitions(const Trajectory& t, double& spacing) {
+  std::vector<std::size_t> order(t.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&t](std::size_t a, std::size_t b) { return t.kz[a] < t.kz[b]; });
+  std::vector<std::vector<std::size_t>> parts;
+  std::vector<double> levels;
+  for (std::size_t m : order) {
+    if (levels.empty() || t.kz[m] - levels.back() > same_level(std::fabs(levels.back()))) {
+      levels.push_back(t.kz[m]);
+      parts.emplace_back();
+    }
+    parts.back().push_back(m);
+  }
+  spacing = 1.0;  // one partition: a 2D acquisition, no third dimension to weigh
+  for (std::size_t i = 1; i < levels.size(); ++i)
+    spacing = i == 1 ? levels[1] - levels[0] : std::min(spacing, levels[i] - levels[i - 1]);
+  return parts;
+}
+
+}  // namespace
+
+std::vector<float> radial_weights(const Trajectory& t, const std::string& traj_kind) {
+  if (!is_radial_kind(traj_kind))
+    throw InputError("density compensation", "trajectory kind", traj_kind,
+                     "radial weights need radial3d, radial2d or stack-of-stars");
+  std::vector<float> w(t.size());
+  std::vector<double> r(t.size());
+  const bool volume = traj_kind == "radial3d";
+  for (std::size_t m = 0; m < t.size(); ++m) {
+    double z2 = volume ? double(t.kz[m]) * t.kz[m] : 0.0;
+    r[m] = std::sqrt(double(t.kx[m]) * t.kx[m] + double(t.ky[m]) * t.ky[m] + z2);
+  }
+  if (volume || traj_kind == "radial2d") {
+    std::vector<std::size_t> all(t.size());
+    std::iota(all.begin(), all.end(), 0);
+    shell_weights(all, r, volume ? 3 : 2, 1.0, w);
+    return w;
+  }
+  double dkz = 1.0;
+  for (auto& part : kz_partitions(t, dkz)) shell_weights(part, r, 2, dkz, w);
+  return w;
+}
+
+std::vector<float> pipe_menon_weights(const Trajectory& t, const ImageGrid& grid, const PipeMenonOptions& opt) {
+  GridKernel gk;
+  gk.width = opt.width;
+  gk.oversampling = 2.0;  // Beatty's shape for sigma 2: a smooth bell with low sidelobes
+  ResolvedKernel k = resolve_kernel(gk);
+  const int n[3] = {grid.nx, grid.ny, grid.nz};
+  const std::vector<float>* kk[3] = {&t.kx, &t.ky, &t.kz};
+  GridMap map;
+  double volume_per_weight = 1.0;
+  for (int a = 0; a < 3; ++a) {
+    if (n[a] == 1) continue;
+    double kmax = 0.0;
+    for (float v : *kk[a]) kmax = std::max(kmax, double(std::fabs(v)));
+    // Room on both sides so no sample's kernel wraps onto the far edge.
+    int half = int(std::ceil(kmax * opt.cells_per_k + 0.5 * k.width)) + 2;
+    map.size[a] = 2 * half;
+    map.scale[a] = opt.cells_per_k;
+    map.offset[a] = half;
+    // C * w sums the kernel's autocorrelation, whose integral is (int C)^2 cells.
+    double c0 = k.transform(0.0);
+    volume_per_weight *= c0 * c0 / opt.cells_per_k;
+  }
+  std::size_t cells = std::size_t(map.size[0]) * map.size[1] * map.size[2];
+  std::vector<float> w(t.size(), 1.0f), density(t.size()), g(cells);
+  for (int it = 0; it < opt.iterations; ++it) {
+    std::fill(g.begin(), g.end(), 0.0f);
+    scatter(t, w.data(), map, k, g.data());
+    gather(t, g.data(), map, k, density.data());
+    for (std::size_t m = 0; m < w.size(); ++m) w[m] /= density[m];
+  }
+  for (float& v : w) v = float(v * volume_per_weight);
+  return w;
+}
+
+std::vector<float> density_weights(const Trajectory& t, const ImageGrid& grid, const std::string& method,
+                                   const std::string& traj_kind) {
+  if (method == "radial") return radial_weights(t, traj_kind);
+  if (method == "pipe-menon") return pipe_menon_weights(t, grid);
+  if (method == "auto") return is_radial_kind(traj_kind) ? radial_weights(t, traj_kind) : pipe_menon_weights(t, grid);
+  throw InputError("density compensation", "method", method, "must be auto, radial or pipe-menon");
+}
+
+}  // namespace fhd
