@@ -1,0 +1,18 @@
+#pragma once
+// The band-limited reference: the best any linear reconstruction from samples
+// inside the band can do, so the ceiling for PSNR against the voxel image.
+#include <vector>
+
+#include "phantom/phantom.hpp"
+#include "recon/types.hpp"
+
+namespace fhd {
+
+// D(k) = S(k) * Nx*Ny*Nz on the integer grid k in [-N/2, N/2) per axis, kept
+// where sum over axes with N > 1 of (k_a / (N_a/2))^2 <= 1 (a sphere or disk
+// for cubic grids, an ellipsoid otherwise), centered inverse DFT divided by
+// the voxel count: with a full band it would return the phantom's Fourier
+// series at voxel centers. Computed in float64 with FFTW, rounded at the end.
+std::vector<cfloat> band_limited_reference(const Phantom& p, const ImageGrid& g);
+
+}  // namespace fhd
