@@ -9,6 +9,11 @@
 
 namespace fhd::gpu {
 
+LaunchRecord& last_launch() {
+  thread_local LaunchRecord record;
+  return record;
+}
+
 const std::vector<KernelVariant>& kernel_table() {
   static const std::vector<KernelVariant> table = {
       {"scatter-atomic", "one thread per sample, atomicAdd into every voxel", 1, true, {"threads"}, launch_scatter},

@@ -1,6 +1,8 @@
 #pragma once
 // The launch functions behind kernel_table() (fhd_kernels.cpp) and their
 // heuristic defaults. Plain C++ declarations: included from .cpp and .cu.
+#include <cstddef>
+
 #include "cuda/fhd_kernels.hpp"
 
 namespace fhd::gpu {
@@ -14,6 +16,16 @@ void launch_sfu(const SampleSet&, const OutGrid&, float2*, TrigMode, const Launc
 void launch_coarsened(const SampleSet&, const OutGrid&, float2*, TrigMode, const LaunchConfig&, cudaStream_t);
 void launch_separable_fp32(const SampleSet&, const OutGrid&, float2*, TrigMode, const LaunchConfig&, cudaStream_t);
 void launch_separable_tf32(const SampleSet&, const OutGrid&, float2*, TrigMode, const LaunchConfig&, cudaStream_t);
+
+// The main kernel of the last launch on this host thread (the sample sweep;
+// for separable variants the B product kernel, the GEMM being cuBLAS's), so
+// bench can report its registers and occupancy without a second dispatch.
+struct LaunchRecord {
+  const void* fn = nullptr;
+  int threads = 0;
+  std::size_t shmem = 0;
+};
+LaunchRecord& last_launch();
 
 // Heuristic defaults of the coarsened kernel (a LaunchConfig field of 0 takes these).
 struct CoarsenedDefaults {

@@ -159,6 +159,7 @@ void launch_separable(const SampleSet& s, const OutGrid& g, float2* out, TrigMod
     }
     for (std::size_t p0 = 0; p0 < P; p0 += slab) {
       const int np = int(std::min(slab, P - p0));
+      last_launch() = {reinterpret_cast<const void*>(product_kernel), threads, 0};
       product_kernel<<<np, threads, 0, st>>>(ty, tz, k, g.ly, p0, b);
       CUDA_CHECK_LAUNCH();
       gemm(h, kind, g.lx, np, k, ex, b, m0 == 0, out + p0 * g.lx);

@@ -1,0 +1,166 @@
+// `fhdrecon bench`: the cmpFhD kernel ladder (cuda/bench.hpp) as a terminal
+// table, a JSON file and a PNG bar chart. Without CUDA or a usable GPU it
+// exits with one line (DeviceError).
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app/commands.hpp"
+#include "app/recon_options.hpp"
+#include "io/atomic_file.hpp"
+#include "io/bar_chart.hpp"
+#include "recon/error.hpp"
+
+#ifdef FHD_HAVE_CUDA
+#include "cuda/bench.hpp"
+#include "cuda/tune.hpp"
+#endif
+
+namespace fhd::app {
+namespace {
+
+struct BenchArgs {
+  int matrix = 128;
+  std::size_t samples = 1 << 20;
+  std::string trig = "sfu";
+  std::string kernels;
+  std::string json, png;
+  int reps = 5;
+  bool tuned = false;
+  bool full = false;
+};
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+#ifdef FHD_HAVE_CUDA
+void print_table(const gpu::BenchResult& r) {
+  const auto& d = r.device;
+  fmt::print("{} ({} SMs, {:.0f} MHz): ceilings SFU {:.2f} T pairs/s, FP32 {:.2f} T pairs/s\n", d.name, d.sms,
+             d.clock_hz / 1e6, d.sfu_ceiling / 1e12, d.fp32_ceiling / 1e12);
+  fmt::print("{}^3 voxels x {} samples, trig {}, median of {} reps\n", r.options.matrix, r.options.samples,
+             to_string(r.options.trig), r.options.reps);
+  fmt::print("{:>2} {:<15} {:>9} {:>10} {:>9} {:>6} {:>6} {:>4} {:>5} {:>9}  {}\n", "#", "variant", "samples", "ms",
+             "T pairs/s", "%SFU", "%FP32", "regs", "occ", "relerr", "config t/u/c/tile");
+  for (const auto& row : r.rows) {
+    if (!row.error.empty()) {
+      fmt::print("{:>2} {:<15} failed: {}\n", row.step, row.name, row.error);
+      continue;
+    }
+    fmt::print("{:>2} {:<15} {:>9} {:>10.3f} {:>9.3f} {:>6.1f} {:>6.1f} {:>4} {:>5.2f} {:>9.2e}  {}/{}/{}/{}\n", row.step,
+               row.name, row.samples, row.ms, row.pairs_per_s / 1e12, row.pct_sfu, row.pct_fp32, row.registers,
+               row.occupancy, row.relerr, row.cfg.threads, row.cfg.unroll, row.cfg.coarsen, row.cfg.tile);
+  }
+}
+
+nlohmann::json to_json(const gpu::BenchResult& r) {
+  nlohmann::json j;
+  j["device"] = {{"name", r.device.name},
+                 {"sms", r.device.sms},
+                 {"clock_hz", r.device.clock_hz},
+                 {"sfu_ceiling_pairs_per_s", r.device.sfu_ceiling},
+                 {"fp32_ceiling_pairs_per_s", r.device.fp32_ceiling}};
+  j["problem"] = {{"matrix", r.options.matrix},      {"voxels", r.points},
+                  {"samples", r.options.samples},    {"trig", to_string(r.options.trig)},
+                  {"reps", r.options.reps},          {"input_sets", r.options.input_sets},
+                  {"check_voxels", r.options.check_voxels}};
+  j["command"] = command_line();
+  j["png_legend"] = "bars left to right in 'rows' order (blue direct, green separable); red line SFU ceiling, "
+                    "orange line FP32 ceiling; light grid every 1e12 pairs/s";
+  for (const auto& row : r.rows) {
+    nlohmann::json x = {{"variant", row.name}, {"step", row.step}, {"direct", row.direct}};
+    if (!row.error.empty()) {
+      x["error"] = row.error;
+    } else {
+      x.update({{"samples", row.samples},
+                {"ms_median", row.ms},
+                {"ms_min", row.ms_min},
+                {"ms_max", row.ms_max},
+                {"pairs_per_s", row.pairs_per_s},
+                {"pct_sfu_ceiling", row.pct_sfu},
+                {"pct_fp32_ceiling", row.pct_fp32},
+                {"registers", row.registers},
+                {"occupancy", row.occupancy},
+                {"relerr", row.relerr},
+                {"config", {{"threads", row.cfg.threads}, {"unroll", row.cfg.unroll},
+                            {"coarsen", row.cfg.coarsen}, {"tile", row.cfg.tile}}}});
+    }
+    j["rows"].push_back(x);
+  }
+  return j;
+}
+
+void write_outputs(const gpu::BenchResult& r, const BenchArgs& a) {
+  if (!a.json.empty()) {
+    make_parent_dir(a.json);
+    AtomicOutput out(a.json);
+    std::ofstream f(out.tmp());
+    f << to_json(r).dump(2) << "\n";
+    if (!f.flush()) throw InputError("--json", "path", a.json, "cannot write");
+    f.close();
+    out.commit();
+  }
+  if (!a.png.empty()) {
+    std::vector<ChartBar> bars;
+    for (const auto& row : r.rows)
+      bars.push_back({row.error.empty() ? row.pairs_per_s : 0.0,
+                      row.direct ? Rgb{70, 110, 170} : Rgb{60, 160, 90}});
+    write_bar_chart_png(a.png, bars, {{r.device.sfu_ceiling, {200, 40, 40}}, {r.device.fp32_ceiling, {240, 150, 30}}});
+  }
+}
+#endif
+
+void run(const BenchArgs& a) {
+#ifndef FHD_HAVE_CUDA
+  (void)a;
+  throw DeviceError("bench: no usable GPU: this build has no CUDA backend");
+#else
+  gpu::BenchOptions o;
+  o.matrix = a.matrix;
+  o.samples = a.samples;
+  o.trig = parse_trig(a.trig);
+  o.kernels = split_list(a.kernels);
+  o.reps = a.reps;
+  if (a.full) o.slow_pair_budget = 0;
+  if (a.tuned) {
+    const TrigMode trig = o.trig;
+    o.config_for = [trig](const std::string& k) { return gpu::tuned_config(k, trig); };
+  }
+  const bool quiet = global_options().quiet;
+  const auto r = gpu::run_bench(o, [&](const gpu::BenchRow& row) {
+    if (!quiet) fmt::print(stderr, "  {} done\n", row.name);
+  });
+  print_table(r);
+  write_outputs(r, a);
+#endif
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto a = std::make_shared<BenchArgs>();
+  auto* cmd = app.add_subcommand("bench", "time the cmpFhD kernel ladder on random samples (needs a GPU)");
+  cmd->add_option("--matrix", a->matrix, "N: N^3 voxels")->check(CLI::Range(1, 1024))->capture_default_str();
+  cmd->add_option("--samples", a->samples, "random k-space samples")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--trig", a->trig, "double | single | sfu")
+      ->check(CLI::IsMember({"double", "single", "sfu"}))
+      ->capture_default_str();
+  cmd->add_option("--kernels", a->kernels, "comma-separated variants (default: all)");
+  cmd->add_option("--json", a->json, "write the table as JSON");
+  cmd->add_option("--png", a->png, "write a bar chart of pairs/s with the two ceilings");
+  cmd->add_option("--reps", a->reps, "timed runs per variant (median)")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_flag("--tuned", a->tuned, "use each variant's tuned profile (fhdrecon tune) instead of its defaults");
+  cmd->add_flag("--full", a->full, "run the slow rungs (1-4) at the full sample count too");
+  cmd->callback([a] { run(*a); });
+}
+
+}  // namespace fhd::app

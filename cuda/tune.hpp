@@ -1,0 +1,201 @@
+#pragma once
+// Launch-parameter tuning of the cmpFhD kernels (`fhdrecon tune`) and the
+// profile it leaves behind. Everything above the FHD_HAVE_CUDA line is plain
+// C++ (header-only, no CUDA headers), so the CPU-only build compiles and tests
+// the search-space enumeration and the profile's read/write/version rules
+// (tests/app/test_tune.cpp). The search itself and tuned_config() need CUDA.
+//
+// Profile: <cache dir>/tune-<gpu name>.json
+//   {"gpu": "...", "version": "<kKernelVersion>",
+//    "entries": {"coarsened/sfu": {"threads":256,"unroll":2,"coarsen":8,"tile":1024,
+//                                   "pairs_per_s":..., "default_pairs_per_s":..., ...}}}
+// An entry counts only when the file's gpu and version match and its values
+// lie in the search space; anything else (missing file, bad JSON, old
+// version) means "no profile": the kernels' defaults.
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fhd::tune {
+
+// Bump when a kernel's code changes enough that old timings mean nothing.
+inline constexpr const char* kKernelVersion = "fhd-kernels-1";
+
+// The four LaunchConfig fields (cuda/fhd_kernels.hpp) without CUDA types. 0 = default.
+struct Params {
+  int threads = 0, unroll = 0, coarsen = 0, tile = 0;
+  bool operator==(const Params& o) const {
+    return threads == o.threads && unroll == o.unroll && coarsen == o.coarsen && tile == o.tile;
+  }
+};
+
+// Values tried per tunable. The tile and coarsen lists depend on the kernel:
+// constant memory holds at most 3200 samples; separable's "tile" is the GEMM
+// chunk K and its "coarsen" picks the GEMM (1 = Cgemm, 3 = Cgemm3m).
+inline std::vector<int> candidate_values(const std::string& tunable, const std::string& kernel) {
+  const bool separable = kernel.rfind("separable", 0) == 0;
+  if (tunable == "threads") return {64, 128, 256, 512, 1024};
+  if (tunable == "unroll") return {1, 2, 4, 8};
+  if (tunable == "coarsen") return separable ? std::vector<int>{1, 3} : std::vector<int>{1, 2, 4, 8, 16};
+  if (tunable == "tile") {
+    if (kernel == "constant-tiles") return {800, 1600, 3200};
+    if (separable) return {256, 512, 1024, 2048, 4096, 8192};
+    return {256, 512, 1024, 2048, 4096};
+  }
+  return {};
+}
+
+// The cartesian product over the kernel's tunables (others stay 0 = default).
+inline std::vector<Params> enumerate(const std::string& kernel, const std::vector<std::string>& tunables) {
+  std::vector<Params> out{Params{}};
+  for (const auto& t : tunables) {
+    const auto values = candidate_values(t, kernel);
+    if (values.empty()) continue;
+    std::vector<Params> next;
+    for (const auto& p : out)
+      for (int v : values) {
+        Params q = p;
+        (t == "threads" ? q.threads : t == "unroll" ? q.unroll : t == "coarsen" ? q.coarsen : q.tile) = v;
+        next.push_back(q);
+      }
+    out.swap(next);
+  }
+  return out;
+}
+
+// True when every non-zero field is one of the kernel's candidate values.
+inline bool in_space(const std::string& kernel, const Params& p) {
+  auto ok = [&](const char* t, int v) {
+    if (v == 0) return true;
+    for (int c : candidate_values(t, kernel))
+      if (c == v) return true;
+    return false;
+  };
+  return ok("threads", p.threads) && ok("unroll", p.unroll) && ok("coarsen", p.coarsen) && ok("tile", p.tile);
+}
+
+// $XDG_CACHE_HOME/fhdrecon, else ~/.cache/fhdrecon, else ./.fhdrecon-cache
+// (the same rule as the Q cache), unless set_cache_dir() chose another.
+inline std::string& cache_dir_override() {
+  static std::string dir;
+  return dir;
+}
+inline void set_cache_dir(const std::string& dir) { cache_dir_override() = dir; }
+inline std::string cache_dir() {
+  if (!cache_dir_override().empty()) return cache_dir_override();
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/fhdrecon";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/fhdrecon";
+  return ".fhdrecon-cache";
+}
+
+// FHDRECON_NO_TUNE=1 (or any value but "" and "0"): ignore profiles.
+inline bool profiles_disabled() {
+  const char* v = std::getenv("FHDRECON_NO_TUNE");
+  return v && *v && std::string(v) != "0";
+}
+
+inline std::string profile_path(const std::string& dir, const std::string& gpu) {
+  std::string safe;
+  for (char c : gpu) safe += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return dir + "/tune-" + safe + ".json";
+}
+
+inline std::string entry_key(const std::string& kernel, const std::string& trig) { return kernel + "/" + trig; }
+
+// The whole file, or an empty object when absent or unreadable.
+inline nlohmann::json load_profile(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return nlohmann::json::object();
+  nlohmann::json j = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() ? j : nlohmann::json::object();
+}
+
+inline std::optional<Params> read_profile(const std::string& path, const std::string& gpu,
+                                          const std::string& version, const std::string& kernel,
+                                          const std::string& trig) {
+  const nlohmann::json j = load_profile(path);
+  if (j.value("gpu", "") != gpu || j.value("version", "") != version) return std::nullopt;
+  const auto entries = j.find("entries");
+  if (entries == j.end() || !entries->is_object()) return std::nullopt;
+  const auto e = entries->find(entry_key(kernel, trig));
+  if (e == entries->end() || !e->is_object()) return std::nullopt;
+  Params p;
+  try {
+    p = {e->value("threads", 0), e->value("unroll", 0), e->value("coarsen", 0), e->value("tile", 0)};
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;  // a field of the wrong type: not ours
+  }
+  if (!in_space(kernel, p)) return std::nullopt;
+  return p;
+}
+
+// Adds or replaces one entry. A file for another GPU or version is replaced
+// whole. Written to a temporary name and renamed (never half a file).
+inline void write_profile(const std::string& path, const std::string& gpu, const std::string& version,
+                          const std::string& kernel, const std::string& trig, const Params& p,
+                          const nlohmann::json& extra = nlohmann::json::object()) {
+  nlohmann::json j = load_profile(path);
+  if (j.value("gpu", "") != gpu || j.value("version", "") != version || !j.contains("entries"))
+    j = {{"gpu", gpu}, {"version", version}, {"entries", nlohmann::json::object()}};
+  nlohmann::json e = extra;
+  e.update({{"threads", p.threads}, {"unroll", p.unroll}, {"coarsen", p.coarsen}, {"tile", p.tile}});
+  j["entries"][entry_key(kernel, trig)] = e;
+  const std::filesystem::path target(path);
+  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << j.dump(2) << "\n";
+    if (!f.flush()) throw std::runtime_error("tune: cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, target);
+}
+
+}  // namespace fhd::tune
+
+#ifdef FHD_HAVE_CUDA
+#include <functional>
+
+#include "cuda/fhd_kernels.hpp"
+
+namespace fhd::gpu {
+
+// The profile's config for (kernel, trig) on this GPU when present and valid,
+// else LaunchConfig{} (the variant's defaults). FHDRECON_NO_TUNE=1 bypasses.
+// The profile is read once per process and kernel/trig.
+LaunchConfig tuned_config(const std::string& kernel, TrigMode trig);
+
+struct TuneOptions {
+  std::string kernel = "coarsened";
+  TrigMode trig = TrigMode::Sfu;
+  int matrix = 128;
+  std::size_t samples = 1 << 20;
+  std::size_t screen_samples = 1 << 15;  // samples per config in the sweep
+  int finalists = 5;                     // re-timed at full size
+  int reps = 3;
+  bool ignore_profile = false;  // search even when a valid profile entry exists
+  std::string cache_dir;        // "" = tune::cache_dir()
+};
+
+struct TuneResult {
+  std::string gpu, kernel, profile_path;
+  bool from_profile = false;  // a valid entry existed and --ignore-profile was not given
+  int tried = 0, invalid = 0;
+  LaunchConfig best, heuristic;
+  double best_ms = 0, heuristic_ms = 0;  // full size
+  double best_pairs_per_s = 0, heuristic_pairs_per_s = 0;
+  double seconds = 0;
+  std::vector<std::pair<LaunchConfig, double>> finalists;  // full-size ms
+};
+
+TuneResult run_tune(const TuneOptions& opt, const std::function<void(const std::string&)>& log = {});
+
+}  // namespace fhd::gpu
+#endif

@@ -1,0 +1,86 @@
+// The CUDA-free half of tuning (cuda/tune.hpp): search-space enumeration and
+// the profile's read/write/version rules. Runs in the CPU-only build.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
+
+#include "catch.hpp"
+#include "cuda/tune.hpp"
+
+namespace {
+
+std::string temp_dir() {
+  std::mt19937_64 rng(std::random_device{}());
+  auto d = std::filesystem::temp_directory_path() / ("fhd-tune-test-" + std::to_string(rng()));
+  std::filesystem::create_directories(d);
+  return d.string();
+}
+
+}  // namespace
+
+TEST_CASE("tune: enumeration is the product of the kernel's tunables", "[tune]") {
+  using fhd::tune::enumerate;
+  const auto all = enumerate("coarsened", {"threads", "unroll", "coarsen", "tile"});
+  CHECK(all.size() == std::size_t(5 * 4 * 5 * 5));
+  std::set<std::tuple<int, int, int, int>> distinct;
+  for (const auto& p : all) distinct.insert({p.threads, p.unroll, p.coarsen, p.tile});
+  CHECK(distinct.size() == all.size());
+  const auto thr = enumerate("gather", {"threads"});
+  REQUIRE(thr.size() == std::size_t(5));
+  CHECK(thr[0].unroll == 0);
+  CHECK(thr[0].tile == 0);
+  CHECK(enumerate("constant-tiles", {"threads", "tile"}).size() == std::size_t(15));
+  CHECK(enumerate("separable-fp32", {"tile", "coarsen"}).size() == std::size_t(12));
+  CHECK(enumerate("x", {}).size() == std::size_t(1));  // no tunables: the default only
+}
+
+TEST_CASE("tune: profile round trip, mismatches and bad files mean no profile", "[tune]") {
+  using namespace fhd::tune;
+  const std::string dir = temp_dir();
+  const std::string path = profile_path(dir, "NVIDIA H100 80GB HBM3");
+  CHECK(path.find(' ') == std::string::npos);
+  CHECK_FALSE(read_profile(path, "gpu", kKernelVersion, "coarsened", "sfu").has_value());  // absent
+
+  const Params p{128, 4, 8, 2048};
+  write_profile(path, "gpu", kKernelVersion, "coarsened", "sfu", p, {{"pairs_per_s", 3.1e12}});
+  write_profile(path, "gpu", kKernelVersion, "shared-tiles", "single", Params{256, 2, 0, 512});
+  auto got = read_profile(path, "gpu", kKernelVersion, "coarsened", "sfu");
+  REQUIRE(got.has_value());
+  CHECK(*got == p);
+  CHECK(read_profile(path, "gpu", kKernelVersion, "shared-tiles", "single").has_value());
+  CHECK_FALSE(read_profile(path, "gpu", kKernelVersion, "coarsened", "single").has_value());
+  CHECK_FALSE(read_profile(path, "other gpu", kKernelVersion, "coarsened", "sfu").has_value());
+  CHECK_FALSE(read_profile(path, "gpu", "fhd-kernels-0", "coarsened", "sfu").has_value());
+
+  // A new version replaces the file: the old entries go.
+  write_profile(path, "gpu", "fhd-kernels-2", "coarsened", "sfu", p);
+  CHECK_FALSE(read_profile(path, "gpu", "fhd-kernels-2", "shared-tiles", "single").has_value());
+  CHECK(read_profile(path, "gpu", "fhd-kernels-2", "coarsened", "sfu").has_value());
+
+  // Values outside the search space and broken files are ignored.
+  write_profile(path, "gpu", kKernelVersion, "coarsened", "sfu", Params{100, 3, 7, 5});
+  CHECK_FALSE(read_profile(path, "gpu", kKernelVersion, "coarsened", "sfu").has_value());
+  std::ofstream(path) << "{ not json";
+  CHECK_FALSE(read_profile(path, "gpu", kKernelVersion, "coarsened", "sfu").has_value());
+  std::ofstream(path) << R"({"gpu":"gpu","version":")" << kKernelVersion
+                      << R"(","entries":{"coarsened/sfu":{"threads":"many"}}})";
+  CHECK_FALSE(read_profile(path, "gpu", kKernelVersion, "coarsened", "sfu").has_value());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("tune: FHDRECON_NO_TUNE and the cache directory rule", "[tune]") {
+  using namespace fhd::tune;
+  ::setenv("FHDRECON_NO_TUNE", "1", 1);
+  CHECK(profiles_disabled());
+  ::setenv("FHDRECON_NO_TUNE", "0", 1);
+  CHECK_FALSE(profiles_disabled());
+  ::unsetenv("FHDRECON_NO_TUNE");
+  CHECK_FALSE(profiles_disabled());
+  set_cache_dir("/some/dir");
+  CHECK(cache_dir() == "/some/dir");
+  set_cache_dir("");
+  CHECK_FALSE(cache_dir().empty());
+}
