@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   app.add_flag("--verbose", g_options.verbose, "debug log");
   app.require_subcommand(0, 1);
   add_recon_options(app);
+  add_synth_command(app);
   set_command_line(argc, argv);
   // Logging must be set up after the flags are parsed but before any callback
   // runs: parse_complete_callback fires between the two.

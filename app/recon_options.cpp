@@ -1,6 +1,6 @@
 #include "app/recon_options.hpp"
 
-#include <cstdlib>
+#include "recon/qcache.hpp"
 
 namespace fhd::app {
 
@@ -28,12 +28,6 @@ TrigMode parse_trig(const std::string& s) {
   return s == "double" ? TrigMode::Double : s == "sfu" ? TrigMode::Sfu : TrigMode::Single;
 }
 
-std::string default_cache_dir() {
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/fhdrecon";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/fhdrecon";
-  return ".fhdrecon-cache";
-}
-
 ReconOptions make_recon_options(const SolverOptions& o, const Phantom* phantom, Progress& progress) {
   ReconOptions r;
   r.fhd.trig = parse_trig(o.trig);
@@ -43,7 +37,7 @@ ReconOptions make_recon_options(const SolverOptions& o, const Phantom* phantom, 
   r.lambda = o.lambda;
   r.dcf = o.dcf;
   r.gridding = !o.no_gridding;
-  if (!o.no_cache) r.q_cache_dir = (o.cache_dir.empty() ? default_cache_dir() : o.cache_dir) + "/q";
+  if (!o.no_cache) r.q_cache_dir = o.cache_dir.empty() ? default_q_cache_dir() : o.cache_dir + "/q";
   r.phantom = phantom;
   r.observer.begin = [&progress](const std::string& s) { progress.begin(s); };
   r.observer.progress = [&progress](double f) { progress.update(f); };

@@ -24,8 +24,6 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o);
 TrigMode parse_trig(const std::string& s);
 // Progress must outlive the returned options (the observer points to it).
 ReconOptions make_recon_options(const SolverOptions& o, const Phantom* phantom, Progress& progress);
-// $XDG_CACHE_HOME/fhdrecon or ~/.cache/fhdrecon (or ./.fhdrecon-cache without HOME).
-std::string default_cache_dir();
 // The command line of this process, for reports.
 std::string command_line();
 void set_command_line(int argc, char** argv);

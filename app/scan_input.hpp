@@ -1,5 +1,6 @@
 #pragma once
 #include <string>
+#include <vector>
 
 #include "recon/types.hpp"
 
@@ -7,8 +8,15 @@ namespace fhd::app {
 
 // Reads a scan whatever its format, chosen by content and name:
 // fhdrecon HDF5 (root attribute fhdrecon_schema), ISMRMRD HDF5 (/dataset),
-// BART k-space .cfl/.hdr (needs `traj_file`, the trajectory's .cfl).
-// Every reader validates (io/validate.hpp); errors name file, field and value.
-Scan read_scan_any(const std::string& path, const std::string& traj_file);
+// BART k-space .cfl/.hdr (needs `traj_file`, the trajectory's .cfl; the matrix
+// is `matrix` if > 0, else the smallest even N whose band holds every sample).
+// One Scan per coil. Every reader validates (io/validate.hpp): errors name the
+// file, field and value.
+std::vector<Scan> read_scans_any(const std::string& path, const std::string& traj_file, int matrix);
+
+// Writes a scan as `format` (fhdrecon | ismrmrd | bart | auto: from the name:
+// .mrd/.ismrmrd -> ISMRMRD, .cfl/.hdr or no extension -> BART, else fhdrecon HDF5).
+// Returns what was written (file names).
+std::string write_scan_any(const std::string& path, const std::string& format, const Scan& scan, int readout);
 
 }  // namespace fhd::app

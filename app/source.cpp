@@ -63,6 +63,7 @@ Source from_phantom(const SourceOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw InputError(e.what());
   }
+  src.readout = trajectory_layout(spec).readout;
   s.data = synthesize(*src.phantom, s.traj, s.grid.nx, s.grid.ny, s.grid.nz);
   if (o.noise > 0) add_noise(s.data, o.noise, o.seed);
   s.provenance = {{"phantom", o.phantom},
@@ -78,7 +79,9 @@ Source from_phantom(const SourceOptions& o) {
 
 Source from_file(const SourceOptions& o) {
   Source src;
-  src.scan = read_scan_any(o.input, o.traj_file);
+  std::vector<Scan> coils = read_scans_any(o.input, o.traj_file, o.matrix);
+  src.scan = std::move(coils.front());
+  src.more_coils.assign(std::make_move_iterator(coils.begin() + 1), std::make_move_iterator(coils.end()));
   auto it = src.scan.provenance.find("phantom");
   if (it != src.scan.provenance.end()) {
     try {
@@ -88,7 +91,8 @@ Source from_file(const SourceOptions& o) {
     }
   }
   const ImageGrid& g = src.scan.grid;
-  src.description = fmt::format("{} | {}x{}x{} | {} samples", o.input, g.nx, g.ny, g.nz, src.scan.traj.size());
+  src.description = fmt::format("{} | {}x{}x{} | {} samples | {} coil(s)", o.input, g.nx, g.ny, g.nz,
+                                src.scan.traj.size(), 1 + src.more_coils.size());
   return src;
 }
 

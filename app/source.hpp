@@ -27,7 +27,9 @@ struct SourceOptions {
 void add_source_options(CLI::App& cmd, SourceOptions& o);
 
 struct Source {
-  Scan scan;
+  Scan scan;                         // the first (or only) coil
+  std::vector<Scan> more_coils;      // further coils of a multi-coil file
+  int readout = 0;                   // samples per readout, when known (for writers)
   std::unique_ptr<Phantom> phantom;  // null when the data's phantom is unknown
   std::string description;           // one line for the log and report
 };
