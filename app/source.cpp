@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "app/memory_check.hpp"
 #include "app/scan_input.hpp"
 #include "recon/error.hpp"
 
@@ -59,11 +60,13 @@ Source from_phantom(const SourceOptions& o) {
   Scan& s = src.scan;
   s.grid = {spec.nx, spec.ny, spec.nz};
   try {
+    TrajectoryLayout layout = trajectory_layout(spec);
+    check_host_memory(s.grid, layout.samples());
     s.traj = make_trajectory(spec);
+    src.readout = layout.readout;
   } catch (const std::invalid_argument& e) {
     throw InputError(e.what());
   }
-  src.readout = trajectory_layout(spec).readout;
   s.data = synthesize(*src.phantom, s.traj, s.grid.nx, s.grid.ny, s.grid.nz);
   if (o.noise > 0) add_noise(s.data, o.noise, o.seed);
   s.provenance = {{"phantom", o.phantom},
@@ -91,6 +94,7 @@ Source from_file(const SourceOptions& o) {
     }
   }
   const ImageGrid& g = src.scan.grid;
+  check_host_memory(g, src.scan.traj.size());
   src.description = fmt::format("{} | {}x{}x{} | {} samples | {} coil(s)", o.input, g.nx, g.ny, g.nz,
                                 src.scan.traj.size(), 1 + src.more_coils.size());
   return src;

@@ -1,0 +1,118 @@
+// The CLI's contract for bad input: one line naming the option/file and value,
+// a non-zero exit code, and no output files left behind.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "catch.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Run fhdrecon(const std::string& args) {
+  std::string cmd = std::string(FHDRECON_EXE) + " " + args + " 2>&1";
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) r.out += buf;
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+int lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("fhdrecon-cli-" + name);
+  fs::remove_all(d);
+  return d;
+}
+
+// A tiny, fast problem for the runs that should succeed.
+const std::string kTiny = "--phantom shepp2d --matrix 16 --spokes 16 --iters 3 --no-cache --quiet";
+
+void require_one_line_error(const Run& r, int code, const std::string& must_contain) {
+  INFO(r.out);
+  CHECK(r.code == code);
+  CHECK(lines(r.out) == 1);
+  CHECK(r.out.rfind("fhdrecon: error: ", 0) == 0);
+  CHECK(r.out.find(must_contain) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("unknown options and out-of-range values fail with one line and exit 2", "[cli]") {
+  require_one_line_error(fhdrecon("--bogus"), 2, "--bogus");
+  require_one_line_error(fhdrecon("--matrix 3"), 2, "--matrix");
+  require_one_line_error(fhdrecon("--matrix 100000"), 2, "--matrix");
+  require_one_line_error(fhdrecon("--trig quad"), 2, "--trig");
+  require_one_line_error(fhdrecon("--phantom cube"), 2, "--phantom");
+  require_one_line_error(fhdrecon("--traj zigzag"), 2, "--traj");
+  require_one_line_error(fhdrecon("--iters -1"), 2, "--iters");
+  require_one_line_error(fhdrecon("--lambda -0.5"), 2, "--lambda");
+  require_one_line_error(fhdrecon("--device tpu"), 2, "--device");
+}
+
+TEST_CASE("impossible combinations name the option and value", "[cli]") {
+  // A 2D trajectory for a 3D phantom.
+  require_one_line_error(fhdrecon("--phantom shepp3d --traj radial2d --matrix 16"), 2, "radial2d");
+  // Far more memory than any machine here has.
+  require_one_line_error(fhdrecon("--phantom shepp3d --matrix 1024 --spokes 4"), 2, "--matrix = 1024x1024x1024");
+}
+
+TEST_CASE("a missing or corrupt input file is one line naming the file", "[cli]") {
+  fs::path d = fresh_dir("input");
+  fs::create_directories(d);
+  require_one_line_error(fhdrecon("--input " + (d / "nope.h5").string() + " --out " + (d / "o").string()), 2,
+                         "nope.h5");
+  std::ofstream(d / "junk.h5") << "this is not HDF5";
+  Run r = fhdrecon("--input " + (d / "junk.h5").string() + " --out " + (d / "o2").string());
+  require_one_line_error(r, 2, "junk.h5");
+  CHECK(!fs::exists(d / "o2" / "report.json"));
+}
+
+TEST_CASE("an output directory that cannot be created fails before any work", "[cli]") {
+  fs::path d = fresh_dir("outdir");
+  fs::create_directories(d);
+  std::ofstream(d / "afile") << "x";
+  Run r = fhdrecon(kTiny + " --out " + (d / "afile" / "sub").string());
+  require_one_line_error(r, 2, "afile");
+}
+
+TEST_CASE("--device gpu without a usable GPU is a device error (exit 3)", "[cli]") {
+  Run probe = fhdrecon(kTiny + " --device gpu --out " + fresh_dir("gpu").string());
+  if (probe.code == 0) FHD_SKIP("a GPU is usable here");
+  require_one_line_error(probe, 3, "no usable GPU");
+  CHECK(!fs::exists(fresh_dir("gpu") / "report.json"));
+}
+
+TEST_CASE("a good run writes the table, the report and the images, and no temporaries", "[cli]") {
+  fs::path d = fresh_dir("good");
+  Run r = fhdrecon(kTiny + " --out " + d.string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  for (const char* m : {"iterative", "gridding-trilinear", "gridding-kb", "band-limited ceiling"})
+    CHECK(r.out.find(m) != std::string::npos);
+  for (const char* f : {"report.json", "images.h5", "iterative.nii", "montage.png"}) CHECK(fs::exists(d / f));
+  for (const auto& e : fs::directory_iterator(d)) CHECK(e.path().filename().string().rfind(".fhdtmp", 0) != 0);
+}
+
+TEST_CASE("--quiet leaves only the table on the output", "[cli]") {
+  Run r = fhdrecon(kTiny + " --out " + fresh_dir("quiet").string());
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("info:") == std::string::npos);
+}
