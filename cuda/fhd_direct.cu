@@ -406,11 +406,14 @@ template <TrigMode T>
 void launch_coarsened_t(const SampleSet& s, const OutGrid& g, float2* out, const LaunchConfig& cfg,
                         cudaStream_t st) {
   const CoarsenedDefaults d;
-  const int threads = pick(cfg.threads, d.threads);
+  // Double keeps 2C double accumulators and double sincospi temporaries:
+  // 512 threads x 16 voxels does not fit the register file there.
+  constexpr bool kDouble = T == TrigMode::Double;
+  const int threads = pick(cfg.threads, kDouble ? 256 : d.threads);
   check_threads(threads, "coarsened");
   const int tile = pick(cfg.tile, d.tile), unroll = pick(cfg.unroll, d.unroll);
   if (s.m == 0) return zero_output(out, g, st);
-  switch (pick(cfg.coarsen, d.coarsen)) {
+  switch (pick(cfg.coarsen, kDouble ? 4 : d.coarsen(g.lx))) {
     case 1: return launch_coarsened_c<T, 1>(s, g, out, unroll, threads, tile, st);
     case 2: return launch_coarsened_c<T, 2>(s, g, out, unroll, threads, tile, st);
     case 4: return launch_coarsened_c<T, 4>(s, g, out, unroll, threads, tile, st);

@@ -27,9 +27,13 @@ struct LaunchRecord {
 };
 LaunchRecord& last_launch();
 
-// Heuristic defaults of the coarsened kernel (a LaunchConfig field of 0 takes these).
+// Heuristic defaults of the coarsened kernel (a LaunchConfig field of 0 takes
+// these). Set from `fhdrecon tune` on the H100 (docs/tuning.md): 16 voxels per
+// thread where the x axis is long enough to keep most lanes busy, else 4.
+// (The first heuristic, 256/2/8/1024, ran 1.22x slower.)
 struct CoarsenedDefaults {
-  int threads = 256, unroll = 2, coarsen = 8, tile = 1024;
+  int threads = 512, unroll = 8, tile = 1024;
+  int coarsen(int lx) const { return lx >= 64 ? 16 : 4; }
 };
 // Separable: samples per GEMM chunk (K). coarsen selects the GEMM: 1 = cublasCgemm
 // (4 real products), 3 = cublasCgemm3m (Gauss, 3 real products; fp32 only).
