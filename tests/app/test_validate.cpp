@@ -1,0 +1,156 @@
+// fhdrecon validate: the tiny preset runs end to end on the CPU and its checks
+// hold; the checks fail when the numbers are wrong (they are not decoration).
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "app/validate.hpp"
+#include "catch.hpp"
+
+namespace fs = std::filesystem;
+using fhd::app::ValidateRow;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Run fhdrecon(const std::string& args) {
+  std::string cmd = std::string(FHDRECON_EXE) + " " + args + " 2>&1";
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) r.out += buf;
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("fhdrecon-validate-" + name);
+  fs::remove_all(d);
+  return d;
+}
+
+nlohmann::json read_json(const fs::path& p) {
+  std::ifstream f(p);
+  REQUIRE(f.good());
+  return nlohmann::json::parse(f);
+}
+
+const nlohmann::json* find(const nlohmann::json& arr, const std::string& key, const std::string& value,
+                           const std::string& key2 = "", const std::string& value2 = "") {
+  for (const auto& e : arr)
+    if (e.at(key) == value && (key2.empty() || e.at(key2) == value2)) return &e;
+  return nullptr;
+}
+
+ValidateRow row(const std::string& method, const std::string& precision, const std::string& device, double psnr,
+                const std::string& data = "d") {
+  ValidateRow r{method, precision, device, data, true};
+  r.psnr = psnr;
+  return r;
+}
+
+const fhd::app::ValidateCheck& check_named(const std::vector<fhd::app::ValidateCheck>& cs, const std::string& n) {
+  for (const auto& c : cs)
+    if (c.name == n) return c;
+  FAIL("no check named " << n);
+  return cs.front();
+}
+
+}  // namespace
+
+TEST_CASE("validate: tiny preset on the CPU, every check that runs holds", "[validate]") {
+  fs::path dir = fresh_dir("tiny");
+  Run r = fhdrecon("--quiet validate --preset tiny --no-gpu --out " + dir.string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("not run") != std::string::npos);  // the GPU rows say why
+  nlohmann::json j = read_json(dir / "validate.json");
+  CHECK(j.at("all_hold") == true);
+  const auto& rows = j.at("rows");
+  for (const char* m : {"gridding-trilinear", "gridding-kb", "band-limited ceiling"}) {
+    const auto* g = find(rows, "method", m);
+    REQUIRE(g != nullptr);
+    CHECK(g->at("ran") == true);
+    CHECK(g->at("psnr_db").is_number());
+  }
+  for (const char* p : {"double", "single"}) {
+    const auto* it = find(rows, "precision", p, "device", "cpu");
+    REQUIRE(it != nullptr);
+    CHECK(it->at("ran") == true);
+    // FhD against the float64 direct sum: float accuracy, not garbage.
+    CHECK(it->at("fhd_relerr").get<double>() < 1e-4);
+  }
+  const auto* gpu = find(rows, "device", "gpu");
+  REQUIRE(gpu != nullptr);
+  CHECK(gpu->at("ran") == false);
+  // The iterative rows cannot beat the band-limited ceiling by much: it bounds
+  // any linear reconstruction (small slack for the regularizer's smoothing).
+  double ceiling = find(rows, "method", "band-limited ceiling")->at("psnr_db");
+  double single = find(rows, "precision", "single", "device", "cpu")->at("psnr_db");
+  CHECK(single < ceiling + 1.0);
+  const auto& checks = j.at("checks");
+  CHECK(find(checks, "name", "single = double (CPU)")->at("result") == "holds");
+  CHECK(find(checks, "name", "iterative > trilinear gridding")->at("result") == "holds");
+  CHECK(find(checks, "name", "sfu ~ single (GPU)")->at("result") == "not run");
+  std::ifstream md(dir / "validate.md");
+  CHECK(md.good());
+}
+
+TEST_CASE("validate: an impossible margin fails the run, and the evidence is still written", "[validate]") {
+  fs::path dir = fresh_dir("fail");
+  Run r = fhdrecon("--quiet validate --preset tiny --no-gpu --min-gain-db 1000 --out " + dir.string());
+  INFO(r.out);
+  CHECK(r.code != 0);
+  CHECK(r.out.find("FAILS") != std::string::npos);
+  nlohmann::json j = read_json(dir / "validate.json");
+  CHECK(j.at("all_hold") == false);
+  CHECK(find(j.at("checks"), "name", "iterative > trilinear gridding")->at("result") == "FAILS");
+}
+
+TEST_CASE("validate: checks fail on perturbed rows and skip missing ones", "[validate]") {
+  using fhd::app::evaluate_checks;
+  fhd::app::CheckThresholds t;
+  std::vector<ValidateRow> rows = {row("iterative", "double", "cpu", 30.00), row("iterative", "single", "cpu", 30.01),
+                                   row("iterative", "single", "gpu", 30.00), row("iterative", "sfu", "gpu", 29.90),
+                                   row("iterative", "tf32", "gpu", 29.85), row("gridding-trilinear", "single", "gpu", 20.0)};
+  auto ok = evaluate_checks(rows, t);
+  for (const auto& c : ok) {
+    INFO(c.name << ": " << c.detail);
+    CHECK(c.ran);
+    CHECK(c.holds);
+  }
+  CHECK(fhd::app::checks_pass(ok));
+
+  rows[1].psnr = 30.06;  // single drifts 0.06 dB from double
+  rows[3].psnr = 29.75;  // sfu 0.25 dB below single
+  rows[4].psnr = 30.21;  // above is as wrong as below
+  rows[5].psnr = 28.0;   // gridding within the margin of iterative
+  auto bad = evaluate_checks(rows, t);
+  for (const auto& c : bad) {
+    INFO(c.name << ": " << c.detail);
+    CHECK(c.ran);
+    CHECK_FALSE(c.holds);
+  }
+  CHECK_FALSE(fhd::app::checks_pass(bad));
+
+  // Gridding on another data set than the iterative row: no comparison.
+  rows[5].data = "other";
+  CHECK_FALSE(check_named(evaluate_checks(rows, t), "iterative > trilinear gridding").ran);
+  // No GPU rows: those checks do not run, and a run without them passes.
+  std::vector<ValidateRow> cpu_only = {row("iterative", "double", "cpu", 25.0), row("iterative", "single", "cpu", 25.0),
+                                       row("gridding-trilinear", "single", "cpu", 15.0)};
+  auto c = evaluate_checks(cpu_only, t);
+  CHECK_FALSE(check_named(c, "sfu ~ single (GPU)").ran);
+  CHECK(check_named(c, "iterative > trilinear gridding").holds);
+  CHECK(fhd::app::checks_pass(c));
+}
