@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   add_recon_options(app);
   add_synth_command(app);
+  add_bench_command(app);
+  add_tune_command(app);
+  add_batch_command(app);
   add_validate_command(app);
   set_command_line(argc, argv);
   // Logging must be set up after the flags are parsed but before any callback
