@@ -75,8 +75,7 @@ void add_validate_command(CLI::App& app) {
       ->check(CLI::Range(0, 1 << 30))
       ->capture_default_str();
   sub->add_option("--min-gain-db", c->config.thresholds.min_gain_over_trilinear_db,
-                  "iterative must beat trilinear gridding by this many dB")
-      ->capture_default_str();
+                  "iterative must beat trilinear gridding by this many dB (default: the preset's)");
   sub->add_flag("--no-gpu", c->no_gpu, "skip the GPU rows (they print as not run)");
   sub->add_option("--out", c->out_dir, "output directory")->capture_default_str();
   sub->add_option("--json", c->json, "JSON report (default DIR/validate.json)");

@@ -93,11 +93,6 @@ TEST_CASE("validate: tiny preset on the CPU, every check that runs holds", "[val
   const auto* gpu = find(rows, "device", "gpu");
   REQUIRE(gpu != nullptr);
   CHECK(gpu->at("ran") == false);
-  // The iterative rows cannot beat the band-limited ceiling by much: it bounds
-  // any linear reconstruction (small slack for the regularizer's smoothing).
-  double ceiling = find(rows, "method", "band-limited ceiling")->at("psnr_db");
-  double single = find(rows, "precision", "single", "device", "cpu")->at("psnr_db");
-  CHECK(single < ceiling + 1.0);
   const auto& checks = j.at("checks");
   CHECK(find(checks, "name", "single = double (CPU)")->at("result") == "holds");
   CHECK(find(checks, "name", "iterative > trilinear gridding")->at("result") == "holds");
