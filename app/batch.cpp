@@ -115,6 +115,12 @@ ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils
   return acc;
 }
 
+std::vector<const Scan*> coil_list(const Source& src) {
+  std::vector<const Scan*> coils = {&src.scan};
+  for (const Scan& c : src.more_coils) coils.push_back(&c);
+  return coils;
+}
+
 // ---------------------------------------------------------------- batch
 
 std::string options_fingerprint(const SolverOptions& o, const std::string& device) {
@@ -241,8 +247,7 @@ void reconstruct_one(const BatchOptions& o, Backend& be, const std::string& fing
   Progress progress(o.progress);
   ReconOptions ro = make_recon_options(o.solver, src.phantom.get(), progress);
   if (ro.q_cache_dir.empty()) ro.q_cache_dir = private_cache;
-  std::vector<const Scan*> coils = {&src.scan};
-  for (const Scan& c : src.more_coils) coils.push_back(&c);
+  std::vector<const Scan*> coils = coil_list(src);
   ReconResult res = reconstruct_coils(be, coils, ro);
   RunInfo info{command_line(), be.name(), src.description, to_string(ro.fhd.trig), ro.fhd.kernel, ro.iters,
                ro.lambda};

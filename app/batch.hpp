@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "app/recon_options.hpp"
+#include "app/source.hpp"
 #include "recon/backend.hpp"
 #include "recon/pipeline.hpp"
 
@@ -18,6 +19,9 @@ namespace fhd::app {
 // set. One coil: exactly run_reconstruction. Throws InputError when the coils
 // differ in grid or trajectory.
 ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils, const ReconOptions& opt);
+
+// Every coil of a source: scan, then more_coils.
+std::vector<const Scan*> coil_list(const Source& src);
 
 struct BatchOptions {
   std::vector<std::string> files;

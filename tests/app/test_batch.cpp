@@ -12,6 +12,9 @@
 #include <string>
 
 #include "app/batch.hpp"
+#include "app/source.hpp"
+#include "recon/error.hpp"
+#include "recon/metrics.hpp"
 #include "catch.hpp"
 
 namespace fs = std::filesystem;
@@ -166,4 +169,86 @@ TEST_CASE("batch: a missing file is reported in its row, not a crash", "[batch]"
   REQUIRE(rows.size() == 1);
   CHECK(rows["scan.h5"]["status"] == "failed");
   CHECK(rows["scan.h5"]["reason"].get<std::string>().find("no such file") != std::string::npos);
+}
+
+namespace {
+
+// Counts Q computations; everything else goes to the CPU backend.
+class CountingBackend : public fhd::Backend {
+ public:
+  int q_calls = 0;
+  std::string name() const override { return cpu_->name(); }
+  bool is_gpu() const override { return false; }
+  void set_trajectory(const fhd::Trajectory& t) override { cpu_->set_trajectory(t); }
+  std::vector<fhd::cfloat> mu(const std::vector<fhd::cfloat>& phi, const std::vector<fhd::cfloat>& d) override {
+    return cpu_->mu(phi, d);
+  }
+  std::vector<fhd::cfloat> fhd(const std::vector<fhd::cfloat>& mu, const fhd::ImageGrid& g,
+                               const fhd::FhdOptions& o) override {
+    return cpu_->fhd(mu, g, o);
+  }
+  std::vector<fhd::cfloat> q(const std::vector<float>& w, const fhd::ImageGrid& g,
+                             const fhd::FhdOptions& o) override {
+    ++q_calls;
+    return cpu_->q(w, g, o);
+  }
+  std::unique_ptr<fhd::NormalOperator> normal(const std::vector<fhd::cfloat>& q, const fhd::ImageGrid& g,
+                                              double lambda) override {
+    return cpu_->normal(q, g, lambda);
+  }
+  fhd::VecPtr upload(const std::vector<fhd::cfloat>& h) override { return cpu_->upload(h); }
+  fhd::VecPtr zeros(std::size_t n) override { return cpu_->zeros(n); }
+  std::vector<fhd::cfloat> download(const fhd::BackendVector& v) override { return cpu_->download(v); }
+  void copy(const fhd::BackendVector& s, fhd::BackendVector& d) override { cpu_->copy(s, d); }
+  void axpy(fhd::cdouble a, const fhd::BackendVector& x, fhd::BackendVector& y) override { cpu_->axpy(a, x, y); }
+  void xpay(const fhd::BackendVector& x, fhd::cdouble a, fhd::BackendVector& y) override { cpu_->xpay(x, a, y); }
+  fhd::cdouble dot(const fhd::BackendVector& x, const fhd::BackendVector& y) override { return cpu_->dot(x, y); }
+  std::vector<fhd::cfloat> grid_scatter(const std::vector<fhd::cfloat>& wd, const fhd::ImageGrid& image,
+                                        const fhd::ImageGrid& over, const fhd::GridKernel& k) override {
+    return cpu_->grid_scatter(wd, image, over, k);
+  }
+  void centered_idft(std::vector<fhd::cfloat>& g, const fhd::ImageGrid& d) override { cpu_->centered_idft(g, d); }
+
+ private:
+  std::unique_ptr<fhd::Backend> cpu_ = fhd::make_cpu_backend();
+};
+
+}  // namespace
+
+TEST_CASE("coils: root sum of squares, Q computed once for all coils", "[batch][coils]") {
+  using namespace fhd;
+  app::SourceOptions so;
+  so.phantom = "shepp2d";
+  so.matrix = 24;
+  so.spokes = 24;
+  app::Source src = app::make_source(so);
+  // Constant sensitivities 0.6 and 0.8: a linear recon gives 0.6 I and 0.8 I,
+  // whose root sum of squares is |I| again (0.36 + 0.64 = 1).
+  Scan c0 = src.scan, c1 = src.scan;
+  for (cfloat& d : c0.data) d *= 0.6f;
+  for (cfloat& d : c1.data) d *= 0.8f;
+  ReconOptions ro;
+  ro.iters = 6;
+  ro.phantom = src.phantom.get();
+  CountingBackend be;
+  ReconResult one = app::reconstruct_coils(be, {&src.scan}, ro);
+  CHECK(be.q_calls == 1);
+  ReconResult two = app::reconstruct_coils(be, {&c0, &c1}, ro);
+  CHECK(be.q_calls == 2);  // once more, not twice more
+  REQUIRE(two.methods.size() == one.methods.size());
+  for (std::size_t i = 0; i < one.methods.size(); ++i) {
+    INFO(one.methods[i].name);
+    CHECK(two.methods[i].name == one.methods[i].name);
+    // The ceiling comes from the phantom, not the coils: computed once, as is.
+    const bool ceiling = one.methods[i].name == "band-limited ceiling";
+    std::vector<cfloat> mag(one.methods[i].image.size());
+    for (std::size_t v = 0; v < mag.size(); ++v)
+      mag[v] = ceiling ? one.methods[i].image[v] : std::abs(one.methods[i].image[v]);
+    CHECK(relative_error(two.methods[i].image, mag) < 1e-5);
+    REQUIRE(two.methods[i].psnr.has_value());
+    CHECK(std::abs(*two.methods[i].psnr - *one.methods[i].psnr) < 1e-3);
+  }
+  Scan other = c1;
+  other.traj.kx[0] += 0.25f;
+  CHECK_THROWS_AS(app::reconstruct_coils(be, {&c0, &other}, ro), InputError);
 }
