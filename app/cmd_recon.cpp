@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "app/batch.hpp"
 #include "app/commands.hpp"
 #include "app/device.hpp"
 #include "app/log.hpp"
@@ -28,7 +29,7 @@ void run(const ReconCommand& c, const std::string& command_line) {
   std::unique_ptr<Backend> be = select_backend(c.device);
   Progress progress(!global_options().quiet);
   ReconOptions ro = make_recon_options(c.solver, src.phantom.get(), progress);
-  ReconResult res = run_reconstruction(*be, src.scan, ro);
+  ReconResult res = reconstruct_coils(*be, coil_list(src), ro);  // root sum of squares over coils
   RunInfo info{command_line, be->name(), src.description, to_string(ro.fhd.trig), ro.fhd.kernel, ro.iters,
                ro.lambda};
   std::fputs(results_table(res, info).c_str(), stdout);
