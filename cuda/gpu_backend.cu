@@ -9,6 +9,8 @@
 #include "cuda/fhd_kernels.hpp"
 #include "cuda/gpu_backend.hpp"
 #include "cuda/gpu_internal.hpp"
+#include "cuda/q_hermitian.hpp"
+#include "cuda/tune.hpp"
 
 namespace fhd {
 namespace gpu {
@@ -167,9 +169,7 @@ class GpuBackend : public Backend {
       launch_real_to_complex(wr.get(), wc.get(), m, s_);
       CUDA_CHECK(cudaStreamSynchronize(s_));  // wr is freed at scope end
     }
-    const ImageGrid d = grid.doubled();
-    const OutGrid g{d.nx, d.ny, d.nz, grid.nx, grid.ny, grid.nz};
-    return gather(wc.get(), g, opt, "Q on the doubled grid " + dims_string(d));
+    return q_from_half(wc.get(), grid, opt);
   }
 
   std::unique_ptr<NormalOperator> normal(const std::vector<cfloat>& q, const ImageGrid& grid,
@@ -264,16 +264,66 @@ class GpuBackend : public Backend {
 
   // out = sum_m w_m exp(+i 2 pi k_m . x) on g through the kernel table.
   std::vector<cfloat> gather(const float2* w, const OutGrid& g, const FhdOptions& opt, const std::string& what) {
-    const KernelVariant& v = find_kernel(opt.kernel.empty() ? default_kernel(opt.trig) : opt.kernel);
     DeviceBuffer<float2> out(g.points(), what);
-    if (traj_.m == 0) {
-      launch_fill(make_float2(0.f, 0.f), out.get(), g.points(), s_);
-    } else {
-      const SampleSet s{traj_.kx.get(), traj_.ky.get(), traj_.kz.get(), w, traj_.m};
-      v.launch(s, g, out.get(), opt.trig, LaunchConfig{}, s_);
-    }
+    gather_into(w, g, opt, out.get());
     std::vector<cfloat> host(g.points());
     gpu::download(out.get(), g.points(), as_f2(host.data()), s_);
+    return host;
+  }
+
+  // out = sum_m w_m exp(i 2 pi k_m . x) on g, with the kernel the options name
+  // and its tuned launch configuration (cuda/tune.hpp) when a profile has one.
+  void gather_into(const float2* w, const OutGrid& g, const FhdOptions& opt, float2* out) {
+    if (g.points() == 0) return;
+    const KernelVariant& v = find_kernel(opt.kernel.empty() ? default_kernel(opt.trig) : opt.kernel);
+    if (traj_.m == 0) {
+      launch_fill(make_float2(0.f, 0.f), out, g.points(), s_);
+      return;
+    }
+    const SampleSet s{traj_.kx.get(), traj_.ky.get(), traj_.kz.get(), w, traj_.m};
+    v.launch(s, g, out, opt.trig, tuned_config(v.name, opt.trig), s_);
+  }
+
+  // A box of the doubled grid starting at `origin` (per axis) is a kernel
+  // output grid whose coordinates are shifted by (origin + b/2 - L/2)/n.
+  static double box_shift(int origin, int box, int len, int n) {
+    return len > 1 ? double(origin + box / 2 - len / 2) / double(n) : 0.0;
+  }
+
+  void gather_box(const float2* w, const ImageGrid& img, const int origin[3], const int box[3], float2* out,
+                  DeviceBuffer<float2>& shifted, const FhdOptions& opt) {
+    const ImageGrid d = img.doubled();
+    const SampleSet s{traj_.kx.get(), traj_.ky.get(), traj_.kz.get(), w, traj_.m};
+    launch_phase_shift(s, box_shift(origin[0], box[0], d.nx, img.nx), box_shift(origin[1], box[1], d.ny, img.ny),
+                       box_shift(origin[2], box[2], d.nz, img.nz), shifted.get(), s_);
+    gather_into(shifted.get(), OutGrid{box[0], box[1], box[2], img.nx, img.ny, img.nz}, opt, out);
+  }
+
+  // Q(-y) = conj(Q(y)): compute the mirror axis's slices 0..n (z in 3D, y in
+  // 2D) and the faces through index 0 whose mirror is off the grid (lag +n);
+  // the rest is conjugate mirrors. About half the pairs of the full grid.
+  std::vector<cfloat> q_from_half(const float2* w, const ImageGrid& img, const FhdOptions& opt) {
+    const ImageGrid d = img.doubled();
+    const bool is3d = d.nz > 1;
+    const int n = is3d ? img.nz : img.ny, rest = n - 1;
+    const int half_box[3] = {d.nx, is3d ? d.ny : n + 1, is3d ? n + 1 : 1};
+    const int zero[3] = {0, 0, 0};
+    const int face0_org[3] = {0, is3d ? 0 : n + 1, is3d ? n + 1 : 0};
+    const int face0_box[3] = {1, is3d ? d.ny : rest, is3d ? rest : 1};
+    const int face1_org[3] = {1, 0, n + 1};
+    const int face1_box[3] = {d.nx - 1, 1, is3d ? rest : 0};
+    const std::string what = "Q on the doubled grid " + dims_string(d);
+    DeviceBuffer<float2> shifted(traj_.m, "cmpQ shifted weights");
+    DeviceBuffer<float2> half(std::size_t(half_box[0]) * half_box[1] * half_box[2], what);
+    DeviceBuffer<float2> face0(std::size_t(face0_box[1]) * face0_box[2], what);
+    DeviceBuffer<float2> face1(is3d ? std::size_t(face1_box[0]) * face1_box[2] : 0, what);
+    gather_box(w, img, zero, half_box, half.get(), shifted, opt);
+    gather_box(w, img, face0_org, face0_box, face0.get(), shifted, opt);
+    if (is3d) gather_box(w, img, face1_org, face1_box, face1.get(), shifted, opt);
+    DeviceBuffer<float2> q(d.voxels(), what);
+    launch_assemble_q(half.get(), face0.get(), face1.get(), d.nx, d.ny, d.nz, q.get(), s_);
+    std::vector<cfloat> host(d.voxels());
+    gpu::download(q.get(), d.voxels(), as_f2(host.data()), s_);
     return host;
   }
 
