@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "app/bench_e2e.hpp"
 #include "app/commands.hpp"
 #include "app/recon_options.hpp"
 #include "io/atomic_file.hpp"
@@ -32,6 +33,7 @@ struct BenchArgs {
   int reps = 5;
   bool tuned = false;
   bool full = false;
+  bool no_e2e = false;
 };
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -99,12 +101,14 @@ nlohmann::json to_json(const gpu::BenchResult& r) {
   return j;
 }
 
-void write_outputs(const gpu::BenchResult& r, const BenchArgs& a) {
+void write_outputs(const gpu::BenchResult& r, const BenchArgs& a, const nlohmann::json& e2e) {
   if (!a.json.empty()) {
     make_parent_dir(a.json);
     AtomicOutput out(a.json);
     std::ofstream f(out.tmp());
-    f << to_json(r).dump(2) << "\n";
+    nlohmann::json j = to_json(r);
+    if (!e2e.is_null()) j["end_to_end"] = e2e;
+    f << j.dump(2) << "\n";
     if (!f.flush()) throw InputError("--json", "path", a.json, "cannot write");
     f.close();
     out.commit();
@@ -140,7 +144,9 @@ void run(const BenchArgs& a) {
     if (!quiet) fmt::print(stderr, "  {} done\n", row.name);
   });
   print_table(r);
-  write_outputs(r, a);
+  nlohmann::json e2e;
+  if (!a.no_e2e) e2e = run_end_to_end(a.matrix, a.samples, o.trig, "gpu");
+  write_outputs(r, a, e2e);
 #endif
 }
 
@@ -160,6 +166,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--reps", a->reps, "timed runs per variant (median)")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_flag("--tuned", a->tuned, "use each variant's tuned profile (fhdrecon tune) instead of its defaults");
   cmd->add_flag("--full", a->full, "run the slow rungs (1-4) at the full sample count too");
+  cmd->add_flag("--no-e2e", a->no_e2e, "skip the end-to-end stage breakdown of a full reconstruction");
   cmd->callback([a] { run(*a); });
 }
 
