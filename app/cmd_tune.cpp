@@ -42,7 +42,7 @@ void run(const TuneArgs& a) {
   o.matrix = a.matrix;
   o.samples = a.samples;
   o.ignore_profile = a.ignore_profile;
-  o.cache_dir = a.cache_dir.empty() ? default_cache_dir() : a.cache_dir;
+  o.cache_dir = a.cache_dir.empty() ? tune::cache_dir() : a.cache_dir;
   const bool quiet = global_options().quiet;
   const auto r = gpu::run_tune(o, [&](const std::string& s) {
     if (!quiet) fmt::print(stderr, "  {}\n", s);

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include "recon/qcache.hpp"
 
 namespace fhd::tune {
 
@@ -81,8 +82,8 @@ inline bool in_space(const std::string& kernel, const Params& p) {
   return ok("threads", p.threads) && ok("unroll", p.unroll) && ok("coarsen", p.coarsen) && ok("tile", p.tile);
 }
 
-// $XDG_CACHE_HOME/fhdrecon, else ~/.cache/fhdrecon, else ./.fhdrecon-cache
-// (the same rule as the Q cache), unless set_cache_dir() chose another.
+// The cache root of recon/qcache.hpp (the Q cache's rule), unless
+// set_cache_dir() chose another.
 inline std::string& cache_dir_override() {
   static std::string dir;
   return dir;
@@ -90,9 +91,8 @@ inline std::string& cache_dir_override() {
 inline void set_cache_dir(const std::string& dir) { cache_dir_override() = dir; }
 inline std::string cache_dir() {
   if (!cache_dir_override().empty()) return cache_dir_override();
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/fhdrecon";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/fhdrecon";
-  return ".fhdrecon-cache";
+  const std::string root = default_cache_root();
+  return root.empty() ? ".fhdrecon-cache" : root;
 }
 
 // FHDRECON_NO_TUNE=1 (or any value but "" and "0"): ignore profiles.

@@ -110,12 +110,17 @@ std::string q_key(const Trajectory& traj, const std::vector<float>& w, const Ima
          to_string(trig) + "-" + std::to_string(m) + "-" + h.hex();
 }
 
-std::string default_q_cache_dir() {
+std::string default_cache_root() {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg && *xdg) return (fs::path(xdg) / "fhdrecon" / "q").string();
+  if (xdg && *xdg) return (fs::path(xdg) / "fhdrecon").string();
   const char* home = std::getenv("HOME");
-  if (home && *home) return (fs::path(home) / ".cache" / "fhdrecon" / "q").string();
+  if (home && *home) return (fs::path(home) / ".cache" / "fhdrecon").string();
   return "";
+}
+
+std::string default_q_cache_dir() {
+  const std::string root = default_cache_root();
+  return root.empty() ? "" : (fs::path(root) / "q").string();
 }
 
 std::optional<std::vector<cfloat>> load_q(const std::string& dir, const std::string& key) {

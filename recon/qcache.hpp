@@ -20,6 +20,9 @@ namespace fhd {
 // mode. Any change of any input changes the key.
 std::string q_key(const Trajectory& traj, const std::vector<float>& w, const ImageGrid& grid, TrigMode trig);
 
+// The cache root: $XDG_CACHE_HOME/fhdrecon, else $HOME/.cache/fhdrecon, else ""
+// (no cache). Q files live in ROOT/q, tuned launch profiles in ROOT.
+std::string default_cache_root();
 // $XDG_CACHE_HOME/fhdrecon/q, else $HOME/.cache/fhdrecon/q, else "" (no cache).
 std::string default_q_cache_dir();
 
