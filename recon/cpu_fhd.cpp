@@ -4,11 +4,14 @@
 #include <cmath>
 #include <complex>
 #include <cstddef>
+#include <mutex>
 #include <type_traits>
 #include <stdexcept>
 
 #include "recon/error.hpp"
 #include "recon/fast_trig.hpp"
+
+#include <omp.h>
 
 #ifdef FHD_HAVE_CBLAS
 #include <cblas.h>
@@ -239,13 +242,25 @@ void gemm_job(const Job& j, std::size_t chunk, const std::complex<Real>* A, std:
   std::complex<Real>* f = F + j.row0 + ldf * j.col0;
   const std::size_t ldb = ldb_chunk * j.stride, ldc = ldf * j.stride;
 #ifdef FHD_HAVE_CBLAS
+  // One threading system: OpenBLAS runs single-threaded and each OpenMP thread
+  // multiplies its own block of columns. Letting OpenBLAS's pthreads run beside
+  // OpenMP's spin-waiting workers cost 2x on two cores (docs/performance.md).
+  static std::once_flag blas_threads;
+  std::call_once(blas_threads, [] { openblas_set_num_threads(1); });
   const std::complex<Real> one = 1;
-  if constexpr (std::is_same_v<Real, float>)
-    cblas_cgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, j.rows, int(j.cols), int(chunk), &one, a, int(lda), b,
-                int(ldb), &one, f, int(ldc));
-  else
-    cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, j.rows, int(j.cols), int(chunk), &one, a, int(lda), b,
-                int(ldb), &one, f, int(ldc));
+#pragma omp parallel
+  {
+    const std::size_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const std::size_t c0 = j.cols * t / nt, c1 = j.cols * (t + 1) / nt;
+    if (c1 > c0) {
+      if constexpr (std::is_same_v<Real, float>)
+        cblas_cgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, j.rows, int(c1 - c0), int(chunk), &one, a, int(lda),
+                    b + ldb * c0, int(ldb), &one, f + ldc * c0, int(ldc));
+      else
+        cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, j.rows, int(c1 - c0), int(chunk), &one, a, int(lda),
+                    b + ldb * c0, int(ldb), &one, f + ldc * c0, int(ldc));
+    }
+  }
 #else
   // Blocked fallback: each thread owns whole output columns.
 #pragma omp parallel for schedule(static)
