@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the lent GPU machine: unpack the carried packages the image lacks, build
 # with CUDA, run the [gpu] tests and the benchmarks, write logs under $OUT.
-#   scripts/device-test.sh [build] [test] [bench] [e2e]     (default: all)
+#   scripts/device-test.sh [build] [test] [bench] [e2e] [tune] [validate]   (default: all)
 # Run through the device tool with carry [".devdeps"]; .devdeps holds the .deb
 # files of DEVICE.md (make it with scripts/fetch-devdeps.sh).
 set -uo pipefail
@@ -10,7 +10,7 @@ OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
 steps=("$@")
-((${#steps[@]})) || steps=(build test bench e2e)
+((${#steps[@]})) || steps=(build test bench e2e tune validate)
 has() { [[ " ${steps[*]} " == *" $1 "* ]]; }
 
 unpack_devdeps() {
@@ -27,12 +27,14 @@ build() {
   unpack_devdeps
   nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv >"$OUT/gpu.txt" 2>&1
   cat "$OUT/gpu.txt"
-  cmake -S . -B "$BUILD" -G Ninja -DFHD_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/configure.log" 2>&1 ||
-    { tail -40 "$OUT/configure.log"; return 1; }
+  # Build logs stay in the build dir ($OUT brings back only 8 files); the
+  # compiler's register report is kept.
+  cmake -S . -B "$BUILD" -G Ninja -DFHD_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 >"$BUILD.configure.log" 2>&1 ||
+    { tail -40 "$BUILD.configure.log"; return 1; }
   # TARGETS="tests_gpu fhdrecon" builds only those.
-  cmake --build "$BUILD" -j"$(nproc)" ${TARGETS:+--target $TARGETS} >"$OUT/build.log" 2>&1 ||
-    { grep -E "error|Error" "$OUT/build.log" | head -40; return 1; }
-  grep -E "registers|spill" "$OUT/build.log" >"$OUT/ptxas.txt" || true
+  cmake --build "$BUILD" -j"$(nproc)" ${TARGETS:+--target $TARGETS} >"$BUILD.build.log" 2>&1 ||
+    { grep -E "error|Error" "$BUILD.build.log" | head -40; return 1; }
+  grep -E "registers|spill" "$BUILD.build.log" >"$OUT/ptxas.txt" || true
   echo "build: ok"
 }
 
@@ -41,17 +43,33 @@ run_tests() {
 }
 
 run_bench() {
-  "$BUILD/fhdrecon" bench --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log" | tail -30
+  "$BUILD/fhdrecon" bench --json "$OUT/bench.json" --png "$OUT/ladder.png" 2>&1 | tee "$OUT/bench.log" | tail -45
+}
+
+run_tune() {
+  # A fresh profile directory, so the search runs rather than reading an old profile.
+  rm -rf /tmp/fhdrecon-tune
+  "$BUILD/fhdrecon" tune --kernel coarsened --trig sfu --cache-dir /tmp/fhdrecon-tune 2>&1 | tee "$OUT/tune.log" | tail -12
+}
+
+run_validate() {
+  "$BUILD/fhdrecon" validate --preset book --out /tmp/fhdrecon-validate --json "$OUT/validate.json" \
+    --markdown "$OUT/validate.md" \
+    2>&1 | tee "$OUT/validate.log" | tail -25
 }
 
 run_e2e() {
   # The end-to-end case: 128^3, about 1M samples of 3D radial; the second
-  # run reuses the cached Q.
-  local cache="$OUT/qcache"
+  # run reuses the cached Q. Wall time includes start-up and synthesizing the data.
+  local cache=/tmp/fhdrecon-e2e-cache pass start
+  rm -rf "$cache"
   for pass in 1 2; do
+    start=$(date +%s%N)
     "$BUILD/fhdrecon" --phantom shepp3d --matrix 128 --traj radial3d --samples 1048576 \
-      --trig sfu --device gpu --cache-dir "$cache" --out "$OUT/e2e" --json "$OUT/e2e$pass.json" --quiet \
-      2>&1 | tee "$OUT/e2e$pass.log" | tail -20
+      --trig sfu --device gpu --cache-dir "$cache" --out /tmp/fhdrecon-e2e --json "$OUT/e2e$pass.json" \
+      >"$OUT/e2e$pass.log" 2>&1
+    echo "wall $(((($(date +%s%N) - start)) / 1000000)) ms (pass $pass)" >>"$OUT/e2e$pass.log"
+    tail -24 "$OUT/e2e$pass.log"
   done
 }
 
@@ -60,4 +78,6 @@ has build && { build || exit 1; }
 has test && { run_tests || rc=1; }
 has bench && { run_bench || rc=1; }
 has e2e && { run_e2e || rc=1; }
+has tune && { run_tune || rc=1; }
+has validate && { run_validate || rc=1; }
 exit $rc
