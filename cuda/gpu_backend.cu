@@ -240,6 +240,22 @@ class GpuBackend : public Backend {
     return gpu::grid_scatter(traj_, weighted_data, image, over, kernel, ScatterMethod::Auto, s_);
   }
 
+  // Scatter, inverse FFT and crop on the device: only the image window crosses
+  // to the host (at 128^3 with 2x oversampling, 16 MiB instead of 3 x 128 MiB).
+  std::vector<cfloat> grid_to_image(const std::vector<cfloat>& weighted_data, const ImageGrid& image,
+                                    const ImageGrid& over, const GridKernel& kernel) override {
+    DeviceScope scope(device_);
+    require_samples(weighted_data.size(), "grid_to_image", "data size");
+    DeviceBuffer<float2> grid =
+        gpu::grid_scatter_on_device(traj_, weighted_data, image, over, kernel, ScatterMethod::Auto, s_);
+    const std::string what = "the gridding image " + dims_string(image);
+    DeviceBuffer<float2> work(over.voxels(), what), out(image.voxels(), what);
+    gpu::centered_idft_window(grid.get(), work.get(), over, image, out.get(), s_);
+    std::vector<cfloat> host(image.voxels());
+    gpu::download(out.get(), host.size(), as_f2(host.data()), s_);
+    return host;
+  }
+
   void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims) override {
     DeviceScope scope(device_);
     gpu::centered_idft(grid, dims, s_);

@@ -81,6 +81,11 @@ class FftPlan {
 std::unique_ptr<NormalOperator> make_normal_operator(const std::vector<cfloat>& q, const ImageGrid& grid,
                                                      double lambda, cudaStream_t s);
 void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims, cudaStream_t s);
+// Device version: the centered inverse DFT of `in` (dims), keeping only its
+// central `window` (window.n <= dims.n per axis; window == dims keeps all) in
+// `out`. `work` holds dims.voxels() elements and is overwritten; out may be in.
+void centered_idft_window(const float2* in, float2* work, const ImageGrid& dims, const ImageGrid& window,
+                          float2* out, cudaStream_t s);
 
 // ---- gridding.cu
 // Atomic: global atomics only. Privatized: every tile through shared memory
@@ -94,6 +99,10 @@ enum class ScatterMethod { Auto, Atomic, Privatized, Hybrid };
 void grid_scatter_device(const DeviceTrajectory& traj, const float2* values, const ImageGrid& image,
                          const ImageGrid& over, const GridKernel& kernel, ScatterMethod method, float2* grid,
                          cudaStream_t s);
+// The scattered grid left on the device (zeroed, then the samples added).
+DeviceBuffer<float2> grid_scatter_on_device(const DeviceTrajectory& traj, const std::vector<cfloat>& weighted_data,
+                                            const ImageGrid& image, const ImageGrid& over, const GridKernel& kernel,
+                                            ScatterMethod method, cudaStream_t s);
 std::vector<cfloat> grid_scatter(const DeviceTrajectory& traj, const std::vector<cfloat>& weighted_data,
                                  const ImageGrid& image, const ImageGrid& over, const GridKernel& kernel,
                                  ScatterMethod method, cudaStream_t s);

@@ -302,9 +302,9 @@ void grid_scatter_device(const DeviceTrajectory& traj, const float2* values, con
     scatter_privatized(traj, values, p, grid, s, method == ScatterMethod::Privatized ? 1 : kDenseTile);
 }
 
-std::vector<cfloat> grid_scatter(const DeviceTrajectory& traj, const std::vector<cfloat>& weighted_data,
-                                 const ImageGrid& image, const ImageGrid& over, const GridKernel& kernel,
-                                 ScatterMethod method, cudaStream_t s) {
+DeviceBuffer<float2> grid_scatter_on_device(const DeviceTrajectory& traj, const std::vector<cfloat>& weighted_data,
+                                            const ImageGrid& image, const ImageGrid& over, const GridKernel& kernel,
+                                            ScatterMethod method, cudaStream_t s) {
   make_params(image, over, kernel);  // validates the kernel and the grids before any allocation
   if (weighted_data.size() != traj.m)
     throw InputError("gridding", "samples", std::to_string(weighted_data.size()),
@@ -316,6 +316,14 @@ std::vector<cfloat> grid_scatter(const DeviceTrajectory& traj, const std::vector
   CUDA_CHECK(cudaMemsetAsync(grid.get(), 0, grid.bytes(), s));
   upload(reinterpret_cast<const float2*>(weighted_data.data()), traj.m, v.get(), s);
   grid_scatter_device(traj, v.get(), image, over, kernel, method, grid.get(), s);
+  CUDA_CHECK(cudaStreamSynchronize(s));  // v is freed at scope end
+  return grid;
+}
+
+std::vector<cfloat> grid_scatter(const DeviceTrajectory& traj, const std::vector<cfloat>& weighted_data,
+                                 const ImageGrid& image, const ImageGrid& over, const GridKernel& kernel,
+                                 ScatterMethod method, cudaStream_t s) {
+  DeviceBuffer<float2> grid = grid_scatter_on_device(traj, weighted_data, image, over, kernel, method, s);
   std::vector<cfloat> host(over.voxels());
   download(grid.get(), host.size(), reinterpret_cast<float2*>(host.data()), s);
   return host;

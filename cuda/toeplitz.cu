@@ -50,6 +50,21 @@ __global__ void shift_kernel(const float2* __restrict__ in, float2* __restrict__
   }
 }
 
+// out[i] = in[(i + off) mod in_len] per axis, for an output smaller than the
+// input: the final fftshift of a centered inverse DFT fused with its crop.
+__global__ void window_kernel(const float2* __restrict__ in, Dims3 in_len, float2* __restrict__ out, Dims3 len,
+                              Dims3 off) {
+  const std::size_t total = std::size_t(len.x) * len.y * len.z;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const int ix = int(i % len.x);
+    const int iy = int((i / len.x) % len.y);
+    const int iz = int(i / (std::size_t(len.x) * len.y));
+    const int sx = (ix + off.x) % in_len.x, sy = (iy + off.y) % in_len.y, sz = (iz + off.z) % in_len.z;
+    out[i] = in[sx + std::size_t(in_len.x) * (sy + std::size_t(in_len.y) * sz)];
+  }
+}
+
 // pad = x on the low corner of the doubled grid, zero elsewhere (one pass,
 // no separate memset).
 __global__ void embed_kernel(const float2* __restrict__ x, float2* __restrict__ pad, Dims3 n, Dims3 len) {
@@ -234,15 +249,23 @@ void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims, cudaStream_
   const std::string what = "the centered inverse DFT of " + dims_string(dims);
   require_free(2.0 * n * sizeof(float2) + FftPlan::work_bytes(dims), what);
   DeviceBuffer<float2> a(n, what), b(n, what);
-  FftPlan plan(dims, s, what);
   upload(reinterpret_cast<const float2*>(grid.data()), n, a.get(), s);
-  // ifftshift (index n/2 -> 0), unnormalized inverse FFT, fftshift (0 -> n/2):
-  // right for odd lengths too, since the shifts are plain modular gathers.
-  launch_shift(a.get(), b.get(), dims, Dims3{dims.nx / 2, dims.ny / 2, dims.nz / 2}, 1.f, s);
-  plan.exec(b.get(), CUFFT_INVERSE);
-  launch_shift(b.get(), a.get(), dims,
-               Dims3{dims.nx - dims.nx / 2, dims.ny - dims.ny / 2, dims.nz - dims.nz / 2}, 1.f, s);
+  centered_idft_window(a.get(), b.get(), dims, dims, a.get(), s);
   download(a.get(), n, reinterpret_cast<float2*>(grid.data()), s);
+}
+
+void centered_idft_window(const float2* in, float2* work, const ImageGrid& dims, const ImageGrid& window,
+                          float2* out, cudaStream_t s) {
+  FftPlan plan(dims, s, "the centered inverse DFT of " + dims_string(dims));
+  // ifftshift (index n/2 -> 0), unnormalized inverse FFT, then fftshift (0 ->
+  // n/2) fused with taking the central window: right for odd lengths too,
+  // since the shifts are plain modular gathers.
+  launch_shift(in, work, dims, Dims3{dims.nx / 2, dims.ny / 2, dims.nz / 2}, 1.f, s);
+  plan.exec(work, CUFFT_INVERSE);
+  const Dims3 off{dims.nx - dims.nx / 2 - window.nx / 2 + dims.nx / 2, dims.ny - dims.ny / 2 - window.ny / 2 + dims.ny / 2,
+                  dims.nz - dims.nz / 2 - window.nz / 2 + dims.nz / 2};
+  window_kernel<<<blocks_for(window.voxels(), kThreads), kThreads, 0, s>>>(work, dims3(dims), out, dims3(window), off);
+  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace fhd::gpu

@@ -90,7 +90,18 @@ class Backend {
   // In-place centered inverse DFT of a grid (DC at n/2 in, origin at n/2 out):
   // x_j = sum_k X_k exp(+i 2 pi (k - n/2)(j - n/2) / n), unnormalized.
   virtual void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims) = 0;
+
+  // Gridding's heavy part in one call: grid_scatter onto `over`, centered_idft,
+  // and the central image.nx x ny x nz window (x_i = (i - N/2)/N as for voxels).
+  // This default composes the calls above on the host; the GPU keeps the
+  // oversampled grid on the device and moves only the window.
+  virtual std::vector<cfloat> grid_to_image(const std::vector<cfloat>& weighted_data, const ImageGrid& image,
+                                            const ImageGrid& over, const GridKernel& kernel);
 };
+
+// The central `image` window of a grid of size `over` whose index over.n/2 is
+// the origin (as centered_idft leaves it).
+std::vector<cfloat> center_window(const std::vector<cfloat>& grid, const ImageGrid& over, const ImageGrid& image);
 
 // The CPU backend (recon/cpu_backend.cpp). The GPU one is in cuda/gpu_backend.hpp;
 // app/ chooses between them for --device auto|cpu|gpu.

@@ -74,10 +74,10 @@ double deapodization(const ResolvedKernel& k, int i, int n, int g) {
 
 namespace {
 
-// The central image.n of each axis of the oversampled image, deapodized and
-// divided by the voxel count (docs/gridding.md, "Scaling").
-std::vector<cfloat> crop_deapodize(const std::vector<cfloat>& over_img, const ImageGrid& image,
-                                   const ImageGrid& over, const ResolvedKernel& k) {
+// Deapodizes the image window and divides by the voxel count (docs/gridding.md,
+// "Scaling"). The deapodization depends on the oversampled grid's size.
+std::vector<cfloat> deapodize(std::vector<cfloat> img, const ImageGrid& image, const ImageGrid& over,
+                              const ResolvedKernel& k) {
   const int n[3] = {image.nx, image.ny, image.nz};
   const int g[3] = {over.nx, over.ny, over.nz};
   std::vector<double> inv[3];
@@ -86,17 +86,11 @@ std::vector<cfloat> crop_deapodize(const std::vector<cfloat>& over_img, const Im
     for (int i = 0; i < n[a]; ++i) inv[a][i] = 1.0 / deapodization(k, i, n[a], g[a]);
   }
   const double scale = 1.0 / double(image.voxels());
-  std::vector<cfloat> out(image.voxels());
   for (int iz = 0; iz < n[2]; ++iz)
     for (int iy = 0; iy < n[1]; ++iy)
-      for (int ix = 0; ix < n[0]; ++ix) {
-        std::size_t src = std::size_t(ix - n[0] / 2 + g[0] / 2) +
-                          std::size_t(g[0]) * (std::size_t(iy - n[1] / 2 + g[1] / 2) +
-                                               std::size_t(g[1]) * std::size_t(iz - n[2] / 2 + g[2] / 2));
-        double f = scale * inv[0][ix] * inv[1][iy] * inv[2][iz];
-        out[ix + std::size_t(n[0]) * (iy + std::size_t(n[1]) * iz)] = over_img[src] * float(f);
-      }
-  return out;
+      for (int ix = 0; ix < n[0]; ++ix)
+        img[ix + std::size_t(n[0]) * (iy + std::size_t(n[1]) * iz)] *= float(scale * inv[0][ix] * inv[1][iy] * inv[2][iz]);
+  return img;
 }
 
 }  // namespace
@@ -116,9 +110,7 @@ std::vector<cfloat> gridding_recon(Backend& be, const Trajectory& t, const std::
     for (std::size_t m = 0; m < weighted.size(); ++m) weighted[m] *= dcf[m];
   ImageGrid over = oversampled_grid(grid, k.oversampling);
   be.set_trajectory(t);
-  std::vector<cfloat> g = be.grid_scatter(weighted, grid, over, k);
-  be.centered_idft(g, over);
-  return crop_deapodize(g, grid, over, rk);
+  return deapodize(be.grid_to_image(weighted, grid, over, k), grid, over, rk);
 }
 
 }  // namespace fhd
