@@ -11,7 +11,7 @@ namespace fhd::app {
 struct SolverOptions {
   std::string trig = "single";
   std::string kernel;
-  int iters = 30;
+  int iters = 100;
   double tol = 1e-6;
   double lambda = 1e-3;
   std::string dcf = "auto";

@@ -38,9 +38,10 @@ const std::map<std::string, Preset>& presets() {
       // The book's case as far as public facts go: 3D, 128^3, ~1M non-Cartesian
       // samples. The CPU rows run on a 64^3 copy with the same sample density:
       // the 128^3 double Q on a CPU would take far longer than the GPU rows.
-      // Radial 3D with a ramp DCF grids well: iterative led trilinear gridding
-      // by only 0.2 dB on the H100, so the margin asked is small.
-      {"book", {"shepp3d", "radial3d", 128, 1048576, 30, 1e-3, 64, 0.1}},
+      // Radial 3D with a ramp DCF grids well: at 100 CG iterations iterative led
+      // trilinear gridding by 2.4 dB on the H100 (0.2 dB at 30 iterations:
+      // CG is far from converged there), so 1 dB is asked.
+      {"book", {"shepp3d", "radial3d", 128, 1048576, 100, 1e-3, 64, 1.0}},
       // Every CPU check in well under a minute on two cores. Random samples at
       // 1.6 N^2 (half of radial's Nyquist count): the case where gridding's
       // density compensation breaks down and the book's gap shows (8.6 dB measured).

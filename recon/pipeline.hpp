@@ -21,7 +21,7 @@ struct StageObserver {
 
 struct ReconOptions {
   FhdOptions fhd;               // kernel and trig mode for FhD and Q
-  int iters = 30;               // CG iterations (at most)
+  int iters = 100;               // CG iterations (at most)
   double tol = 1e-5;            // CG stops when ||r|| / ||FhD|| falls below
   double lambda = 0.0;          // relative to Q(0) = sum |Phi|^2, the mean eigenvalue of FhF
   bool gridding = true;         // also run the gridding baselines
