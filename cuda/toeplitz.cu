@@ -34,34 +34,23 @@ struct Dims3 {
   int x, y, z;
 };
 
-// out[i] = scale * in[(i + off) mod len] per axis: the (i)fftshifts and the
-// Toeplitz rearrangement of Q are all this one gather.
-__global__ void shift_kernel(const float2* __restrict__ in, float2* __restrict__ out, Dims3 len, Dims3 off,
-                             float scale) {
-  const std::size_t total = std::size_t(len.x) * len.y * len.z;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    const int ix = int(i % len.x);
-    const int iy = int((i / len.x) % len.y);
-    const int iz = int(i / (std::size_t(len.x) * len.y));
-    const int sx = (ix + off.x) % len.x, sy = (iy + off.y) % len.y, sz = (iz + off.z) % len.z;
-    const float2 v = in[sx + std::size_t(len.x) * (sy + std::size_t(len.y) * sz)];
-    out[i] = make_float2(scale * v.x, scale * v.y);
-  }
+// Grid coordinates of flat index i (x fastest) on a grid of `len`.
+__device__ inline Dims3 coords(std::size_t i, Dims3 len) {
+  return {int(i % len.x), int((i / len.x) % len.y), int(i / (std::size_t(len.x) * len.y))};
 }
 
-// out[i] = in[(i + off) mod in_len] per axis, for an output smaller than the
-// input: the final fftshift of a centered inverse DFT fused with its crop.
+// out[i] = scale * in[(i + off) mod in_len] per axis, for an output of `len`
+// (at most in_len): the (i)fftshifts, the Toeplitz rearrangement of Q, and a
+// centered inverse DFT's final fftshift fused with its crop are all this gather.
 __global__ void window_kernel(const float2* __restrict__ in, Dims3 in_len, float2* __restrict__ out, Dims3 len,
-                              Dims3 off) {
+                              Dims3 off, float scale) {
   const std::size_t total = std::size_t(len.x) * len.y * len.z;
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
        i += std::size_t(gridDim.x) * blockDim.x) {
-    const int ix = int(i % len.x);
-    const int iy = int((i / len.x) % len.y);
-    const int iz = int(i / (std::size_t(len.x) * len.y));
-    const int sx = (ix + off.x) % in_len.x, sy = (iy + off.y) % in_len.y, sz = (iz + off.z) % in_len.z;
-    out[i] = in[sx + std::size_t(in_len.x) * (sy + std::size_t(in_len.y) * sz)];
+    const Dims3 c = coords(i, len);
+    const int sx = (c.x + off.x) % in_len.x, sy = (c.y + off.y) % in_len.y, sz = (c.z + off.z) % in_len.z;
+    const float2 v = in[sx + std::size_t(in_len.x) * (sy + std::size_t(in_len.y) * sz)];
+    out[i] = make_float2(scale * v.x, scale * v.y);
   }
 }
 
@@ -71,11 +60,9 @@ __global__ void embed_kernel(const float2* __restrict__ x, float2* __restrict__ 
   const std::size_t total = std::size_t(len.x) * len.y * len.z;
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
        i += std::size_t(gridDim.x) * blockDim.x) {
-    const int ix = int(i % len.x);
-    const int iy = int((i / len.x) % len.y);
-    const int iz = int(i / (std::size_t(len.x) * len.y));
+    const Dims3 c = coords(i, len);
     float2 v = make_float2(0.f, 0.f);
-    if (ix < n.x && iy < n.y && iz < n.z) v = x[ix + std::size_t(n.x) * (iy + std::size_t(n.y) * iz)];
+    if (c.x < n.x && c.y < n.y && c.z < n.z) v = x[c.x + std::size_t(n.x) * (c.y + std::size_t(n.y) * c.z)];
     pad[i] = v;
   }
 }
@@ -112,14 +99,12 @@ __global__ void crop_kernel(const float2* __restrict__ pad, const float2* __rest
   const std::size_t total = std::size_t(n.x) * n.y * n.z;
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
        i += std::size_t(gridDim.x) * blockDim.x) {
-    const int ix = int(i % n.x);
-    const int iy = int((i / n.x) % n.y);
-    const int iz = int(i / (std::size_t(n.x) * n.y));
-    float2 v = pad[ix + std::size_t(len.x) * (iy + std::size_t(len.y) * iz)];
+    const Dims3 p = coords(i, n);
+    float2 v = pad[p.x + std::size_t(len.x) * (p.y + std::size_t(len.y) * p.z)];
     if (lambda != 0.f) {
-      const float2 a = laplacian_axis(x, i, ix, n.x, 1);
-      const float2 b = laplacian_axis(x, i, iy, n.y, std::size_t(n.x));
-      const float2 c = laplacian_axis(x, i, iz, n.z, std::size_t(n.x) * n.y);
+      const float2 a = laplacian_axis(x, i, p.x, n.x, 1);
+      const float2 b = laplacian_axis(x, i, p.y, n.y, std::size_t(n.x));
+      const float2 c = laplacian_axis(x, i, p.z, n.z, std::size_t(n.x) * n.y);
       v.x += lambda * (a.x + b.x + c.x);
       v.y += lambda * (a.y + b.y + c.y);
     }
@@ -130,7 +115,7 @@ __global__ void crop_kernel(const float2* __restrict__ pad, const float2* __rest
 Dims3 dims3(const ImageGrid& g) { return {g.nx, g.ny, g.nz}; }
 
 void launch_shift(const float2* in, float2* out, const ImageGrid& len, Dims3 off, float scale, cudaStream_t s) {
-  shift_kernel<<<blocks_for(len.voxels(), kThreads), kThreads, 0, s>>>(in, out, dims3(len), off, scale);
+  window_kernel<<<blocks_for(len.voxels(), kThreads), kThreads, 0, s>>>(in, dims3(len), out, dims3(len), off, scale);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -264,7 +249,8 @@ void centered_idft_window(const float2* in, float2* work, const ImageGrid& dims,
   plan.exec(work, CUFFT_INVERSE);
   const Dims3 off{dims.nx - dims.nx / 2 - window.nx / 2 + dims.nx / 2, dims.ny - dims.ny / 2 - window.ny / 2 + dims.ny / 2,
                   dims.nz - dims.nz / 2 - window.nz / 2 + dims.nz / 2};
-  window_kernel<<<blocks_for(window.voxels(), kThreads), kThreads, 0, s>>>(work, dims3(dims), out, dims3(window), off);
+  window_kernel<<<blocks_for(window.voxels(), kThreads), kThreads, 0, s>>>(work, dims3(dims), out, dims3(window), off,
+                                                                           1.f);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -1,7 +1,6 @@
 // fhdrecon batch through the CLI: a folder of small 2D scans, two sharing a
 // trajectory, one truncated. Checks the summary, the Q-cache column, the exit
 // code, skipping up-to-date scans and --force.
-#include <sys/wait.h>
 
 #include <chrono>
 #include <cstdio>
@@ -16,28 +15,16 @@
 #include "recon/error.hpp"
 #include "recon/metrics.hpp"
 #include "catch.hpp"
+#include "test_util.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
 
-struct BatchRun {
-  int code = -1;
-  std::string out;
-};
+using BatchRun = fhd::test::CliRun;
 
-BatchRun cli(const std::string& args) {
-  std::string cmd = std::string(FHDRECON_EXE) + " " + args + " 2>&1";
-  BatchRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, p)) r.out += buf;
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+BatchRun cli(const std::string& args) { return fhd::test::run_cli(args); }
 
 fs::path batch_dir(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("fhdrecon-batch-" + name);
@@ -151,9 +138,9 @@ TEST_CASE("batch: output names stay distinct and the fingerprint follows the opt
   std::string fp = options_fingerprint(s, "cpu");
   CHECK(fp == options_fingerprint(s, "cpu"));
   CHECK(fp != options_fingerprint(s, "gpu"));
-  s.iters = 31;
+  s.iters = SolverOptions{}.iters + 1;
   CHECK(fp != options_fingerprint(s, "cpu"));
-  s.iters = 30;
+  s.iters = SolverOptions{}.iters;
   s.cache_dir = "/elsewhere";  // where Q is cached does not change the images
   CHECK(fp == options_fingerprint(s, "cpu"));
   CHECK(bart_traj_for("d/k.cfl") == "d/k_traj");

@@ -1,34 +1,20 @@
 // The CLI's contract for bad input: one line naming the option/file and value,
 // a non-zero exit code, and no output files left behind.
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
+using Run = fhd::test::CliRun;
 
-Run fhdrecon(const std::string& args) {
-  std::string cmd = std::string(FHDRECON_EXE) + " " + args + " 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, p)) r.out += buf;
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+Run fhdrecon(const std::string& args) { return fhd::test::run_cli(args); }
 
 int lines(const std::string& s) {
   int n = 0;
@@ -36,11 +22,7 @@ int lines(const std::string& s) {
   return n;
 }
 
-fs::path fresh_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("fhdrecon-cli-" + name);
-  fs::remove_all(d);
-  return d;
-}
+fs::path fresh_dir(const std::string& name) { return fhd::test::fresh_temp_dir("cli", name); }
 
 // A tiny, fast problem for the runs that should succeed.
 const std::string kTiny = "--phantom shepp2d --matrix 16 --spokes 16 --iters 3 --no-cache --quiet";

@@ -1,6 +1,5 @@
 // fhdrecon validate: the tiny preset runs end to end on the CPU and its checks
 // hold; the checks fail when the numbers are wrong (they are not decoration).
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -10,34 +9,18 @@
 
 #include "app/validate.hpp"
 #include "catch.hpp"
+#include "test_util.hpp"
 
 namespace fs = std::filesystem;
 using fhd::app::ValidateRow;
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
+using Run = fhd::test::CliRun;
 
-Run fhdrecon(const std::string& args) {
-  std::string cmd = std::string(FHDRECON_EXE) + " " + args + " 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, p)) r.out += buf;
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+Run fhdrecon(const std::string& args) { return fhd::test::run_cli(args); }
 
-fs::path fresh_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("fhdrecon-validate-" + name);
-  fs::remove_all(d);
-  return d;
-}
+fs::path fresh_dir(const std::string& name) { return fhd::test::fresh_temp_dir("validate", name); }
 
 nlohmann::json read_json(const fs::path& p) {
   std::ifstream f(p);

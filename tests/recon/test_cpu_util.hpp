@@ -6,41 +6,9 @@
 #include <vector>
 
 #include "recon/types.hpp"
+#include "test_util.hpp"
 
 namespace fhd::test {
-
-// Uniform random k in [-N/2, N/2) on each axis (kz = 0 for a 2D grid).
-inline Trajectory random_trajectory(std::size_t m, const ImageGrid& g, unsigned seed) {
-  std::mt19937 rng(seed);
-  auto band = [&](int n) { return std::uniform_real_distribution<float>(-0.5f * n, 0.5f * n); };
-  auto dx = band(g.nx), dy = band(g.ny), dz = band(g.nz);
-  Trajectory t;
-  for (std::size_t i = 0; i < m; ++i) {
-    t.kx.push_back(dx(rng));
-    t.ky.push_back(dy(rng));
-    t.kz.push_back(g.nz > 1 ? dz(rng) : 0.0f);
-  }
-  return t;
-}
-
-inline std::vector<cfloat> random_complex(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d;
-  std::vector<cfloat> v(n);
-  for (auto& x : v) x = {d(rng), d(rng)};
-  return v;
-}
-
-// ||a - ref|| / ||ref|| in double.
-template <class A, class B>
-double rel_l2(const std::vector<A>& a, const std::vector<B>& ref) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    num += std::norm(cdouble(a[i]) - cdouble(ref[i]));
-    den += std::norm(cdouble(ref[i]));
-  }
-  return std::sqrt(num / den);
-}
 
 // sum conj(a) b in double.
 template <class A, class B>

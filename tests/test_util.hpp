@@ -1,0 +1,79 @@
+#pragma once
+// Helpers shared by every test area: random problems, error norms, running
+// the built CLI. Area-specific helpers live in tests/<area>/*_util.hpp.
+#include <sys/wait.h>
+
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "recon/types.hpp"
+
+namespace fhd::test {
+
+// Uniform random k in [-N/2, N/2) on each axis (kz = 0 for a 2D grid).
+inline Trajectory random_trajectory(std::size_t m, const ImageGrid& g, unsigned seed) {
+  std::mt19937 rng(seed);
+  auto band = [](int n) { return std::uniform_real_distribution<float>(-0.5f * n, 0.5f * n); };
+  auto dx = band(g.nx), dy = band(g.ny), dz = band(g.nz);
+  Trajectory t;
+  t.resize(m);
+  for (std::size_t i = 0; i < m; ++i) {
+    t.kx[i] = dx(rng);
+    t.ky[i] = dy(rng);
+    t.kz[i] = g.nz > 1 ? dz(rng) : 0.0f;
+  }
+  return t;
+}
+
+inline std::vector<cfloat> random_complex(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d;
+  std::vector<cfloat> v(n);
+  for (auto& x : v) x = {d(rng), d(rng)};
+  return v;
+}
+
+// ||a - ref|| / ||ref|| in double; a size mismatch or a NaN fails every `<`.
+template <class A, class B>
+double rel_l2(const std::vector<A>& a, const std::vector<B>& ref) {
+  if (a.size() != ref.size()) return HUGE_VAL;
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    num += std::norm(cdouble(a[i]) - cdouble(ref[i]));
+    den += std::norm(cdouble(ref[i]));
+  }
+  return std::sqrt(num / den);
+}
+
+// One run of the built fhdrecon (FHDRECON_EXE): exit code and stdout+stderr.
+struct CliRun {
+  int code = -1;
+  std::string out;
+};
+
+inline CliRun run_cli(const std::string& args) {
+  std::string cmd = std::string(FHDRECON_EXE) + " " + args + " 2>&1";
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) r.out += buf;
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// An empty path in the temporary directory, named fhdrecon-<prefix>-<name>.
+inline std::filesystem::path fresh_temp_dir(const std::string& prefix, const std::string& name) {
+  std::filesystem::path d = std::filesystem::temp_directory_path() / ("fhdrecon-" + prefix + "-" + name);
+  std::filesystem::remove_all(d);
+  return d;
+}
+
+}  // namespace fhd::test
