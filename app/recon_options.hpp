@@ -13,7 +13,7 @@ struct SolverOptions {
   std::string kernel;
   int iters = 100;
   double tol = 1e-6;
-  double lambda = 1e-3;
+  double lambda = 0.03;
   std::string dcf = "auto";
   bool no_gridding = false;
   std::string cache_dir;  // "" = the default cache dir

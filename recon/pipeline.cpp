@@ -45,26 +45,15 @@ FhdOptions with_progress(FhdOptions o, const StageObserver& obs) {
   return o;
 }
 
-// Q's errors enter the normal operator itself: on an underdetermined problem
-// its smallest eigenvalues come from lambda R^H R alone, and an error of 3e-5
-// (hardware sine/cosine on the direct kernels) made it indefinite: CG fell to
-// 5.6 dB after 100 iterations where single reached 26.0 dB (docs/accuracy.md).
-// Q depends on the trajectory only and is cached, so it always gets at least
-// single-precision trig; --trig sfu speeds up FhD, the per-data stage.
-FhdOptions q_options(FhdOptions o) {
-  if (o.trig == TrigMode::Sfu) o.trig = TrigMode::Single;
-  return o;
-}
-
 // Q from the cache when present, else computed (and stored).
 std::vector<cfloat> obtain_q(Backend& be, const Scan& scan, const ReconOptions& opt, StageRunner& stages,
                              bool& cached) {
   std::vector<float> w = phi_weights(scan.phi);
   std::vector<cfloat> q;
   std::string key;
-  const FhdOptions qopt = q_options(opt.fhd);
+  const FhdOptions& qopt = opt.fhd;
   if (!opt.q_cache_dir.empty()) {
-    key = q_key(scan.traj, w, scan.grid, qopt.trig);
+    key = q_key(scan.traj, w, scan.grid, qopt.trig, qopt.kernel);
     if (auto hit = load_q(opt.q_cache_dir, key)) {
       q = std::move(*hit);
       cached = true;

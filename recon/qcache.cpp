@@ -94,7 +94,8 @@ bool read_value(std::ifstream& f, T& v) {
 
 }  // namespace
 
-std::string q_key(const Trajectory& traj, const std::vector<float>& w, const ImageGrid& grid, TrigMode trig) {
+std::string q_key(const Trajectory& traj, const std::vector<float>& w, const ImageGrid& grid, TrigMode trig,
+                  const std::string& kernel) {
   Hash128 h;
   const std::uint64_t m = traj.size();
   h.value(m);
@@ -106,8 +107,9 @@ std::string q_key(const Trajectory& traj, const std::vector<float>& w, const Ima
   h.bytes(w.data(), w.size() * sizeof(float));
   const std::int32_t g[4] = {grid.nx, grid.ny, grid.nz, int(trig)};
   h.bytes(g, sizeof g);
+  h.bytes(kernel.data(), kernel.size());  // "" (the default) hashes as nothing: older keys stay valid
   return "q1-" + std::to_string(grid.nx) + "x" + std::to_string(grid.ny) + "x" + std::to_string(grid.nz) + "-" +
-         to_string(trig) + "-" + std::to_string(m) + "-" + h.hex();
+         to_string(trig) + (kernel.empty() ? "" : "-" + kernel) + "-" + std::to_string(m) + "-" + h.hex();
 }
 
 std::string default_cache_root() {

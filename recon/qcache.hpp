@@ -18,7 +18,10 @@ namespace fhd {
 // "q1-<nx>x<ny>x<nz>-<trig>-<m>-<32 hex digits>": a 128-bit hash of every k
 // value, every weight (w empty = Phi 1, hashed as such), the grid and the trig
 // mode. Any change of any input changes the key.
-std::string q_key(const Trajectory& traj, const std::vector<float>& w, const ImageGrid& grid, TrigMode trig);
+// `kernel` is the FhD/Q kernel variant that computes Q ("" = the backend's
+// default): a TF32 Q must never be served to a run that asked for FP32.
+std::string q_key(const Trajectory& traj, const std::vector<float>& w, const ImageGrid& grid, TrigMode trig,
+                  const std::string& kernel = "");
 
 // The cache root: $XDG_CACHE_HOME/fhdrecon, else $HOME/.cache/fhdrecon, else ""
 // (no cache). Q files live in ROOT/q, tuned launch profiles in ROOT.

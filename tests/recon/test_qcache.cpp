@@ -89,6 +89,8 @@ TEST_CASE("Q cache key changes when any input changes", "[qcache]") {
   CHECK(q_key(t, {}, ImageGrid{5, 6, 4}, TrigMode::Single) != base);
   CHECK(q_key(t, {}, g, TrigMode::Sfu) != base);
   CHECK(q_key(t, {}, g, TrigMode::Double) != base);
+  CHECK(q_key(t, {}, g, TrigMode::Single, "separable-tf32") != base);  // a TF32 Q is not an FP32 Q
+  CHECK(q_key(t, {}, g, TrigMode::Single, "separable-tf32") != q_key(t, {}, g, TrigMode::Single, "coarsened"));
 }
 
 TEST_CASE("Q cache ignores corrupt, truncated and foreign files", "[qcache]") {
