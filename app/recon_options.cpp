@@ -8,7 +8,7 @@
 namespace fhd::app {
 
 void add_solver_options(CLI::App& cmd, SolverOptions& o) {
-  cmd.add_option("--trig", o.trig, "sine/cosine in FhD: double | single | sfu (Q, cached per trajectory, uses double or single)")
+  cmd.add_option("--trig", o.trig, "sine/cosine in FhD and Q: double | single | sfu")
       ->check(CLI::IsMember({"double", "single", "sfu"}))
       ->capture_default_str();
   cmd.add_option("--kernel", o.kernel, "FhD/Q kernel variant (default: the backend's fastest accurate one)");
