@@ -310,9 +310,13 @@ __global__ void coarsened_kernel(SampleSet s, int tile, OutGrid g, int stride, f
   const double dx = double(stride) / double(g.nx);
   const float step_turns = float(dx);
   using R = typename std::conditional<T == TrigMode::Double, double, float>::type;
-  R ar[C], ai[C];
+  // Two-level sums: each tile into tr/ti, then the tile's sum into ar/ai. A
+  // single float sum over ~1M samples had relerr ~2e-5, which long CG runs
+  // amplify on underdetermined problems (docs/accuracy.md); this costs one add
+  // per voxel per tile, and no occupancy (one 512-thread block per SM either way).
+  R ar[C], ai[C], tr[C], ti[C];
 #pragma unroll
-  for (int v = 0; v < C; ++v) ar[v] = ai[v] = R(0);
+  for (int v = 0; v < C; ++v) ar[v] = ai[v] = tr[v] = ti[v] = R(0);
   const float xf = float(x0), yf = float(y), zf = float(z);
 
   for (std::size_t m0 = 0; m0 < s.m; m0 += tile) {
@@ -339,8 +343,8 @@ __global__ void coarsened_kernel(SampleSet s, int tile, OutGrid g, int stride, f
         for (int v = 0; v < C; ++v) {
           double sd, cd;
           turn_sincos_d(double(a.x) * (x0 + v * dx) + double(a.y) * y + double(a.z) * z, &sd, &cd);
-          ar[v] += double(a.w) * cd - double(b.x) * sd;
-          ai[v] += double(a.w) * sd + double(b.x) * cd;
+          tr[v] += double(a.w) * cd - double(b.x) * sd;
+          ti[v] += double(a.w) * sd + double(b.x) * cd;
         }
       } else {
         float sn, cs;
@@ -349,8 +353,8 @@ __global__ void coarsened_kernel(SampleSet s, int tile, OutGrid g, int stride, f
         float zi = a.w * sn + b.x * cs;
 #pragma unroll
         for (int v = 0; v < C; ++v) {
-          ar[v] += zr;
-          ai[v] += zi;
+          tr[v] += zr;
+          ti[v] += zi;
           if (v + 1 < C) {
             const float nr = zr * b.y - zi * b.z;
             zi = fmaf(zr, b.z, zi * b.y);
@@ -358,6 +362,12 @@ __global__ void coarsened_kernel(SampleSet s, int tile, OutGrid g, int stride, f
           }
         }
       }
+    }
+#pragma unroll
+    for (int v = 0; v < C; ++v) {
+      ar[v] += tr[v];
+      ai[v] += ti[v];
+      tr[v] = ti[v] = R(0);
     }
     __syncthreads();
   }
