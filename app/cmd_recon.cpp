@@ -22,8 +22,19 @@ struct ReconCommand {
   std::string device = "auto";
 };
 
+void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::string& command_line);
+
 void run(const ReconCommand& c, const std::string& command_line) {
   OutputPlan plan = plan_outputs(c.output);  // fails before any work if DIR is unusable
+  try {
+    reconstruct_into(plan, c, command_line);
+  } catch (...) {
+    discard_outputs(plan);
+    throw;
+  }
+}
+
+void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::string& command_line) {
   Source src = make_source(c.source);
   spdlog::info("source: {}", src.description);
   std::unique_ptr<Backend> be = select_backend(c.device);

@@ -18,8 +18,10 @@ void add_output_options(CLI::App& cmd, OutputOptions& o) {
 }
 
 OutputPlan plan_outputs(const OutputOptions& o) {
+  const bool existed = std::filesystem::exists(o.dir);
   make_output_dir(o.dir);
   OutputPlan p;
+  p.created_dir = !existed;
   p.dir = o.dir;
   p.json = o.json.empty() ? o.dir + "/report.json" : o.json;
   make_parent_dir(p.json);
@@ -103,6 +105,11 @@ void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohman
   }
   write_json_file(plan.json, j);
   spdlog::info("wrote {}", plan.json);
+}
+
+void discard_outputs(const OutputPlan& plan) noexcept {
+  std::error_code ec;
+  if (plan.created_dir && std::filesystem::is_empty(plan.dir, ec) && !ec) std::filesystem::remove(plan.dir, ec);
 }
 
 }  // namespace fhd::app
