@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 #include "cuda/check.hpp"
 #include "cuda/fhd_kernels.hpp"
 #include "recon/direct_sum.hpp"
@@ -114,15 +115,8 @@ std::vector<cfloat> run(const KernelVariant& v, const Problem& p, DeviceProblem&
   return h;
 }
 
-// ||out - ref|| / ||ref||; NaN anywhere (an unwritten point) gives NaN.
-double relerr(const std::vector<cfloat>& out, const std::vector<cdouble>& ref) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    num += std::norm(cdouble(out[i]) - ref[i]);
-    den += std::norm(ref[i]);
-  }
-  return std::sqrt(num / den);
-}
+// ||out - ref|| / ||ref|| (tests/test_util.hpp); NaN anywhere gives NaN.
+double relerr(const std::vector<cfloat>& out, const std::vector<cdouble>& ref) { return fhd::test::rel_l2(out, ref); }
 
 const TrigMode kModes[] = {TrigMode::Double, TrigMode::Single, TrigMode::Sfu};
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 #include "recon/gridding.hpp"
 #include "recon/gridding_cpu.hpp"
 #include "recon/kaiser_bessel.hpp"
@@ -85,14 +86,8 @@ std::vector<cdouble> direct_adjoint(const Trajectory& t, const std::vector<cfloa
   return out;
 }
 
-double relerr(const std::vector<cfloat>& out, const std::vector<cdouble>& ref) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    num += std::norm(cdouble(out[i]) - ref[i]);
-    den += std::norm(ref[i]);
-  }
-  return std::sqrt(num / den);
-}
+// ||out - ref|| / ||ref|| (tests/test_util.hpp); NaN anywhere gives NaN.
+double relerr(const std::vector<cfloat>& out, const std::vector<cdouble>& ref) { return fhd::test::rel_l2(out, ref); }
 
 // Every integer k in [-N/2, N/2) per axis (kz = 0 when nz = 1).
 Trajectory cartesian(const ImageGrid& g) {
