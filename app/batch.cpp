@@ -292,16 +292,6 @@ BatchRow batch_one(const BatchOptions& o, Backend& be, const std::string& file, 
   return row;
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  AtomicOutput out(path);
-  {
-    std::ofstream f(out.tmp());
-    f << text;
-    if (!f) throw InputError(path, "summary", "-", "cannot write");
-  }
-  out.commit();
-}
-
 }  // namespace
 
 std::vector<BatchRow> run_batch(const BatchOptions& o, Backend& be) {

@@ -14,6 +14,7 @@
 #include "app/recon_options.hpp"
 #include "io/atomic_file.hpp"
 #include "io/bar_chart.hpp"
+#include "io/report.hpp"
 #include "recon/error.hpp"
 
 #ifdef FHD_HAVE_CUDA
@@ -104,14 +105,9 @@ nlohmann::json to_json(const gpu::BenchResult& r) {
 void write_outputs(const gpu::BenchResult& r, const BenchArgs& a, const nlohmann::json& e2e) {
   if (!a.json.empty()) {
     make_parent_dir(a.json);
-    AtomicOutput out(a.json);
-    std::ofstream f(out.tmp());
     nlohmann::json j = to_json(r);
     if (!e2e.is_null()) j["end_to_end"] = e2e;
-    f << j.dump(2) << "\n";
-    if (!f.flush()) throw InputError("--json", "path", a.json, "cannot write");
-    f.close();
-    out.commit();
+    write_json(a.json, j);
   }
   if (!a.png.empty()) {
     std::vector<ChartBar> bars;

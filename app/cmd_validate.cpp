@@ -21,15 +21,6 @@ struct ValidateCommand {
   bool no_gpu = false;
 };
 
-void write_markdown(const std::string& path, const std::string& text) {
-  AtomicOutput out(path);
-  std::FILE* f = std::fopen(out.tmp().c_str(), "wb");
-  bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (f) ok = (std::fclose(f) == 0) && ok;
-  if (!ok) throw InputError(path, "file", path, "cannot write the Markdown table");
-  out.commit();
-}
-
 void run(ValidateCommand& c, CLI::App& sub) {
   apply_preset(c.config, [&sub](const std::string& name) { return sub.count(name) > 0; });
   c.config.gpu = !c.no_gpu;
@@ -43,7 +34,7 @@ void run(ValidateCommand& c, CLI::App& sub) {
   std::fputs(validate_table(rep).c_str(), stdout);
   std::fflush(stdout);
   write_json(json, validate_json(rep, command_line()));
-  write_markdown(md, validate_markdown(rep, command_line()));
+  write_text(md, validate_markdown(rep, command_line()));
   spdlog::info("wrote {} and {}", json, md);
   // A failed check is a failed run (exit 1), after the evidence is written.
   if (!checks_pass(rep.checks)) throw std::runtime_error("validate: a check failed (see the table)");

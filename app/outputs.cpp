@@ -3,10 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "io/atomic_file.hpp"
 #include "io/image_out.hpp"
+#include "io/report.hpp"
 #include "recon/error.hpp"
 
 namespace fhd::app {
@@ -34,16 +34,6 @@ OutputPlan plan_outputs(const OutputOptions& o) {
 }
 
 namespace {
-
-void write_json_file(const std::string& path, const nlohmann::json& j) {
-  AtomicOutput out(path);
-  {
-    std::ofstream f(out.tmp());
-    f << j.dump(2) << "\n";
-    if (!f) throw InputError(path, "report", "-", "cannot write");
-  }
-  out.commit();
-}
 
 }  // namespace
 
@@ -103,7 +93,7 @@ void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohman
     write_images(plan, res);
     j["outputs"] = {{"images", plan.images_h5}, {"nifti", plan.nifti}, {"preview", plan.png}};
   }
-  write_json_file(plan.json, j);
+  write_json(plan.json, j);
   spdlog::info("wrote {}", plan.json);
 }
 

@@ -11,4 +11,8 @@ namespace fhd {
 // by nlohmann::json: the reader sees null, never a broken file.
 void write_json(const std::string& path, const nlohmann::json& j);
 
+// Any text (CSV, Markdown), written to a temporary and renamed. Throws
+// InputError naming the path when it cannot be written.
+void write_text(const std::string& path, const std::string& text);
+
 }  // namespace fhd
