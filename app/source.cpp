@@ -31,12 +31,11 @@ void add_source_options(CLI::App& cmd, SourceOptions& o) {
   cmd.add_option("--seed", o.seed, "seed for noise and random trajectories")->capture_default_str();
 }
 
-std::size_t default_samples(const std::string& traj, int matrix, bool is3d) {
+std::size_t default_samples(int matrix, bool is3d) {
   // 3D: 0.4 N^3 samples (radial at N=64: 819 spokes of 128, an eighth of
   // Nyquist's pi/2 N^2 spokes), so the default run fits well inside a minute
   // on two cores. 2D: about pi/2 N spokes of 2N samples (Nyquist for radial).
   double n = matrix;
-  (void)traj;
   return is3d ? std::size_t(0.4 * n * n * n) : std::size_t(3.2 * n * n);
 }
 
@@ -54,7 +53,7 @@ Source from_phantom(const SourceOptions& o) {
   spec.readout = o.readout;
   spec.spokes = o.spokes;
   spec.total = o.samples;
-  if (spec.spokes == 0 && spec.total == 0) spec.total = default_samples(spec.kind, n, is3d);
+  if (spec.spokes == 0 && spec.total == 0) spec.total = default_samples(n, is3d);
   spec.seed = o.seed;
   Scan& s = src.scan;
   s.grid = {spec.nx, spec.ny, spec.nz};

@@ -38,6 +38,6 @@ struct Source {
 Source make_source(const SourceOptions& o);
 
 // Default sample count of a synthesized 3D/2D problem (docs/usage.md).
-std::size_t default_samples(const std::string& traj, int matrix, bool is3d);
+std::size_t default_samples(int matrix, bool is3d);
 
 }  // namespace fhd::app

@@ -51,9 +51,8 @@ std::vector<cfloat> obtain_q(Backend& be, const Scan& scan, const ReconOptions& 
   std::vector<float> w = phi_weights(scan.phi);
   std::vector<cfloat> q;
   std::string key;
-  const FhdOptions& qopt = opt.fhd;
   if (!opt.q_cache_dir.empty()) {
-    key = q_key(scan.traj, w, scan.grid, qopt.trig, qopt.kernel);
+    key = q_key(scan.traj, w, scan.grid, opt.fhd.trig, opt.fhd.kernel);
     if (auto hit = load_q(opt.q_cache_dir, key)) {
       q = std::move(*hit);
       cached = true;
@@ -61,7 +60,7 @@ std::vector<cfloat> obtain_q(Backend& be, const Scan& scan, const ReconOptions& 
       return q;
     }
   }
-  stages.run("Q", [&] { q = be.q(w, scan.grid, with_progress(qopt, opt.observer)); });
+  stages.run("Q", [&] { q = be.q(w, scan.grid, with_progress(opt.fhd, opt.observer)); });
   if (!key.empty()) store_q(opt.q_cache_dir, key, q);
   return q;
 }
