@@ -187,9 +187,7 @@ std::vector<ValidateRow> run_row(Backend& be, const DataSet& d, const RowSpec& s
     row.seconds = m.seconds;
     out.push_back(row);
   }
-  // FhD again, on its own: the pipeline keeps it inside.
-  const Scan& s = d.src.scan;
-  out.front().fhd_relerr = relerr_at(be.fhd(be.mu(s.phi, s.data), s.grid, ro.fhd), d);
+  out.front().fhd_relerr = relerr_at(r.fhd, d);
   return out;
 }
 

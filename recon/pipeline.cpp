@@ -98,6 +98,7 @@ void iterative(Backend& be, const Scan& scan, const ReconOptions& opt, ReconResu
   });
   stages.last().note = std::to_string(res.cg.iters) + " iterations";
   res.methods.push_back({"iterative", std::move(image), sum_stages(res.stages, first), {}, {}});
+  res.fhd = std::move(fhd);
 }
 
 void gridding(Backend& be, const Scan& scan, const ReconOptions& opt, ReconResult& res) {

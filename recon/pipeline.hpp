@@ -49,6 +49,7 @@ struct ReconResult {
   std::vector<StageTime> stages;
   std::vector<MethodResult> methods;
   std::vector<float> reference;  // phantom at voxel centers (empty when unknown)
+  std::vector<cfloat> fhd;       // the right-hand side CG solved with (for accuracy checks)
   CgResult cg;
   bool q_cached = false;
   double lambda_abs = 0;  // lambda actually used in the normal equations
