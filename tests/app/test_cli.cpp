@@ -96,5 +96,15 @@ TEST_CASE("a good run writes the table, the report and the images, and no tempor
 TEST_CASE("--quiet leaves only the table on the output", "[cli]") {
   Run r = fhdrecon(kTiny + " --out " + fresh_dir("quiet").string());
   REQUIRE(r.code == 0);
-  CHECK(r.out.find("info:") == std::string::npos);
+  INFO(r.out);
+  // The first line is the table's (the data's description), and no line is a
+  // log line ("[HH:MM:SS] level: ...") or a progress redraw.
+  CHECK(r.out.rfind("shepp2d 16^2", 0) == 0);
+  CHECK(r.out.find("method") != std::string::npos);
+  CHECK(r.out.find("\n[") == std::string::npos);
+  CHECK(r.out.find('\r') == std::string::npos);
+  // Without --quiet the same run logs (so the assertions above can fail).
+  Run loud = fhdrecon("--phantom shepp2d --matrix 16 --spokes 16 --iters 3 --no-cache --out " +
+                      fresh_dir("loud").string());
+  CHECK(loud.out.find("info:") != std::string::npos);
 }
