@@ -66,8 +66,8 @@ KernelParams kernel_for(double tol, double sigma) {
   if (sigma == 2.0) {
     w = int(std::ceil(std::log10(1.0 / tol))) + 1;
     beta_per_w = 2.30;
-  } else {
-    w = int(std::ceil(std::log(1.0 / tol) / (kPi * std::sqrt(1.0 - 1.0 / sigma))));
+  } else {  // + 1: see the header
+    w = int(std::ceil(std::log(1.0 / tol) / (kPi * std::sqrt(1.0 - 1.0 / sigma)))) + 1;
     beta_per_w = 0.97 * kPi * (1.0 - 1.0 / (2.0 * sigma));
   }
   w = std::clamp(w, 2, kMaxWidth);

@@ -59,10 +59,10 @@ TEST_CASE("kernel_for: FINUFFT's widths and shapes", "[nufft]") {
   CHECK(a.beta == Approx(2.30 * 7));
   CHECK(kernel_for(1e-3, 2.0).width == 4);
   CHECK(kernel_for(1e-1, 2.0).width == 2);
-  // sigma 1.25: ceil(ln(1e6) / (pi sqrt(0.2))) = ceil(9.83) = 10.
+  // sigma 1.25: ceil(ln(1e6) / (pi sqrt(0.2))) + 1 = ceil(9.83) + 1 = 11.
   KernelParams b = kernel_for(1e-6, 1.25);
-  CHECK(b.width == 10);
-  CHECK(b.beta == Approx(0.97 * kPi * 0.6 * 10));
+  CHECK(b.width == 11);
+  CHECK(b.beta == Approx(0.97 * kPi * 0.6 * 11));
   CHECK(b.sigma == 1.25);
   CHECK(kernel_for(1e-14, 1.25).width == 16);  // capped
   CHECK(kernel_for(1e-14, 2.0).width == 15);
@@ -111,6 +111,7 @@ TEST_CASE("fine_size: smallest even 5-smooth length covering sigma n and 2w", "[
   }
   CHECK(fine_size(64, kernel_for(1e-6, 2.0)) == 128);
   CHECK(fine_size(64, kernel_for(1e-6, 1.25)) == 80);
+  CHECK(fine_size(16, kernel_for(1e-6, 1.25)) == 24);  // 2w = 22 -> 24
 }
 
 TEST_CASE("deapodization: 1/phihat against a brute-force Fourier integral", "[nufft]") {
