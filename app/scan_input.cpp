@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "app/memory_check.hpp"
 #include "io/cfl.hpp"
 #include "io/h5util.hpp"
 #include "io/scan_file.hpp"
@@ -28,20 +29,39 @@ bool is_ismrmrd_file(const std::string& path) {
   return h5::exists(f.get(), "dataset") && !h5::exists(f.get(), "kspace");
 }
 
-// Smallest even N per axis whose band [-N/2, N/2] holds every sample.
-ImageGrid grid_from_trajectory(const Trajectory& t, int matrix) {
-  auto extent = [](const std::vector<float>& k) {
-    float m = 0;
-    for (float v : k) m = std::max(m, std::abs(v));
-    return m;
-  };
-  auto n_for = [](float kmax) { return std::max(2, 2 * int(std::ceil(kmax - 1e-3))); };
-  if (matrix > 0) {
-    float kz = extent(t.kz);
-    return {matrix, matrix, kz > 0 ? matrix : 1};
+// The sample with the largest |k| on one axis (the first in file order on a tie).
+std::size_t widest(const std::vector<float>& k) {
+  std::size_t at = 0;
+  for (std::size_t m = 0; m < k.size(); ++m)
+    if (!(std::abs(k[m]) <= std::abs(k[at]))) at = m;  // NaN counts as widest
+  return at;
+}
+
+// Smallest even N per axis whose band [-N/2, N/2] holds every sample. A sample
+// no matrix can hold (NaN, Inf, |k| > 32768) is named here, before it can
+// overflow the grid size and make another sample look like the culprit.
+ImageGrid grid_from_trajectory(const Trajectory& t, int matrix, const std::string& file) {
+  const std::vector<float>* k[3] = {&t.kx, &t.ky, &t.kz};
+  const char* axis[3] = {".kx", ".ky", ".kz"};
+  float extent[3] = {0, 0, 0};
+  for (int a = 0; a < 3; ++a) {
+    if (k[a]->empty()) continue;
+    const std::size_t m = widest(*k[a]);
+    const float v = (*k[a])[m];
+    if (!(std::abs(v) <= 32768.0f))
+      throw InputError(file, "sample[" + std::to_string(m) + "]" + axis[a], std::to_string(v),
+                       "not a finite k within |k| <= 32768 cycles/FOV (matrix at most 65536)");
+    extent[a] = std::abs(v);
   }
-  float kz = extent(t.kz);
-  return {n_for(extent(t.kx)), n_for(extent(t.ky)), kz > 0 ? n_for(kz) : 1};
+  if (matrix > 0) return {matrix, matrix, extent[2] > 0 ? matrix : 1};
+  auto n_for = [](float kmax) { return std::max(2, 2 * int(std::ceil(kmax - 1e-3))); };
+  return {n_for(extent[0]), n_for(extent[1]), extent[2] > 0 ? n_for(extent[2]) : 1};
+}
+
+SizeCheck memory_check_for(const std::string& path) {
+  return [path](const ImageGrid& g, std::size_t samples, std::size_t coils) {
+    check_host_memory(g, samples, coils, path);
+  };
 }
 
 std::vector<Scan> read_bart(const std::string& path, const std::string& traj_file, int matrix) {
@@ -56,23 +76,25 @@ std::vector<Scan> read_bart(const std::string& path, const std::string& traj_fil
     t.ky[i] = traj.data[3 * i + 1].real();
     t.kz[i] = traj.data[3 * i + 2].real();
   }
-  return read_bart_scan(traj_file, path, grid_from_trajectory(t, matrix));
+  const ImageGrid grid = grid_from_trajectory(t, matrix, cfl_base(traj_file) + ".cfl");
+  return read_bart_scan(traj_file, path, grid, memory_check_for(cfl_base(path) + ".cfl"));
 }
 
 }  // namespace
 
 std::vector<Scan> read_scans_any(const std::string& path, const std::string& traj_file, int matrix) {
-  if (!traj_file.empty() || (is_bart_name(path) && !std::filesystem::exists(path)))
+  const std::string e = extension(path);
+  if (!traj_file.empty() || e == ".cfl" || e == ".hdr" || (is_bart_name(path) && !std::filesystem::exists(path)))
     return read_bart(path, traj_file, matrix);
   if (!std::filesystem::exists(path)) throw InputError(path, "--input", path, "no such file");
   if (is_ismrmrd_file(path)) {
 #ifdef FHD_HAVE_ISMRMRD
-    return read_ismrmrd(path);
+    return read_ismrmrd(path, false, memory_check_for(path));
 #else
     throw InputError(path, "/dataset", "ISMRMRD", "this fhdrecon was built without ISMRMRD");
 #endif
   }
-  return {read_scan(path)};
+  return {read_scan(path, nullptr, memory_check_for(path))};
 }
 
 std::string write_scan_any(const std::string& path, const std::string& format, const Scan& scan, int readout) {

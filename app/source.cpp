@@ -1,3 +1,4 @@
+#include "app/option_checks.hpp"
 #include "app/source.hpp"
 
 #include <spdlog/spdlog.h>
@@ -14,8 +15,10 @@ void add_source_options(CLI::App& cmd, SourceOptions& o) {
   cmd.add_option("--phantom", o.phantom, "analytic phantom: shepp3d | shepp2d")
       ->check(CLI::IsMember(phantom_names()))
       ->capture_default_str();
-  cmd.add_option("--input", o.input, "scan file (fhdrecon HDF5, ISMRMRD .h5/.mrd, BART k-space .cfl)");
-  cmd.add_option("--traj-file", o.traj_file, "BART trajectory .cfl for a BART k-space --input");
+  cmd.add_option("--input", o.input, "scan file (fhdrecon HDF5, ISMRMRD .h5/.mrd, BART k-space .cfl)")
+      ->check(non_empty_path());
+  cmd.add_option("--traj-file", o.traj_file, "BART trajectory .cfl for a BART k-space --input")
+      ->check(non_empty_path());
   cmd.add_option("--matrix", o.matrix, "image matrix N (N^3 in 3D, N^2 in 2D); default 64 (3D), 128 (2D)")
       ->check(CLI::Range(4, 1024));
   cmd.add_option("--traj", o.traj, "trajectory: radial3d | stack-of-stars | stack-of-spirals | radial2d | "
@@ -27,6 +30,7 @@ void add_source_options(CLI::App& cmd, SourceOptions& o) {
   cmd.add_option("--samples", o.samples, "total samples (sets the spoke count when --spokes is not given)")
       ->check(CLI::Range(std::size_t(1), std::size_t(1) << 32));
   cmd.add_option("--noise", o.noise, "complex Gaussian noise, sigma relative to the RMS of |D|")
+      ->check(finite_number())
       ->check(CLI::Range(0.0, 10.0));
   cmd.add_option("--seed", o.seed, "seed for noise and random trajectories")->capture_default_str();
 }
@@ -59,7 +63,7 @@ Source from_phantom(const SourceOptions& o) {
   s.grid = {spec.nx, spec.ny, spec.nz};
   try {
     TrajectoryLayout layout = trajectory_layout(spec);
-    check_host_memory(s.grid, layout.samples());
+    check_host_memory(s.grid, layout.samples(), 1, "--matrix " + std::to_string(n));
     s.traj = make_trajectory(spec);
     src.readout = layout.readout;
   } catch (const std::invalid_argument& e) {
@@ -91,8 +95,7 @@ Source from_file(const SourceOptions& o) {
       spdlog::warn("{}: provenance phantom = {} is unknown: no PSNR", o.input, it->second);
     }
   }
-  const ImageGrid& g = src.scan.grid;
-  check_host_memory(g, src.scan.traj.size());
+  const ImageGrid& g = src.scan.grid;  // memory checked by the reader, before the samples were read
   src.description = fmt::format("{} | {}x{}x{} | {} samples | {} coil(s)", o.input, g.nx, g.ny, g.nz,
                                 src.scan.traj.size(), 1 + src.more_coils.size());
   return src;

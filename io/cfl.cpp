@@ -1,6 +1,8 @@
 #include "io/cfl.hpp"
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -26,6 +28,27 @@ std::size_t product(const CflDims& d) {
   std::size_t n = 1;
   for (long v : d) n *= std::size_t(v);
   return n;
+}
+
+// The element count a header claims, refused (naming the header) when it
+// overflows or when the .cfl beside it does not hold exactly that many values:
+// the file's real size bounds every allocation.
+std::size_t checked_count(const CflDims& d, const std::string& hdr, const std::string& cfl) {
+  const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() / sizeof(cfloat);
+  std::uint64_t n = 1;
+  for (long v : d) {
+    if (std::uint64_t(v) > limit / n)
+      throw InputError(hdr, "# Dimensions", dims_text(d), "the product of the dimensions overflows");
+    n *= std::uint64_t(v);
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(cfl, ec)) throw InputError(cfl, "file", cfl, "does not exist");
+  const auto bytes = std::filesystem::file_size(cfl, ec);
+  if (ec || bytes != n * sizeof(cfloat))
+    throw InputError(cfl, "size", std::to_string(bytes) + " bytes",
+                     "expected " + std::to_string(n * sizeof(cfloat)) + " for dims " + dims_text(d));
+  check_allocation(double(bytes), cfl, "dims", dims_text(d));
+  return std::size_t(n);
 }
 
 CflDims read_header(const std::string& hdr) {
@@ -73,17 +96,18 @@ std::string cfl_base(const std::string& name) {
   return name;
 }
 
+CflDims read_cfl_dims(const std::string& name) {
+  const std::string base = cfl_base(name);
+  CflDims d = read_header(base + ".hdr");
+  checked_count(d, base + ".hdr", base + ".cfl");
+  return d;
+}
+
 CflArray read_cfl(const std::string& name) {
   const std::string base = cfl_base(name), cfl = base + ".cfl";
   CflArray a;
-  a.dims = read_header(base + ".hdr");
+  a.dims = read_cfl_dims(name);
   const std::size_t n = product(a.dims);
-  std::error_code ec;
-  if (!std::filesystem::exists(cfl, ec)) throw InputError(cfl, "file", cfl, "does not exist");
-  const auto bytes = std::filesystem::file_size(cfl, ec);
-  if (ec || bytes != n * sizeof(cfloat))
-    throw InputError(cfl, "size", std::to_string(bytes) + " bytes",
-                     "expected " + std::to_string(n * sizeof(cfloat)) + " for dims " + dims_text(a.dims));
   a.data.resize(n);
   std::ifstream in(cfl, std::ios::binary);
   if (!in.read(reinterpret_cast<char*>(a.data.data()), std::streamsize(n * sizeof(cfloat))))
@@ -117,18 +141,20 @@ void write_cfl(const std::string& name, const std::vector<long>& dims, const std
 
 double bart_kspace_scale(const ImageGrid& grid) { return std::sqrt(double(grid.voxels())); }
 
-std::vector<Scan> read_bart_scan(const std::string& traj_name, const std::string& ksp_name, const ImageGrid& grid) {
+std::vector<Scan> read_bart_scan(const std::string& traj_name, const std::string& ksp_name, const ImageGrid& grid,
+                                 const SizeCheck& check) {
   const std::string tfile = cfl_base(traj_name) + ".cfl", kfile = cfl_base(ksp_name) + ".cfl";
   validate_grid(grid, tfile, "matrix");
-  CflArray t = read_cfl(traj_name), k = read_cfl(ksp_name);
+  CflArray t = read_cfl(traj_name);
   require(t.dims[0] == 3, tfile, "dims", t.dims, "trajectory must be [3, readout, spokes]");
   for (int i = 3; i < kCflDims; ++i)
     require(t.dims[i] == 1, tfile, "dims", t.dims, "only [3, readout, spokes] trajectories are supported");
-  require(k.dims[0] == 1, kfile, "dims", k.dims, "non-Cartesian k-space must be [1, readout, spokes, coils]");
-  require(k.dims[1] == t.dims[1] && k.dims[2] == t.dims[2], kfile, "dims", k.dims,
+  const CflDims kd = read_cfl_dims(ksp_name);
+  require(kd[0] == 1, kfile, "dims", kd, "non-Cartesian k-space must be [1, readout, spokes, coils]");
+  require(kd[1] == t.dims[1] && kd[2] == t.dims[2], kfile, "dims", kd,
           "readout and spokes must match the trajectory " + dims_text(t.dims));
   for (int i = 4; i < kCflDims; ++i)
-    require(k.dims[i] == 1, kfile, "dims", k.dims, "only [1, readout, spokes, coils] is supported (no maps/time)");
+    require(kd[i] == 1, kfile, "dims", kd, "only [1, readout, spokes, coils] is supported (no maps/time)");
 
   const std::size_t m = std::size_t(t.dims[1]) * t.dims[2];
   Trajectory traj;
@@ -139,6 +165,8 @@ std::vector<Scan> read_bart_scan(const std::string& traj_name, const std::string
     traj.kz[i] = t.data[3 * i + 2].real();
   }
   validate_trajectory(traj, grid, tfile, "sample");
+  if (check) check(grid, m, std::size_t(kd[3]));
+  const CflArray k = read_cfl(ksp_name);
   validate_finite(k.data, kfile, "sample");
 
   const float scale = float(bart_kspace_scale(grid));

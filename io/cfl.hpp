@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "io/validate.hpp"
 #include "recon/types.hpp"
 
 namespace fhd {
@@ -27,7 +28,11 @@ std::string cfl_base(const std::string& name);
 
 // Throws InputError naming the .hdr/.cfl file for: missing file, no "# Dimensions"
 // line, a dimension < 1, more than 16 dims, or a .cfl size that does not match.
+// Sizes are checked before allocating: a dimension product that overflows, or
+// that the .cfl's real size does not match, or more than memory holds, is refused.
 CflArray read_cfl(const std::string& name);
+// The header's dims after the same checks, without reading the values.
+CflDims read_cfl_dims(const std::string& name);
 
 // Writes both files atomically (each to a temporary, then .cfl and .hdr renamed
 // in that order, so a .hdr never points at a missing or partial .cfl).
@@ -41,7 +46,9 @@ double bart_kspace_scale(const ImageGrid& grid);
 // Scan per coil (same trajectory, samples ordered readout fastest:
 // m = r + readout * s). The trajectory's imaginary part is ignored, as BART does.
 // Validated like a scan file (finite, in band |k| <= N/2).
-std::vector<Scan> read_bart_scan(const std::string& traj_name, const std::string& ksp_name, const ImageGrid& grid);
+// `check`, if given, is called with the grid, samples and coils before the k-space is read.
+std::vector<Scan> read_bart_scan(const std::string& traj_name, const std::string& ksp_name, const ImageGrid& grid,
+                                 const SizeCheck& check = {});
 
 // Writes coils[0]'s trajectory and every coil's data (all coils must share the
 // trajectory's length). readout = samples per spoke; 0 writes one spoke of M.

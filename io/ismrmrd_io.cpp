@@ -7,7 +7,9 @@
 #include <ismrmrd/ismrmrd.h>
 #include <ismrmrd/xml.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 
 #include "io/atomic_file.hpp"
@@ -34,6 +36,112 @@ void check_layout(const std::string& path) {
   for (const char* name : {"dataset", "dataset/xml", "dataset/data"})
     if (!h5::exists(f.get(), name))
       throw InputError(path, std::string("/") + name, "(missing)", "not an ISMRMRD file (required dataset missing)");
+}
+
+// ---- acquisition headers, checked before libismrmrd copies anything ----
+// libismrmrd sizes its buffers from each acquisition's header and copies the
+// stored traj/data arrays into them without comparing lengths: a header that
+// claims more than is stored overflows the heap. So every header is read here
+// first, straight from HDF5, and compared with what the file really stores.
+
+struct AcqHead {
+  std::uint64_t flags;
+  std::uint16_t samples, channels, tdims, pre, post;
+};
+
+struct AcqRecord {
+  AcqHead head;
+  hvl_t traj, data;
+};
+
+h5::Handle acq_memory_type() {
+  using h5::check;
+  h5::Handle head(h5::check_id(H5Tcreate(H5T_COMPOUND, sizeof(AcqHead)), "head type"), H5Tclose);
+  check(H5Tinsert(head.get(), "flags", HOFFSET(AcqHead, flags), H5T_NATIVE_UINT64), "flags");
+  check(H5Tinsert(head.get(), "number_of_samples", HOFFSET(AcqHead, samples), H5T_NATIVE_UINT16), "samples");
+  check(H5Tinsert(head.get(), "active_channels", HOFFSET(AcqHead, channels), H5T_NATIVE_UINT16), "channels");
+  check(H5Tinsert(head.get(), "trajectory_dimensions", HOFFSET(AcqHead, tdims), H5T_NATIVE_UINT16), "tdims");
+  check(H5Tinsert(head.get(), "discard_pre", HOFFSET(AcqHead, pre), H5T_NATIVE_UINT16), "pre");
+  check(H5Tinsert(head.get(), "discard_post", HOFFSET(AcqHead, post), H5T_NATIVE_UINT16), "post");
+  h5::Handle vlen(h5::check_id(H5Tvlen_create(H5T_NATIVE_FLOAT), "vlen"), H5Tclose);
+  h5::Handle rec(h5::check_id(H5Tcreate(H5T_COMPOUND, sizeof(AcqRecord)), "record type"), H5Tclose);
+  check(H5Tinsert(rec.get(), "head", HOFFSET(AcqRecord, head), head.get()), "head");
+  check(H5Tinsert(rec.get(), "traj", HOFFSET(AcqRecord, traj), vlen.get()), "traj");
+  check(H5Tinsert(rec.get(), "data", HOFFSET(AcqRecord, data), vlen.get()), "data");
+  return rec;
+}
+
+// The file's acquisition type must hold every member we read (by name).
+void expect_acq_members(hid_t ds, const std::string& path) {
+  h5::Handle t(H5Dget_type(ds), H5Tclose);
+  bool ok = H5Tget_class(t.get()) == H5T_COMPOUND;
+  for (const char* m : {"head", "traj", "data"}) ok = ok && H5Tget_member_index(t.get(), m) >= 0;
+  if (ok) {
+    h5::Handle head(H5Tget_member_type(t.get(), unsigned(H5Tget_member_index(t.get(), "head"))), H5Tclose);
+    ok = H5Tget_class(head.get()) == H5T_COMPOUND;
+    for (const char* m : {"flags", "number_of_samples", "active_channels", "trajectory_dimensions", "discard_pre",
+                          "discard_post"})
+      ok = ok && H5Tget_member_index(head.get(), m) >= 0;
+  }
+  if (!ok)
+    throw InputError(path, "/dataset/data dtype", h5::class_name(t.get()),
+                     "not ISMRMRD acquisitions (compound of head, traj, data)");
+}
+
+AcqRecord read_record(hid_t ds, hid_t mem, hsize_t i, const std::string& path) {
+  h5::Handle fspace(H5Dget_space(ds), H5Sclose);
+  const hsize_t one = 1;
+  h5::Handle mspace(H5Screate_simple(1, &one, nullptr), H5Sclose);
+  AcqRecord r{};
+  if (H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, &i, nullptr, &one, nullptr) < 0 ||
+      H5Dread(ds, mem, mspace.get(), fspace.get(), H5P_DEFAULT, &r) < 0)
+    throw InputError(path, "/dataset/data[" + std::to_string(i) + "]", "(unreadable)",
+                     "HDF5 cannot read it (truncated or corrupt?)");
+  H5Dvlen_reclaim(mem, mspace.get(), H5P_DEFAULT, &r);  // frees traj.p and data.p; lengths stay
+  return r;
+}
+
+// Each header's counts against the stored lengths; what a readout keeps.
+void check_record(const AcqRecord& r, hsize_t i, const std::string& path) {
+  const std::string field = "/dataset/data[" + std::to_string(i) + "]";
+  const AcqHead& h = r.head;
+  const std::size_t want_traj = std::size_t(h.samples) * h.tdims, want_data = 2 * std::size_t(h.samples) * h.channels;
+  if (r.traj.len != want_traj)
+    throw InputError(path, field + ".trajectory_dimensions", std::to_string(h.tdims),
+                     "number_of_samples " + std::to_string(h.samples) + " x trajectory_dimensions needs " +
+                         std::to_string(want_traj) + " trajectory values, the file stores " +
+                         std::to_string(r.traj.len) + " (corrupt header)");
+  if (r.data.len != want_data)
+    throw InputError(path, field + ".active_channels", std::to_string(h.channels),
+                     "number_of_samples " + std::to_string(h.samples) + " x active_channels needs " +
+                         std::to_string(want_data / 2) + " complex values, the file stores " +
+                         std::to_string(r.data.len / 2) + " (corrupt header)");
+}
+
+struct AcqTotals {
+  std::size_t samples = 0, channels = 0;
+};
+
+// Checks every acquisition (noise ones too: libismrmrd reads them all) and
+// counts the samples a read keeps, before libismrmrd is asked for any.
+AcqTotals check_acquisitions(const std::string& path) {
+  h5::QuietErrors quiet;
+  h5::Handle f = h5::open_read(path);
+  h5::Handle ds(H5Dopen2(f.get(), "dataset/data", H5P_DEFAULT), H5Dclose);
+  if (!ds.ok()) throw InputError(path, "/dataset/data", "(not a dataset)", "expected ISMRMRD acquisitions");
+  expect_acq_members(ds.get(), path);
+  const auto dims = h5::shape(ds.get());
+  if (dims.size() != 1) throw InputError(path, "/dataset/data rank", std::to_string(dims.size()), "expected 1");
+  h5::Handle mem = acq_memory_type();
+  AcqTotals t;
+  for (hsize_t i = 0; i < dims[0]; ++i) {
+    const AcqRecord r = read_record(ds.get(), mem.get(), i, path);
+    check_record(r, i, path);
+    if (r.head.flags & (std::uint64_t(1) << (ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT - 1))) continue;
+    if (r.head.pre + r.head.post < r.head.samples) t.samples += r.head.samples - r.head.pre - r.head.post;
+    t.channels = std::max<std::size_t>(t.channels, r.head.channels);
+  }
+  return t;
 }
 
 ISMRMRD::IsmrmrdHeader read_header(ISMRMRD::Dataset& d, const std::string& path) {
@@ -141,9 +249,13 @@ void write_acquisitions(ISMRMRD::Dataset& d, const std::vector<Scan>& coils, std
   const std::uint16_t tdims = first.grid.is3d() ? 3 : 2;
   for (std::size_t a = 0; a < count; ++a) {
     ISMRMRD::Acquisition acq(std::uint16_t(r), std::uint16_t(coils.size()), tdims);
-    acq.scan_counter() = std::uint32_t(a);
-    acq.idx().kspace_encode_step_1 = std::uint16_t(a);
-    acq.available_channels() = std::uint16_t(coils.size());
+    // Through a copy of the header: the accessors return references into a
+    // packed struct, and a store through a misaligned uint32_t& is undefined.
+    ISMRMRD::AcquisitionHeader head = acq.getHead();
+    head.scan_counter = std::uint32_t(a);
+    head.idx.kspace_encode_step_1 = std::uint16_t(a);
+    head.available_channels = std::uint16_t(coils.size());
+    acq.setHead(head);
     for (std::size_t c = 0; c < coils.size(); ++c) acq.setChannelActive(std::uint16_t(c));
     if (a == 0) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_FIRST_IN_SLICE);
     if (a + 1 == count) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_SLICE);
@@ -160,9 +272,10 @@ void write_acquisitions(ISMRMRD::Dataset& d, const std::vector<Scan>& coils, std
 
 }  // namespace
 
-std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj) {
+std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, const SizeCheck& size_check) {
   quiet_ismrmrd();
   check_layout(path);
+  const AcqTotals totals = check_acquisitions(path);
   h5::QuietErrors quiet;
   std::vector<Scan> coils;
   ImageGrid grid;
@@ -173,6 +286,10 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj) {
     const auto& enc = h.encoding[0].encodedSpace.matrixSize;
     grid = {int(enc.x), int(enc.y), int(enc.z)};
     validate_grid(grid, path, "/dataset/xml encoding[0].encodedSpace.matrixSize");
+    // Each coil keeps its own copy of k (3 floats) beside its data.
+    check_allocation(double(totals.samples) * double(totals.channels) * 20.0, path, "/dataset/data samples",
+                     std::to_string(totals.samples) + " x " + std::to_string(totals.channels) + " channels");
+    if (size_check) size_check(grid, totals.samples, totals.channels);
     const bool norm = wants_normalized(h, path, normalized_traj);
     const double scale[3] = {norm ? grid.nx : 1.0, norm ? grid.ny : 1.0, norm ? grid.nz : 1.0};
     const std::uint32_t n = d.getNumberOfAcquisitions();
@@ -228,7 +345,7 @@ void write_ismrmrd(const std::string& path, const std::vector<Scan>& coils, int 
 #else  // no ISMRMRD
 
 namespace fhd {
-std::vector<Scan> read_ismrmrd(const std::string& path, bool) {
+std::vector<Scan> read_ismrmrd(const std::string& path, bool, const SizeCheck&) {
   throw InputError(path, "format", "ismrmrd", "this build has no ISMRMRD support (libismrmrd not found)");
 }
 void write_ismrmrd(const std::string& path, const std::vector<Scan>&, int, const FovMm&) {

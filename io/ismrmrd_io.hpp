@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "io/units.hpp"
+#include "io/validate.hpp"
 #include "recon/types.hpp"
 
 namespace fhd {
@@ -21,8 +22,11 @@ namespace fhd {
 // One Scan per receive channel (same trajectory), in acquisition order,
 // samples [discard_pre, number_of_samples - discard_post) of each readout.
 // Noise-measurement acquisitions are skipped. Coil combination (root sum of
-// squares) is the app's job. Validated like a scan file.
-std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj = false);
+// squares) is the app's job. Validated like a scan file. Every acquisition
+// header is checked against the stored traj/data lengths (HDF5, directly) and
+// the totals against memory before libismrmrd reads anything; `check`, if
+// given, is called with the grid, samples per coil and coils before the samples are read.
+std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj = false, const SizeCheck& check = {});
 
 // Writes coils (sharing coils[0]'s trajectory) as acquisitions of `readout`
 // samples (0 = all samples in one acquisition); readout must fit number_of_samples

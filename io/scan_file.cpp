@@ -1,6 +1,7 @@
 #include "io/scan_file.hpp"
 
 #include <cmath>
+#include <cstdint>
 
 #include "io/atomic_file.hpp"
 #include "io/h5util.hpp"
@@ -88,12 +89,21 @@ struct Reader {
                        "expected complex64 as compound {r float32, i float32}");
   }
 
-  std::size_t trajectory(Trajectory& t) const {
+  // The samples the trajectory claims, checked against what the file stores
+  // and what memory holds, before anything is read.
+  std::size_t samples() const {
     Handle d = open("trajectory", true);
     expect_float(d.get(), "trajectory");
     auto dims = h5::shape(d.get());
     if (dims.size() != 2 || dims[1] != 3 || dims[0] == 0)
       throw InputError(file, "/trajectory shape", dims_text(dims), "expected [M,3] with M > 0");
+    expect_stored(d.get(), "trajectory", dims);
+    return dims[0];
+  }
+
+  void trajectory(Trajectory& t, std::size_t m) const {
+    Handle d = open("trajectory", true);
+    const std::vector<hsize_t> dims = {m, 3};
     std::vector<float> k(3 * dims[0]);
     read(d.get(), H5T_NATIVE_FLOAT, k.data(), "trajectory");
     t.resize(dims[0]);
@@ -102,7 +112,25 @@ struct Reader {
       t.ky[i] = k[3 * i + 1];
       t.kz[i] = k[3 * i + 2];
     }
-    return dims[0];
+  }
+
+  // A contiguous dataset must store every byte its shape claims (a 12 KB file
+  // cannot hold 2^40 samples); then the values must fit in memory. Chunked
+  // datasets may be compressed or sparse: only the memory check applies.
+  void expect_stored(hid_t d, const std::string& name, const std::vector<hsize_t>& dims) const {
+    double points = 1;
+    for (hsize_t v : dims) points *= double(v);
+    Handle t(H5Dget_type(d), H5Tclose);
+    const double bytes = points * double(H5Tget_size(t.get()));
+    Handle plist(H5Dget_create_plist(d), H5Pclose);
+    if (plist.ok() && H5Pget_layout(plist.get()) == H5D_CONTIGUOUS) {
+      const double stored = double(H5Dget_storage_size(d));
+      if (stored != bytes)
+        throw InputError(file, "/" + name + " shape", dims_text(dims),
+                         "claims " + std::to_string(std::uint64_t(bytes)) + " bytes but the file stores " +
+                             std::to_string(std::uint64_t(stored)) + " (truncated or corrupt)");
+    }
+    check_allocation(points * 8.0, file, "/" + name + " shape", dims_text(dims));
   }
 
   std::vector<cfloat> complex(const std::string& name, std::size_t m, bool required) const {
@@ -110,6 +138,7 @@ struct Reader {
     if (!d.ok()) return {};
     expect_complex(d.get(), name);
     expect_shape(d.get(), name, {hsize_t(m)});
+    expect_stored(d.get(), name, {hsize_t(m)});
     std::vector<cfloat> v(m);
     Handle t = h5::complex_type();
     read(d.get(), t.get(), v.data(), name);
@@ -121,6 +150,7 @@ struct Reader {
     if (!d.ok()) return {};
     expect_float(d.get(), name);
     expect_shape(d.get(), name, {hsize_t(m)});
+    expect_stored(d.get(), name, {hsize_t(m)});
     std::vector<float> v(m);
     read(d.get(), H5T_NATIVE_FLOAT, v.data(), name);
     return v;
@@ -191,7 +221,7 @@ void write_scan(const std::string& path, const Scan& scan, const std::array<floa
   out.commit();
 }
 
-Scan read_scan(const std::string& path, std::array<float, 3>* fov) {
+Scan read_scan(const std::string& path, std::array<float, 3>* fov, const SizeCheck& check) {
   h5::QuietErrors quiet;
   Handle f = h5::open_read(path);
   Reader r{path, f.get()};
@@ -204,7 +234,10 @@ Scan read_scan(const std::string& path, std::array<float, 3>* fov) {
     if (!(fv[a] > 0) || !std::isfinite(fv[a]))
       throw InputError(path, "attribute fov[" + std::to_string(a) + "]", std::to_string(fv[a]), "must be finite and > 0");
   if (fov) *fov = fv;
-  std::size_t m = r.trajectory(s.traj);
+  validate_grid(s.grid, path, "attribute matrix");
+  const std::size_t m = r.samples();
+  if (check) check(s.grid, m, 1);
+  r.trajectory(s.traj, m);
   s.data = r.complex("kspace", m, true);
   s.phi = r.complex("phi", m, false);
   s.dcf = r.real("dcf", m);

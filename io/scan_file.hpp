@@ -9,6 +9,7 @@
 #include <array>
 #include <string>
 
+#include "io/validate.hpp"
 #include "recon/types.hpp"
 
 namespace fhd {
@@ -22,7 +23,9 @@ void write_scan(const std::string& path, const Scan& scan, const std::array<floa
 // Reads and validates (validate_scan): throws InputError naming the file, the
 // dataset/attribute and the value for anything missing, mis-shaped, mistyped,
 // non-finite or out of band, and for an unknown major schema version.
-// If `fov` is given it receives the fov attribute.
-Scan read_scan(const std::string& path, std::array<float, 3>* fov = nullptr);
+// If `fov` is given it receives the fov attribute. Sizes are checked before any
+// allocation (stored bytes, available memory); `check`, if given, is called with
+// the grid and sample count before the samples are read.
+Scan read_scan(const std::string& path, std::array<float, 3>* fov = nullptr, const SizeCheck& check = {});
 
 }  // namespace fhd

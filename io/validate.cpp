@@ -1,6 +1,9 @@
 #include "io/validate.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 #include "recon/error.hpp"
@@ -39,9 +42,10 @@ void check_traj(const Trajectory& t, const ImageGrid& g, const std::string& file
   const std::vector<float>* k[3] = {&t.kx, &t.ky, &t.kz};
   const char* axis[3] = {".kx", ".ky", ".kz"};
   const int n[3] = {g.nx, g.ny, g.nz};
-  for (int a = 0; a < 3; ++a) {
-    const double band = n[a] / 2.0 + kBandTolerance;
-    for (std::size_t m = 0; m < k[a]->size(); ++m) {
+  // Sample by sample, so the first bad sample in file order is the one named.
+  for (std::size_t m = 0; m < k[0]->size(); ++m) {
+    for (int a = 0; a < 3; ++a) {
+      const double band = n[a] / 2.0 + kBandTolerance;
       float v = (*k[a])[m];
       if (!std::isfinite(v)) throw InputError(file, at(field, m) + axis[a], num(v), "not a finite number");
       if (std::fabs(v) > band)
@@ -63,7 +67,51 @@ void check_dcf(const std::vector<float>& v, const std::string& file, const std::
       throw InputError(file, at(field, m), num(v[m]), "density weights must be finite and >= 0");
 }
 
+std::size_t mem_available_from_proc() {
+  std::ifstream in("/proc/meminfo");
+  std::string name, unit;
+  double kib = 0;
+  while (in >> name >> kib) {
+    std::getline(in, unit);
+    if (name == "MemAvailable:") return std::size_t(kib * 1024.0);
+  }
+  return 0;
+}
+
+// "4G", "512M", "1048576": bytes; 0 when unset or unparsable.
+std::size_t limit_from_env() {
+  const char* v = std::getenv("FHDRECON_MEMORY_LIMIT");
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  double x = std::strtod(v, &end);
+  const std::string suffix = end ? end : "";
+  const double scale = suffix.empty() ? 1.0 : suffix == "K" ? 1024.0 : suffix == "M" ? 1048576.0
+                       : suffix == "G" ? 1073741824.0 : -1.0;
+  if (!(x > 0) || scale < 0 || !std::isfinite(x)) return 0;
+  return std::size_t(std::min(x * scale, 1.8e19));
+}
+
+std::string gib(double bytes) {
+  std::ostringstream s;
+  s.precision(3);
+  s << bytes / 1073741824.0;
+  return s.str();
+}
+
 }  // namespace
+
+std::size_t available_host_bytes() {
+  const std::size_t proc = mem_available_from_proc(), env = limit_from_env();
+  if (proc == 0 || env == 0) return std::max(proc, env);
+  return std::min(proc, env);
+}
+
+void check_allocation(double bytes, const std::string& file, const std::string& field, const std::string& value) {
+  const double have = double(available_host_bytes());
+  if (have > 0 && bytes > have)
+    throw InputError(file, field, value, "needs about " + gib(bytes) + " GiB of memory, " + gib(have) +
+                                             " GiB available (MemAvailable or FHDRECON_MEMORY_LIMIT)");
+}
 
 void validate_grid(const ImageGrid& g, const std::string& file, const std::string& field) {
   check_grid(g, file, field);

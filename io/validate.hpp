@@ -1,6 +1,8 @@
 #pragma once
 // Checks every reader applies to a Scan before handing it on: the same rules
 // whatever the file format, so one bad sample gets the same one-line error.
+#include <cstddef>
+#include <functional>
 #include <string>
 
 #include "recon/types.hpp"
@@ -23,5 +25,21 @@ void validate_scan(const Scan& scan, const std::string& file, const ScanFields& 
 void validate_grid(const ImageGrid& g, const std::string& file, const std::string& field);
 void validate_trajectory(const Trajectory& t, const ImageGrid& g, const std::string& file, const std::string& field);
 void validate_finite(const std::vector<cfloat>& v, const std::string& file, const std::string& field);
+
+// ---- sizes before allocation (a file's claims are never trusted) ----
+
+// Bytes this process may still allocate: MemAvailable from /proc/meminfo,
+// lowered to FHDRECON_MEMORY_LIMIT when that is set (bytes, or with a K, M or G
+// suffix, binary). 0 when neither is known (then nothing is refused).
+std::size_t available_host_bytes();
+
+// Throws InputError "<file>: <field> = <value>: needs X GiB of memory, Y GiB available"
+// when `bytes` exceeds available_host_bytes(). Call before allocating what a file claims.
+void check_allocation(double bytes, const std::string& file, const std::string& field, const std::string& value);
+
+// What a reader knows before it reads the samples: the grid, the samples per
+// coil and the coils. A reader given a SizeCheck calls it then, so the caller can
+// refuse a scan too large for the reconstruction before anything is allocated.
+using SizeCheck = std::function<void(const ImageGrid& grid, std::size_t samples, std::size_t coils)>;
 
 }  // namespace fhd
