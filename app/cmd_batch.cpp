@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "app/option_checks.hpp"
 #include "app/batch.hpp"
 #include "app/commands.hpp"
 #include "app/device.hpp"
@@ -43,7 +44,8 @@ void add_batch_command(CLI::App& app) {
   auto o = std::make_shared<BatchOptions>();
   CLI::App* sub = app.add_subcommand("batch", "reconstruct many scan files into DIR/<scan>/ with a summary");
   sub->add_option("files", o->files, "scan files (fhdrecon HDF5, ISMRMRD, BART x.cfl with x_traj.cfl)")
-      ->required();
+      ->required()
+      ->check(non_empty_path());
   sub->add_option("--out", o->out, "output directory: DIR/<scan>/ per scan, DIR/summary.csv and .json")
       ->required();
   add_solver_options(*sub, o->solver);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "app/option_checks.hpp"
 #include "app/bench_e2e.hpp"
 #include "app/commands.hpp"
 #include "app/recon_options.hpp"
@@ -157,8 +158,8 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember({"double", "single", "sfu"}))
       ->capture_default_str();
   cmd->add_option("--kernels", a->kernels, "comma-separated variants (default: all)");
-  cmd->add_option("--json", a->json, "write the table as JSON");
-  cmd->add_option("--png", a->png, "write a bar chart of pairs/s with the two ceilings");
+  cmd->add_option("--json", a->json, "write the table as JSON")->check(non_empty_path());
+  cmd->add_option("--png", a->png, "write a bar chart of pairs/s with the two ceilings")->check(non_empty_path());
   cmd->add_option("--reps", a->reps, "timed runs per variant (median)")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_flag("--tuned", a->tuned, "use each variant's tuned profile (fhdrecon tune) instead of its defaults");
   cmd->add_flag("--full", a->full, "run the slow rungs (1-4) at the full sample count too");

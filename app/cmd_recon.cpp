@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "app/option_checks.hpp"
 #include "app/batch.hpp"
 #include "app/commands.hpp"
 #include "app/device.hpp"
@@ -37,6 +38,7 @@ void run(const ReconCommand& c, const std::string& command_line) {
 void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::string& command_line) {
   Source src = make_source(c.source);
   spdlog::info("source: {}", src.description);
+  check_dcf_option(c.solver.dcf, !c.solver.no_gridding, src.scan, c.source.input.empty() ? "--phantom" : c.source.input);
   std::unique_ptr<Backend> be = select_backend(c.device);
   Progress progress(!global_options().quiet);
   ReconOptions ro = make_recon_options(c.solver, src.phantom.get(), progress);

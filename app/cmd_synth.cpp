@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "app/option_checks.hpp"
 #include "app/commands.hpp"
 #include "app/scan_input.hpp"
 #include "recon/error.hpp"
@@ -32,7 +33,8 @@ void add_synth_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("synth", "synthesize a phantom scan (exact analytic k-space) into a file");
   add_source_options(*sub, c->source);
   sub->add_option("-o,--output", c->output, "output file: scan.h5 (fhdrecon), scan.mrd (ISMRMRD), or a BART base name")
-      ->required();
+      ->required()
+      ->check(non_empty_path());
   sub->add_option("--format", c->format, "fhdrecon | ismrmrd | bart | auto (from the name)")
       ->check(CLI::IsMember({"auto", "fhdrecon", "ismrmrd", "bart"}))
       ->capture_default_str();

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "app/option_checks.hpp"
 #include "app/commands.hpp"
 #include "app/recon_options.hpp"
 #include "recon/error.hpp"
@@ -74,7 +75,8 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--matrix", a->matrix, "N: N^3 voxels")->check(CLI::Range(8, 1024))->capture_default_str();
   cmd->add_option("--samples", a->samples, "random samples")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_flag("--ignore-profile", a->ignore_profile, "search even if a valid profile entry exists");
-  cmd->add_option("--cache-dir", a->cache_dir, "profile directory (default ~/.cache/fhdrecon)");
+  cmd->add_option("--cache-dir", a->cache_dir, "profile directory (default ~/.cache/fhdrecon)")
+      ->check(non_empty_path());
   cmd->callback([a] { run(*a); });
 }
 

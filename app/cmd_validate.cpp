@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "app/option_checks.hpp"
 #include "app/commands.hpp"
 #include "app/validate.hpp"
 #include "io/atomic_file.hpp"
@@ -66,13 +67,16 @@ void add_validate_command(CLI::App& app) {
       ->check(CLI::Range(0, 1 << 30))
       ->capture_default_str();
   sub->add_option("--min-gain-db", c->config.thresholds.min_gain_over_trilinear_db,
-                  "iterative must beat trilinear gridding by this many dB (default: the preset's)");
+                  "iterative must beat trilinear gridding by this many dB (default: the preset's)")
+      ->check(finite_number());
   sub->add_flag("--no-gpu", c->no_gpu, "skip the GPU rows (they print as not run)");
   sub->add_option("--out", c->out_dir, "output directory")->capture_default_str();
-  sub->add_option("--json", c->json, "JSON report (default DIR/validate.json)");
-  sub->add_option("--markdown", c->markdown, "Markdown table (default DIR/validate.md)");
+  sub->add_option("--json", c->json, "JSON report (default DIR/validate.json)")->check(non_empty_path());
+  sub->add_option("--markdown", c->markdown, "Markdown table (default DIR/validate.md)")->check(non_empty_path());
   // Hidden: lets a test demand the impossible and see a check fail.
-  sub->add_option("--max-single-double-db", c->config.thresholds.single_vs_double_db)->group("");
+  sub->add_option("--max-single-double-db", c->config.thresholds.single_vs_double_db)
+      ->check(finite_number())
+      ->group("");
   sub->callback([c, sub] { run(*c, *sub); });
 }
 

@@ -1,3 +1,4 @@
+#include "app/option_checks.hpp"
 #include "app/recon_options.hpp"
 
 #include "recon/qcache.hpp"
@@ -14,16 +15,19 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
   cmd.add_option("--kernel", o.kernel, "FhD/Q kernel variant (default: the backend's fastest accurate one)");
   cmd.add_option("--iters", o.iters, "CG iterations (at most)")->check(CLI::Range(0, 100000))->capture_default_str();
   cmd.add_option("--tol", o.tol, "CG stops when the relative residual falls below")
+      ->check(finite_number())
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd.add_option("--lambda", o.lambda, "first-difference regularization, relative to Q(0) (0 = none)")
+      ->check(finite_number())
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   cmd.add_option("--dcf", o.dcf, "density compensation for gridding: auto | radial | pipe-menon")
       ->check(CLI::IsMember({"auto", "radial", "pipe-menon"}))
       ->capture_default_str();
   cmd.add_flag("--no-gridding", o.no_gridding, "skip the gridding baselines");
-  cmd.add_option("--cache-dir", o.cache_dir, "where Q is cached per trajectory (default ~/.cache/fhdrecon)");
+  cmd.add_option("--cache-dir", o.cache_dir, "where Q is cached per trajectory (default ~/.cache/fhdrecon)")
+      ->check(non_empty_path());
   cmd.add_flag("--no-cache", o.no_cache, "neither read nor write the Q cache");
 }
 

@@ -12,13 +12,14 @@
 #include "recon/kaiser_bessel.hpp"
 
 namespace fhd {
-namespace {
-
-const double kPi = 3.14159265358979323846;
 
 bool is_radial_kind(const std::string& kind) {
   return kind == "radial3d" || kind == "radial2d" || kind == "stack-of-stars";
 }
+
+namespace {
+
+const double kPi = 3.14159265358979323846;
 
 // Radii closer than this are one shell: float rounding of spoke coordinates
 // is ~1e-5 cycles/FOV, readout spacings are ~0.5.

@@ -16,6 +16,9 @@ namespace fhd {
 // trajectory_kinds(); "" is allowed with "pipe-menon" and "auto".
 // Throws InputError for an unknown method, "radial" on a non-radial kind, or a
 // trajectory that does not look radial.
+// The kinds radial weights apply to (radial3d, radial2d, stack-of-stars).
+bool is_radial_kind(const std::string& kind);
+
 std::vector<float> density_weights(const Trajectory& t, const ImageGrid& grid, const std::string& method,
                                    const std::string& traj_kind);
 

@@ -1,0 +1,40 @@
+#include "app/option_checks.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "recon/dcf.hpp"
+#include "recon/error.hpp"
+
+namespace fhd::app {
+
+const CLI::Validator& finite_number() {
+  static const CLI::Validator v(
+      [](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double x = std::strtod(s.c_str(), &end);
+        if (end == s.c_str() || *end != '\0') return "";  // not a number: the option's own type check says so
+        return std::isfinite(x) ? "" : "must be a finite number, not " + s;
+      },
+      "FINITE");
+  return v;
+}
+
+const CLI::Validator& non_empty_path() {
+  static const CLI::Validator v([](std::string& s) -> std::string { return s.empty() ? "must not be empty" : ""; },
+                                "PATH");
+  return v;
+}
+
+void check_dcf_option(const std::string& dcf, bool gridding, const Scan& scan, const std::string& source) {
+  if (!gridding || dcf != "radial" || !scan.dcf.empty()) return;
+  auto it = scan.provenance.find("trajectory");
+  const std::string kind = it == scan.provenance.end() ? "" : it->second;
+  if (is_radial_kind(kind)) return;
+  throw InputError(source, "--dcf", "radial",
+                   "radial weights need a radial3d, radial2d or stack-of-stars trajectory; this one is " +
+                       (kind.empty() ? std::string("of unknown kind (imported)") : kind) +
+                       ": use --dcf pipe-menon or auto (or --no-gridding)");
+}
+
+}  // namespace fhd::app

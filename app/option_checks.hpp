@@ -1,0 +1,25 @@
+#pragma once
+// Option checks CLI11 does not make by itself, and checks of options against
+// the scan they will meet, run before any expensive stage.
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "recon/types.hpp"
+
+namespace fhd::app {
+
+// Refuses NaN and +-Inf by name. CLI::Range alone lets NaN through (every
+// comparison with NaN is false): put this check before the Range.
+const CLI::Validator& finite_number();
+
+// Refuses an empty string: "" as a path would mean the current directory or
+// the filesystem root, never what the user meant.
+const CLI::Validator& non_empty_path();
+
+// --dcf radial on a scan whose trajectory kind (provenance "trajectory") is not
+// radial, or unknown (an imported file), is refused naming the option, the
+// value and the source, before FhD and Q are computed. A scan with its own
+// density weights ignores --dcf.
+void check_dcf_option(const std::string& dcf, bool gridding, const Scan& scan, const std::string& source);
+
+}  // namespace fhd::app
