@@ -176,6 +176,33 @@ std::vector<std::string> input_files(const std::string& file) {
 
 std::string bart_traj_for(const std::string& file) { return is_bart(file) ? bart_base(file) + "_traj" : ""; }
 
+// Why a report.json is not of the shape this version writes ("" when it is):
+// anything else would raise a raw json exception when read for a skip.
+std::string report_shape_problem(const json& j) {
+  auto is_list_of_named = [&](const char* key) {
+    if (!j.contains(key)) return true;
+    if (!j[key].is_array()) return false;
+    for (const json& e : j[key])
+      if (!e.is_object() || (e.contains("name") && !e["name"].is_string())) return false;
+    return true;
+  };
+  if (!j.is_object()) return "is not a JSON object";
+  const auto b = j.find("batch");
+  if (b != j.end() && (!b->is_object() || (b->contains("options_fingerprint") && !(*b)["options_fingerprint"].is_string()) ||
+                       (b->contains("coils") && !(*b)["coils"].is_number_integer())))
+    return "has a malformed batch section";
+  const auto o = j.find("outputs");
+  if (o != j.end()) {
+    if (!o->is_object()) return "has outputs that are not an object";
+    for (const json& v : *o)
+      if (!v.is_string()) return "has outputs that are not file names";
+  }
+  if (!is_list_of_named("methods") || !is_list_of_named("stages")) return "has methods or stages of the wrong shape";
+  for (const json& s : j.value("stages", json::array()))
+    if (s.contains("seconds") && !s["seconds"].is_number()) return "has a stage whose seconds is not a number";
+  return "";
+}
+
 std::string why_not_up_to_date(const std::string& input, const std::string& dir, const std::string& fingerprint) {
   std::string report = dir + "/report.json";
   std::error_code ec;
@@ -187,6 +214,7 @@ std::string why_not_up_to_date(const std::string& input, const std::string& dir,
   } catch (const std::exception&) {
     return "report.json unreadable";
   }
+  if (std::string why = report_shape_problem(j); !why.empty()) return "report.json " + why;
   if (j.value("/batch/options_fingerprint"_json_pointer, std::string()) != fingerprint) return "options changed";
   std::vector<std::string> outs = {report};
   if (!j.contains("outputs")) return "no images";

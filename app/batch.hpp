@@ -58,6 +58,9 @@ std::string bart_traj_for(const std::string& file);
 // Empty when DIR's outputs are complete, made with `fingerprint` and no older
 // than the input (as make decides); else why the scan must be reconstructed.
 std::string why_not_up_to_date(const std::string& input, const std::string& dir, const std::string& fingerprint);
+// Why a parsed report.json is not of the shape batch writes ("" when it is);
+// why_not_up_to_date gives "report.json <why>" and the scan is reconstructed.
+std::string report_shape_problem(const nlohmann::json& report);
 
 // Fills metrics and stage times from a report.json's content.
 void fill_from_report(BatchRow& row, const nlohmann::json& report);

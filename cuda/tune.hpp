@@ -13,6 +13,7 @@
 // lie in the search space; anything else (missing file, bad JSON, old
 // version) means "no profile": the kernels' defaults.
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,8 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
+#include <spdlog/spdlog.h>
 #include <string>
 #include <vector>
 #include "recon/qcache.hpp"
@@ -117,22 +120,62 @@ inline nlohmann::json load_profile(const std::string& path) {
   return j.is_object() ? j : nlohmann::json::object();
 }
 
+// A string member, or "" when absent or not a string (never throws).
+inline std::string string_field(const nlohmann::json& j, const char* name) {
+  const auto it = j.find(name);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// One warning per (file, problem) per process: a broken profile is a nuisance,
+// never a failure, and never repeated for each kernel that looks it up.
+inline void warn_profile(const std::string& path, const std::string& why) {
+  static std::mutex mu;
+  static std::set<std::string> said;
+  std::lock_guard<std::mutex> lock(mu);
+  if (said.insert(path + "\n" + why).second)
+    spdlog::warn("tuning profile {}: {}; using the kernels' defaults", path, why);
+}
+
+// The entry's Params, or nullopt with *why set when it is malformed: a field
+// that is not an integer (a string, 1e30, 2.5) or lies outside the search space.
+inline std::optional<Params> parse_entry(const nlohmann::json& e, const std::string& kernel, std::string* why) {
+  if (!e.is_object()) return *why = "entry is not an object", std::nullopt;
+  Params p;
+  int* field[4] = {&p.threads, &p.unroll, &p.coarsen, &p.tile};
+  const char* name[4] = {"threads", "unroll", "coarsen", "tile"};
+  for (int i = 0; i < 4; ++i) {
+    const auto it = e.find(name[i]);
+    if (it == e.end()) continue;
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 0 || it->get<std::int64_t>() > (1 << 20))
+      return *why = std::string(name[i]) + " = " + it->dump() + " is not a small non-negative integer", std::nullopt;
+    *field[i] = int(it->get<std::int64_t>());
+  }
+  if (!in_space(kernel, p)) return *why = "values outside " + kernel + "'s search space", std::nullopt;
+  return p;
+}
+
+// The entry for (kernel, trig) when the file is this GPU's and version's. A
+// missing file or entry, or another GPU's or version's file, is silently no
+// profile; a malformed one (bad JSON, wrong types, absurd values) is no profile
+// with one warning. Never throws.
 inline std::optional<Params> read_profile(const std::string& path, const std::string& gpu,
                                           const std::string& version, const std::string& kernel,
                                           const std::string& trig) {
-  const nlohmann::json j = load_profile(path);
-  if (j.value("gpu", "") != gpu || j.value("version", "") != version) return std::nullopt;
+  std::ifstream f(path);
+  if (!f) return std::nullopt;
+  const nlohmann::json j = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
+  std::string why;
+  if (!j.is_object()) why = "not a JSON object";
+  else if (!j.contains("gpu") || !j["gpu"].is_string() || !j.contains("version") || !j["version"].is_string())
+    why = "gpu and version must be strings";
+  if (!why.empty()) return warn_profile(path, why), std::nullopt;
+  if (string_field(j, "gpu") != gpu || string_field(j, "version") != version) return std::nullopt;
   const auto entries = j.find("entries");
-  if (entries == j.end() || !entries->is_object()) return std::nullopt;
+  if (entries == j.end() || !entries->is_object()) return warn_profile(path, "entries is not an object"), std::nullopt;
   const auto e = entries->find(entry_key(kernel, trig));
-  if (e == entries->end() || !e->is_object()) return std::nullopt;
-  Params p;
-  try {
-    p = {e->value("threads", 0), e->value("unroll", 0), e->value("coarsen", 0), e->value("tile", 0)};
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;  // a field of the wrong type: not ours
-  }
-  if (!in_space(kernel, p)) return std::nullopt;
+  if (e == entries->end()) return std::nullopt;
+  const auto p = parse_entry(*e, kernel, &why);
+  if (!p) warn_profile(path, entry_key(kernel, trig) + ": " + why);
   return p;
 }
 
@@ -142,7 +185,8 @@ inline void write_profile(const std::string& path, const std::string& gpu, const
                           const std::string& kernel, const std::string& trig, const Params& p,
                           const nlohmann::json& extra = nlohmann::json::object()) {
   nlohmann::json j = load_profile(path);
-  if (j.value("gpu", "") != gpu || j.value("version", "") != version || !j.contains("entries"))
+  if (string_field(j, "gpu") != gpu || string_field(j, "version") != version || !j.contains("entries") ||
+      !j["entries"].is_object())
     j = {{"gpu", gpu}, {"version", version}, {"entries", nlohmann::json::object()}};
   nlohmann::json e = extra;
   e.update({{"threads", p.threads}, {"unroll", p.unroll}, {"coarsen", p.coarsen}, {"tile", p.tile}});

@@ -2,8 +2,10 @@
 //
 // File layout (little-endian, as written by this machine):
 //   magic "FHDQCACH" | u32 version | u32 key length | key bytes |
-//   u64 count | count x complex64 | u64 checksum of the Q bytes
-// The reader checks every field; the checksum catches flipped or lost bytes.
+//   u64 count | count x complex64 | u64 checksum of the key and the Q bytes
+// The reader checks every field; the checksum catches flipped or lost bytes,
+// in the key too: a file copied to another key's name with its embedded key
+// rewritten to match is refused (version 1 summed only Q and accepted it).
 #include "recon/qcache.hpp"
 
 #include <spdlog/spdlog.h>
@@ -23,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kMagic[8] = {'F', 'H', 'D', 'Q', 'C', 'A', 'C', 'H'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 
 // A 128-bit non-cryptographic hash: two 64-bit lanes, each a multiply-xorshift
 // mix of 8-byte words (fast enough for 50 MB of k values), finalized with
@@ -72,8 +74,9 @@ class Hash128 {
   std::uint64_t a_ = 0x243f6a8885a308d3ULL, b_ = 0x13198a2e03707344ULL, length_ = 0;
 };
 
-std::uint64_t checksum(const std::vector<cfloat>& q) {
+std::uint64_t checksum(const std::string& key, const std::vector<cfloat>& q) {
   Hash128 h;
+  h.bytes(key.data(), key.size());
   h.bytes(q.data(), q.size() * sizeof(cfloat));
   return h.u64();
 }
@@ -151,7 +154,7 @@ std::optional<std::vector<cfloat>> load_q(const std::string& dir, const std::str
   if (!f.read(reinterpret_cast<char*>(q.data()), std::streamsize(count * sizeof(cfloat))) || !read_value(f, sum))
     return reject("truncated");
   if (f.peek() != std::ifstream::traits_type::eof()) return reject("trailing bytes");
-  if (sum != checksum(q)) return reject("checksum mismatch (corrupt)");
+  if (sum != checksum(key, q)) return reject("checksum mismatch (corrupt)");
   return q;
 }
 
@@ -172,7 +175,7 @@ bool store_q(const std::string& dir, const std::string& key, const std::vector<c
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     const std::uint32_t key_len = std::uint32_t(key.size());
-    const std::uint64_t count = q.size(), sum = checksum(q);
+    const std::uint64_t count = q.size(), sum = checksum(key, q);
     f.write(kMagic, 8);
     f.write(reinterpret_cast<const char*>(&kVersion), sizeof kVersion);
     f.write(reinterpret_cast<const char*>(&key_len), sizeof key_len);

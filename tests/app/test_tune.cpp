@@ -7,6 +7,12 @@
 #include <set>
 #include <string>
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <sstream>
+
 #include "catch.hpp"
 #include "cuda/tune.hpp"
 
@@ -83,4 +89,41 @@ TEST_CASE("tune: FHDRECON_NO_TUNE and the cache directory rule", "[tune]") {
   CHECK(cache_dir() == "/some/dir");
   set_cache_dir("");
   CHECK_FALSE(cache_dir().empty());
+}
+
+TEST_CASE("tune: a malformed profile is no profile, with one warning and no exception", "[tune]") {
+  using namespace fhd::tune;
+  const std::string dir = temp_dir();
+  const std::string path = profile_path(dir, "gpu");
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  auto old = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("t", sink));
+  const std::string head = std::string(R"({"gpu":"gpu","version":")") + kKernelVersion + R"(",)";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {head + R"("entries":{"coarsened/sfu":{"threads":1e30}}})", "threads = 1e+30"},
+      {head + R"("entries":{"coarsened/sfu":{"threads":2.5}}})", "threads = 2.5"},
+      {head + R"("entries":{"coarsened/sfu":{"tile":-1024}}})", "tile = -1024"},
+      {head + R"("entries":{"coarsened/sfu":[256]}})", "entry is not an object"},
+      {head + R"("entries":[1,2]})", "entries is not an object"},
+      {R"({"gpu":7,"version":[],"entries":{}})", "gpu and version must be strings"},
+      {"[1,2,3]", "not a JSON object"},
+  };
+  for (const auto& [text, why] : cases) {
+    std::ofstream(path) << text;
+    log.str("");
+    std::optional<Params> got;
+    REQUIRE_NOTHROW(got = read_profile(path, "gpu", kKernelVersion, "coarsened", "sfu"));
+    CHECK_FALSE(got.has_value());
+    CHECK_NOTHROW(read_profile(path, "gpu", kKernelVersion, "coarsened", "sfu"));  // asked again: no second warning
+    const std::string said = log.str();
+    INFO(text << " -> " << said);
+    CHECK(said.find(why) != std::string::npos);
+    CHECK(std::count(said.begin(), said.end(), '\n') == 1);
+    // Writing a new entry over a malformed file replaces it instead of throwing.
+    REQUIRE_NOTHROW(write_profile(path, "gpu", kKernelVersion, "coarsened", "sfu", Params{128, 0, 0, 0}));
+    CHECK(read_profile(path, "gpu", kKernelVersion, "coarsened", "sfu") == Params{128, 0, 0, 0});
+  }
+  spdlog::set_default_logger(old);
+  std::filesystem::remove_all(dir);
 }

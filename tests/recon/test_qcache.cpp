@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 
 #include "catch.hpp"
@@ -130,6 +131,25 @@ TEST_CASE("Q cache ignores corrupt, truncated and foreign files", "[qcache]") {
     const std::string other = q_key(small_traj(), {}, g, TrigMode::Sfu);
     fs::rename(file, dir.path / (other + ".q"));
     CHECK(!load_q(d, other).has_value());
+  }
+  SECTION("a file copied to another key's name with its embedded key rewritten") {
+    // Same grid and trig, another trajectory: the key differs only in its hash,
+    // so length and count match. The checksum covers the key and refuses it.
+    Trajectory t = small_traj();
+    t.kx[3] += 0.5f;
+    const std::string other = q_key(t, {}, g, TrigMode::Single);
+    REQUIRE(other.size() == key.size());
+    std::string bytes;
+    {
+      std::ifstream in(file, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const std::size_t at = bytes.find(key);
+    REQUIRE(at != std::string::npos);
+    bytes.replace(at, key.size(), other);
+    std::ofstream(dir.path / (other + ".q"), std::ios::binary) << bytes;
+    CHECK(!load_q(d, other).has_value());
+    CHECK(load_q(d, key) == q);  // the honest file still loads
   }
   SECTION("a Q of the wrong size is not stored") {
     CHECK(!store_q(d, key, std::vector<cfloat>(q.size() + 1)));

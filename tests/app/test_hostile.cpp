@@ -1,0 +1,169 @@
+// Hostile input through the CLI (issue 13): options that are NaN, infinite or
+// empty, memory bombs that must be refused before the samples are read, options
+// that cannot work with the scan refused before FhD and Q, and the BART naming
+// mistakes. Each is one line naming the file or option and value, exit 2.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "app/batch.hpp"
+#include "app/scan_input.hpp"
+#include "catch.hpp"
+#include "io/cfl.hpp"
+#include "io/scan_file.hpp"
+#include "recon/error.hpp"
+#include "test_util.hpp"
+
+namespace fs = std::filesystem;
+using fhd::test::CliRun;
+using fhd::test::run_cli;
+
+namespace {
+
+int lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+void one_line_error(const CliRun& r, const std::string& must_contain) {
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(lines(r.out) == 1);
+  CHECK(r.out.rfind("fhdrecon: error: ", 0) == 0);
+  CHECK(r.out.find(must_contain) != std::string::npos);
+}
+
+std::string error_of_read(const std::string& input, const std::string& traj = "", int matrix = 0) {
+  try {
+    fhd::app::read_scans_any(input, traj, matrix);
+  } catch (const fhd::InputError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("other: ") + e.what();
+  }
+  return "no error";
+}
+
+// Sets FHDRECON_MEMORY_LIMIT for this scope (the child processes inherit it).
+struct MemoryLimit {
+  explicit MemoryLimit(const char* v) { ::setenv("FHDRECON_MEMORY_LIMIT", v, 1); }
+  ~MemoryLimit() { ::unsetenv("FHDRECON_MEMORY_LIMIT"); }
+};
+
+const std::string kTiny = "--phantom shepp2d --matrix 16 --spokes 16 --iters 3 --no-cache --quiet";
+
+fhd::Scan small_scan(fhd::ImageGrid g, std::size_t m) {
+  fhd::Scan s;
+  s.grid = g;
+  s.traj.resize(m);
+  s.data.assign(m, fhd::cfloat(1, 0));
+  for (std::size_t i = 0; i < m; ++i) s.traj.kx[i] = float(i % 7) - 3.0f, s.traj.ky[i] = float(i % 5) - 2.0f;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("NaN and infinite option values are refused by name", "[cli][hostile]") {
+  for (const char* opt : {"--lambda", "--tol", "--noise"})
+    for (const char* v : {"nan", "NaN", "inf", "-inf"}) {
+      const CliRun r = run_cli(kTiny + " " + opt + " " + v + " --out " + (fs::temp_directory_path() / "fhd-nan").string());
+      one_line_error(r, opt);
+      CHECK(!fs::exists(fs::temp_directory_path() / "fhd-nan"));
+    }
+  one_line_error(run_cli("--lambda nan"), "must be a finite number, not nan");
+}
+
+TEST_CASE("empty paths are refused by name", "[cli][hostile]") {
+  one_line_error(run_cli("--input ''"), "--input");
+  one_line_error(run_cli("--input x.cfl --traj-file ''"), "--traj-file");
+  one_line_error(run_cli(kTiny + " --cache-dir ''"), "--cache-dir");
+  one_line_error(run_cli("synth -o ''"), "--output");
+}
+
+TEST_CASE("a BART k-space without --traj-file says so, not 'not an HDF5 file'", "[cli][hostile]") {
+  const fs::path d = fhd::test::fresh_temp_dir("hostile", "bart");
+  fs::create_directories(d);
+  fhd::write_bart_scan((d / "k_traj").string(), (d / "k").string(), {small_scan({16, 16, 1}, 32)}, 8);
+  for (const char* name : {"k.cfl", "k.hdr"}) {
+    const CliRun r = run_cli("--input " + (d / name).string() + " --out " + (d / "o").string());
+    one_line_error(r, "--traj-file = (none): a BART k-space needs its trajectory");
+    CHECK(r.out.find("HDF5") == std::string::npos);
+  }
+  fs::remove_all(d);
+}
+
+TEST_CASE("memory bombs are refused naming the file, before the samples are read", "[cli][hostile]") {
+  const fs::path d = fhd::test::fresh_temp_dir("hostile", "bombs");
+  fs::create_directories(d);
+  MemoryLimit limit("2G");
+  SECTION("a scan file with a matrix of 8192^2") {
+    const std::string f = (d / "wide.h5").string();
+    fhd::write_scan(f, small_scan({8192, 8192, 1}, 32));
+    const std::string e = error_of_read(f);
+    CHECK(e.rfind(f + ": matrix = 8192x8192x1 with 32 samples x 1 coil(s): needs about", 0) == 0);
+    one_line_error(run_cli("--input " + f + " --out " + (d / "o").string()), f + ": matrix = 8192x8192x1");
+    CHECK(!fs::exists(d / "o"));
+  }
+  SECTION("one BART sample at k = 200 makes a 400^3 grid") {
+    fhd::Scan s = small_scan({16, 16, 16}, 32);
+    s.grid = {400, 400, 400};
+    s.traj.kx[5] = s.traj.ky[5] = s.traj.kz[5] = 200.0f;
+    fhd::write_bart_scan((d / "k_traj").string(), (d / "k").string(), {s}, 8);
+    const std::string k = (d / "k.cfl").string();
+    CHECK(error_of_read(k, (d / "k_traj").string()).rfind(k + ": matrix = 400x400x400 with 32 samples", 0) == 0);
+  }
+  fs::remove_all(d);
+}
+
+TEST_CASE("a BART trajectory value of 1e10 is named at its own sample", "[cli][hostile]") {
+  const fs::path d = fhd::test::fresh_temp_dir("hostile", "1e10");
+  fs::create_directories(d);
+  fhd::Scan s = small_scan({16, 16, 1}, 32);
+  s.grid = {32, 32, 1};
+  s.traj.ky[21] = 1e10f;
+  fhd::write_bart_scan((d / "k_traj").string(), (d / "k").string(), {s}, 8);
+  const std::string t = (d / "k_traj").string();
+  CHECK(error_of_read((d / "k").string(), t) ==
+        t + ".cfl: sample[21].ky = 10000000000.000000: not a finite k within |k| <= 32768 cycles/FOV (matrix at most 65536)");
+  fs::remove_all(d);
+}
+
+TEST_CASE("--dcf radial on an imported trajectory is refused before FhD and Q", "[cli][hostile]") {
+  const fs::path d = fhd::test::fresh_temp_dir("hostile", "dcf");
+  fs::create_directories(d);
+  const std::string f = (d / "scan.h5").string();
+  fhd::write_scan(f, small_scan({16, 16, 1}, 64));  // no provenance: an imported trajectory
+  const CliRun r = run_cli("--input " + f + " --dcf radial --iters 2 --no-cache --quiet --out " + (d / "o").string());
+  one_line_error(r, f + ": --dcf = radial: radial weights need");
+  CHECK(r.out.find("of unknown kind (imported)") != std::string::npos);
+  CHECK(!fs::exists(d / "o"));
+  // --no-gridding needs no weights: the same options then run.
+  CHECK(run_cli("--input " + f + " --dcf radial --no-gridding --iters 2 --no-cache --quiet --out " +
+                (d / "o").string()).code == 0);
+  fs::remove_all(d);
+}
+
+TEST_CASE("a batch report.json of the wrong shape is one clear reason, not a json exception", "[batch][hostile]") {
+  using nlohmann::json;
+  CHECK(fhd::app::report_shape_problem(json::parse(R"({"outputs":{"png":"a.png"},"methods":[],"stages":[]})")) == "");
+  CHECK(fhd::app::report_shape_problem(json::parse("[1,2]")) == "is not a JSON object");
+  CHECK(fhd::app::report_shape_problem(json::parse(R"({"batch":{"options_fingerprint":7}})")) ==
+        "has a malformed batch section");
+  CHECK(fhd::app::report_shape_problem(json::parse(R"({"outputs":["a.png"]})")) == "has outputs that are not an object");
+  CHECK(fhd::app::report_shape_problem(json::parse(R"({"outputs":{"png":3}})")) == "has outputs that are not file names");
+  CHECK(fhd::app::report_shape_problem(json::parse(R"({"methods":{"name":"x"}})")) ==
+        "has methods or stages of the wrong shape");
+  CHECK(fhd::app::report_shape_problem(json::parse(R"({"stages":[{"name":"Q","seconds":"1"}]})")) ==
+        "has a stage whose seconds is not a number");
+  // Through the up-to-date check: a reason, no exception.
+  const fs::path d = fhd::test::fresh_temp_dir("hostile", "report");
+  fs::create_directories(d / "out");
+  std::ofstream(d / "in.h5") << "x";
+  std::ofstream(d / "out" / "report.json") << R"({"batch":[],"outputs":7})";
+  std::string why;
+  REQUIRE_NOTHROW(why = fhd::app::why_not_up_to_date((d / "in.h5").string(), (d / "out").string(), "fp"));
+  CHECK(why == "report.json has a malformed batch section");
+  fs::remove_all(d);
+}
