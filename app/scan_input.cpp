@@ -80,13 +80,8 @@ std::vector<Scan> read_bart(const std::string& path, const std::string& traj_fil
   return read_bart_scan(traj_file, path, grid, memory_check_for(cfl_base(path) + ".cfl"));
 }
 
-}  // namespace
-
-std::vector<Scan> read_scans_any(const std::string& path, const std::string& traj_file, int matrix) {
-  const std::string e = extension(path);
-  if (!traj_file.empty() || e == ".cfl" || e == ".hdr" || (is_bart_name(path) && !std::filesystem::exists(path)))
-    return read_bart(path, traj_file, matrix);
-  if (!std::filesystem::exists(path)) throw InputError(path, "--input", path, "no such file");
+// fhdrecon's own scan file or ISMRMRD, by content.
+std::vector<Scan> read_hdf5(const std::string& path) {
   if (is_ismrmrd_file(path)) {
 #ifdef FHD_HAVE_ISMRMRD
     return read_ismrmrd(path, false, memory_check_for(path));
@@ -95,6 +90,18 @@ std::vector<Scan> read_scans_any(const std::string& path, const std::string& tra
 #endif
   }
   return {read_scan(path, nullptr, memory_check_for(path))};
+}
+
+}  // namespace
+
+std::vector<Scan> read_scans_any(const std::string& path, const std::string& traj_file, int matrix) {
+  const std::string e = extension(path);
+  if (!traj_file.empty() || e == ".cfl" || e == ".hdr" || (is_bart_name(path) && !std::filesystem::exists(path)))
+    return read_bart(path, traj_file, matrix);
+  if (!std::filesystem::exists(path)) throw InputError(path, "--input", path, "no such file");
+  // Once in a child: a corrupt file that crashes or hangs libhdf5 becomes one line.
+  h5::read_in_child_first(path, [&] { read_hdf5(path); });
+  return read_hdf5(path);
 }
 
 std::string write_scan_any(const std::string& path, const std::string& format, const Scan& scan, int readout) {

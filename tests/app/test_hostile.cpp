@@ -167,3 +167,19 @@ TEST_CASE("a batch report.json of the wrong shape is one clear reason, not a jso
   CHECK(why == "report.json has a malformed batch section");
   fs::remove_all(d);
 }
+
+TEST_CASE("files that crash or hang inside libhdf5 are one line, exit 2", "[cli][hostile]") {
+  // Found by fhd_fuzz: a corrupt global heap under a provenance string attribute
+  // (segfault in H5HG_read), and an ISMRMRD acquisition whose variable-length
+  // data claims gigabytes (libhdf5 allocates and clears it: minutes, or OOM).
+  const std::string dir = std::string(FHD_SOURCE_DIR) + "/tests/fuzz/crashers/";
+  const fs::path out = fhd::test::fresh_temp_dir("hostile", "crashers");
+  one_line_error(run_cli("--input " + dir + "corrupt-global-heap.h5 --out " + out.string()),
+                 "corrupt-global-heap.h5: file = " + dir + "corrupt-global-heap.h5: libhdf5 crashed reading it");
+  CHECK(!fs::exists(out));
+#if defined(FHD_HAVE_ISMRMRD)
+  const CliRun r = run_cli("--input " + dir + "huge-vlen.mrd --out " + out.string());
+  one_line_error(r, "huge-vlen.mrd");
+  CHECK(!fs::exists(out));
+#endif
+}

@@ -194,3 +194,29 @@ TEST_CASE("hostile ISMRMRD: headers that claim more than the file stores", "[io]
   }
 }
 #endif
+
+#include <csignal>
+
+#include "io/h5util.hpp"
+
+TEST_CASE("read_in_child_first turns crashes, hangs and memory blow-ups into one InputError", "[io][hostile]") {
+  TempDir dir;
+  const std::string f = dir.file("any.h5");
+  std::ofstream(f) << "0123456789";
+  int calls = 0;
+  CHECK(error_of([&] { h5::read_in_child_first(f, [&] { ++calls; }); }) == "no error");
+  CHECK(calls == 0);  // the child's count; the parent reads for real afterwards
+  CHECK(contains(error_of([&] { h5::read_in_child_first(f, [] { std::raise(SIGSEGV); }); }),
+                 f + ": file = " + f + ": libhdf5 crashed reading it (corrupt HDF5 structure; signal 11)"));
+  CHECK(error_of([&] { h5::read_in_child_first(f, [&] { throw InputError(f, "/kspace", "x", "bad"); }); }) ==
+        f + ": /kspace = x: bad");
+  ::setenv("FHDRECON_READ_TIMEOUT", "1", 1);
+  CHECK(contains(error_of([&] { h5::read_in_child_first(f, [] { for (;;) pause(); }); }),
+                 "libhdf5 did not finish reading it in 1 s"));
+  ::unsetenv("FHDRECON_READ_TIMEOUT");
+#if !defined(__SANITIZE_ADDRESS__)
+  // 64 GB for a 10-byte file: the child's address-space cap refuses it.
+  CHECK(contains(error_of([&] { h5::read_in_child_first(f, [] { std::vector<char> v(std::size_t(64) << 30); }); }),
+                 "unreadable (corrupt?)"));
+#endif
+}
