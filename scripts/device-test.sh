@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the lent GPU machine: unpack the carried packages the image lacks, build
 # with CUDA, run the [gpu] tests and the benchmarks, write logs under $OUT.
-#   scripts/device-test.sh [build] [test] [bench] [e2e] [tune] [validate]   (default: all)
+#   scripts/device-test.sh [build] [test] [bench] [e2e] [tune] [validate] [sanitize]
+#   (default: all but sanitize, which runs compute-sanitizer over the [gpu] tests)
 # Run through the device tool with carry [".devdeps"]; .devdeps holds the .deb
 # files of DEVICE.md (make it with scripts/fetch-devdeps.sh).
 set -uo pipefail
@@ -73,6 +74,22 @@ run_e2e() {
   done
 }
 
+run_sanitize() {
+  # compute-sanitizer memcheck (out-of-bounds, leaks, API errors) and racecheck
+  # (shared-memory races) over the [gpu] tests; hidden benchmarks stay out.
+  local cs=compute-sanitizer tool r=0
+  command -v $cs >/dev/null || cs=/usr/local/cuda/bin/compute-sanitizer
+  for tool in memcheck racecheck; do
+    echo "== compute-sanitizer --tool $tool" | tee -a "$OUT/sanitize.log"
+    local extra=()
+    [[ $tool == memcheck ]] && extra=(--leak-check full)
+    $cs --tool $tool --error-exitcode 99 "${extra[@]}" "$BUILD/tests_gpu" "[gpu]" \
+      >>"$OUT/sanitize.log" 2>&1 || { r=1; echo "$tool: FAILED (see sanitize.log)"; }
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" "$OUT/sanitize.log" | tail -2
+  done
+  return $r
+}
+
 rc=0
 has build && { build || exit 1; }
 has test && { run_tests || rc=1; }
@@ -80,4 +97,5 @@ has bench && { run_bench || rc=1; }
 has e2e && { run_e2e || rc=1; }
 has tune && { run_tune || rc=1; }
 has validate && { run_validate || rc=1; }
+has sanitize && { run_sanitize || rc=1; }
 exit $rc
