@@ -1,10 +1,12 @@
 #pragma once
-// Multi-coil combination and the batch job (docs/batch.md).
-#include <nlohmann/json.hpp>
-#include <optional>
+// The batch job (docs/batch.md, docs/cluster.md): planning in batch_plan, one
+// scan in batch_scan (run in a child process by batch_workers), rows and
+// summaries in batch_summary; multi-coil combination here.
 #include <string>
 #include <vector>
 
+#include "app/batch_plan.hpp"
+#include "app/batch_summary.hpp"
 #include "app/recon_options.hpp"
 #include "app/source.hpp"
 #include "recon/backend.hpp"
@@ -25,51 +27,29 @@ std::vector<const Scan*> coil_list(const Source& src);
 
 struct BatchOptions {
   std::vector<std::string> files;
+  std::string files_from;  // --files-from: more scans, one path per line
   std::string out;
   SolverOptions solver;
   std::string device = "auto";
   bool force = false;
-  bool progress = false;  // draw the progress line (main's --quiet turns it off)
+  bool progress = false;       // let a lone child draw its progress line (main's --quiet turns it off)
+  std::string shard;           // --shard I/N ("" = every file, in the order given)
+  std::string gpus;            // --gpus all|N|LIST ("" = one worker)
+  int jobs = 1;                // --jobs N: CPU workers (without --gpus)
+  double scan_timeout = 3600;  // seconds per scan, 0 = no limit
+  std::string exe;             // the fhdrecon the children run ("" = this executable)
 };
 
-// One row of the summary.
-struct BatchRow {
-  std::string file, output;  // input path; output directory
-  std::string status;        // ok | failed | skipped
-  std::string reason;        // failed: the one-line error; skipped: why
-  std::string q_source;      // computed | cache | "" (no Q this run)
-  int coils = 0;
-  std::optional<double> iter_psnr, iter_nrmse, grid_psnr, grid_nrmse;  // gridding = gridding-kb
-  double t_mu = 0, t_fhd = 0, t_q = 0, t_cg = 0, t_gridding = 0, t_total = 0;
+struct BatchResult {
+  std::vector<BatchRow> rows;
+  bool interrupted = false;  // SIGINT/SIGTERM: rows not run say so
+  std::string written;       // the summary or shard file written
 };
 
-// Hash of everything that changes the images: solver options, device and
-// version (not the cache location). Stored in each report as batch.options_fingerprint.
-std::string options_fingerprint(const SolverOptions& o, const std::string& device);
-
-// DIR/<stem> per input; a stem seen before gets its extension too (a.h5, a.mrd
-// -> a, a_mrd), so no two scans share a directory.
-std::vector<std::string> output_names(const std::vector<std::string>& files);
-
-// BART k-space x.cfl reads its trajectory from x_traj.cfl (synth's naming);
-// "" for other formats.
-std::string bart_traj_for(const std::string& file);
-
-// Empty when DIR's outputs are complete, made with `fingerprint` and no older
-// than the input (as make decides); else why the scan must be reconstructed.
-std::string why_not_up_to_date(const std::string& input, const std::string& dir, const std::string& fingerprint);
-// Why a parsed report.json is not of the shape batch writes ("" when it is);
-// why_not_up_to_date gives "report.json <why>" and the scan is reconstructed.
-std::string report_shape_problem(const nlohmann::json& report);
-
-// Fills metrics and stage times from a report.json's content.
-void fill_from_report(BatchRow& row, const nlohmann::json& report);
-
-// Runs every scan (a failure is recorded in its row; the batch goes on) and
-// writes DIR/summary.csv and DIR/summary.json.
-std::vector<BatchRow> run_batch(const BatchOptions& o, Backend& be);
-
-std::string summary_csv(const std::vector<BatchRow>& rows);
-nlohmann::json summary_json(const std::vector<BatchRow>& rows);
+// Runs every scan (a shard's share with --shard), each in a child process
+// with a time limit; a failure, crash or timeout is recorded in its row and
+// the batch goes on. Writes DIR/summary.csv and DIR/summary.json, or with
+// --shard the shard file merge reads, always, also when interrupted.
+BatchResult run_batch(const BatchOptions& o);
 
 }  // namespace fhd::app

@@ -1,13 +1,15 @@
-// fhdrecon batch FILES... --out DIR: reconstruct many scans (docs/batch.md).
+// fhdrecon batch FILES... --out DIR: reconstruct many scans (docs/batch.md);
+// --shard I/N and --merge DIR... for clusters (docs/cluster.md). The hidden
+// `batch-scan` subcommand is the child process that reconstructs one scan.
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <memory>
 
-#include "app/option_checks.hpp"
 #include "app/batch.hpp"
+#include "app/batch_scan.hpp"
 #include "app/commands.hpp"
-#include "app/device.hpp"
+#include "app/option_checks.hpp"
 #include "recon/error.hpp"
 
 namespace fhd::app {
@@ -20,40 +22,97 @@ void print_rows(const std::vector<BatchRow>& rows) {
     std::string psnr = r.iter_psnr ? fmt::format("{:.2f}", *r.iter_psnr) : "-";
     std::printf("%-40s %-8s %-9s %10s %10.3f\n", r.file.c_str(), r.status.c_str(),
                 r.q_source.empty() ? "-" : r.q_source.c_str(), psnr.c_str(), r.t_total);
-    if (r.status == "failed") std::printf("  reason: %s\n", r.reason.c_str());
+    if (!r.reason.empty() && r.status != "ok" && r.status != "skipped") std::printf("  reason: %s\n", r.reason.c_str());
   }
   std::fflush(stdout);
 }
 
-void run(BatchOptions o) {
+std::size_t count_not_ok(const std::vector<BatchRow>& rows) {
+  std::size_t n = 0;
+  for (const BatchRow& r : rows) n += r.status != "ok" && r.status != "skipped";
+  return n;
+}
+
+void run_merge(const std::vector<std::string>& dirs, std::string out) {
+  if (out.empty()) out = dirs.front();
+  MergeResult m = merge_shards(dirs);
+  write_summary(out, m.rows, {{"shards", m.shards}});
+  print_rows(m.rows);
+  spdlog::info("merged {} shard files into {}/summary.csv and summary.json", m.shards["merged_from"].get<int>(), out);
+  std::string problems;
+  if (!m.missing.empty()) problems += std::to_string(m.missing.size()) + " shards missing, ";
+  if (!m.unfinished.empty()) problems += std::to_string(m.unfinished.size()) + " shards unfinished, ";
+  std::size_t bad = count_not_ok(m.rows) - m.missing.size();
+  if (bad) problems += std::to_string(bad) + " scans failed, ";
+  if (!problems.empty())
+    throw InputError("batch --merge: " + problems.substr(0, problems.size() - 2) + " (see " + out + "/summary.csv)");
+}
+
+void run(BatchOptions o, const std::vector<std::string>& merge) {
+  if (!merge.empty()) {
+    if (!o.files.empty() || !o.files_from.empty() || !o.shard.empty())
+      throw InputError("batch --merge takes shard directories only (no FILES, --files-from or --shard)");
+    return run_merge(merge, o.out);
+  }
+  if (o.out.empty()) throw InputError("batch: --out DIR is required");
   o.progress = !global_options().quiet;
-  std::unique_ptr<Backend> be = select_backend(o.device);
-  std::vector<BatchRow> rows = run_batch(o, *be);
-  print_rows(rows);
-  std::size_t failed = 0;
-  for (const BatchRow& r : rows) failed += r.status == "failed";
-  spdlog::info("wrote {0}/summary.csv and {0}/summary.json", o.out);
-  if (failed)  // exit 2, as for any bad input
-    throw InputError("batch: " + std::to_string(failed) + " of " + std::to_string(rows.size()) +
-                     " scans failed (see " + o.out + "/summary.csv)");
+  BatchResult res = run_batch(o);
+  print_rows(res.rows);
+  spdlog::info("wrote {}", res.written);
+  if (res.interrupted) throw std::runtime_error("batch: interrupted; wrote " + res.written);
+  if (std::size_t failed = count_not_ok(res.rows))  // exit 2, as for any bad input
+    throw InputError("batch: " + std::to_string(failed) + " of " + std::to_string(res.rows.size()) +
+                     " scans failed (see " + res.written + ")");
+}
+
+void add_batch_scan_command(CLI::App& app) {
+  auto job = std::make_shared<ScanJob>();
+  auto row_out = std::make_shared<std::string>();
+  CLI::App* sub = app.add_subcommand("batch-scan", "one scan of a batch, in a child process (internal)");
+  sub->group("");  // hidden: batch starts it
+  sub->add_option("file", job->file)->required();
+  sub->add_option("--scan-out", job->output)->required();
+  sub->add_option("--row-out", *row_out)->required();
+  sub->add_option("--fingerprint", job->fingerprint)->required();
+  sub->add_option("--device", job->device);
+  sub->add_option("--q-cache", job->q_cache);
+  add_solver_options(*sub, job->solver);
+  sub->callback([job, row_out] {
+    job->progress = !global_options().quiet;
+    if (int code = run_scan_child(*job, *row_out)) std::exit(code);
+  });
 }
 
 }  // namespace
 
 void add_batch_command(CLI::App& app) {
   auto o = std::make_shared<BatchOptions>();
+  auto merge = std::make_shared<std::vector<std::string>>();
   CLI::App* sub = app.add_subcommand("batch", "reconstruct many scan files into DIR/<scan>/ with a summary");
   sub->add_option("files", o->files, "scan files (fhdrecon HDF5, ISMRMRD, BART x.cfl with x_traj.cfl)")
-      ->required()
       ->check(non_empty_path());
+  sub->add_option("--files-from", o->files_from, "more scan files, one path per line")->check(non_empty_path());
   sub->add_option("--out", o->out, "output directory: DIR/<scan>/ per scan, DIR/summary.csv and .json")
-      ->required();
+      ->check(non_empty_path());
   add_solver_options(*sub, o->solver);
   sub->add_option("--device", o->device, "where to compute: auto | cpu | gpu")
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
       ->capture_default_str();
   sub->add_flag("--force", o->force, "reconstruct even scans whose outputs are up to date");
-  sub->callback([o] { run(*o); });
+  sub->add_option("--scan-timeout", o->scan_timeout, "seconds one scan may take before it is killed (0 = no limit)")
+      ->check(finite_number())
+      ->check(CLI::Range(0.0, 1e7))
+      ->capture_default_str();
+  sub->add_option("--gpus", o->gpus, "one worker per GPU: all | N (the first N) | LIST (e.g. 0,2)");
+  sub->add_option("--jobs", o->jobs, "CPU workers running scans side by side")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  sub->add_option("--shard", o->shard, "I/N: only this task's share of the sorted file list (Slurm arrays)");
+  sub->add_option("--merge", *merge, "build DIR/summary.* from the shard files in these directories")
+      ->expected(1, -1)
+      ->check(non_empty_path());
+  sub->callback([o, merge] { run(*o, *merge); });
+  add_batch_scan_command(app);
 }
 
 }  // namespace fhd::app

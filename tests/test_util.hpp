@@ -57,8 +57,9 @@ struct CliRun {
   std::string out;
 };
 
-inline CliRun run_cli(const std::string& args) {
-  std::string cmd = std::string(FHDRECON_EXE) + " " + args + " 2>&1";
+// `env`: NAME=VALUE assignments for its environment (e.g. test-only fault switches).
+inline CliRun run_cli(const std::string& args, const std::string& env = "") {
+  std::string cmd = env + " " + std::string(FHDRECON_EXE) + " " + args + " 2>&1";
   CliRun r;
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);

@@ -1,0 +1,179 @@
+#include "app/batch_plan.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+#include "recon/error.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace fhd::app {
+
+std::string fnv1a_hex(const std::string& s) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string options_fingerprint(const SolverOptions& o, const std::string& device) {
+  json j = {{"trig", o.trig},     {"kernel", o.kernel}, {"iters", o.iters},          {"tol", o.tol},
+            {"lambda", o.lambda}, {"dcf", o.dcf},       {"gridding", !o.no_gridding}, {"device", device},
+            {"version", FHD_VERSION}};
+  return fnv1a_hex(j.dump());
+}
+
+std::vector<std::string> output_names(const std::vector<std::string>& files) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (const std::string& f : files) {
+    fs::path p(f);
+    std::string name = p.stem().string();
+    if (seen.count(name)) {
+      name = p.filename().string();
+      for (char& ch : name)
+        if (ch == '.') ch = '_';
+    }
+    std::string base = name;
+    for (int i = 2; seen.count(name); ++i) name = base + "_" + std::to_string(i);
+    seen.insert(name);
+    names.push_back(name);
+  }
+  return names;
+}
+
+namespace {
+
+bool is_bart(const std::string& file) {
+  std::string e = fs::path(file).extension().string();
+  return e == ".cfl" || e == ".hdr" || e.empty();
+}
+
+std::string bart_base(const std::string& file) {
+  fs::path p(file);
+  return p.extension().empty() ? file : (p.parent_path() / p.stem()).string();
+}
+
+// The files a scan is read from (a BART scan is four).
+std::vector<std::string> input_files(const std::string& file) {
+  if (!is_bart(file)) return {file};
+  std::string b = bart_base(file);
+  return {b + ".cfl", b + ".hdr", b + "_traj.cfl", b + "_traj.hdr"};
+}
+
+}  // namespace
+
+std::string bart_traj_for(const std::string& file) { return is_bart(file) ? bart_base(file) + "_traj" : ""; }
+
+// Anything of another shape would raise a raw json exception when read for a skip.
+std::string report_shape_problem(const json& j) {
+  auto is_list_of_named = [&](const char* key) {
+    if (!j.contains(key)) return true;
+    if (!j[key].is_array()) return false;
+    for (const json& e : j[key])
+      if (!e.is_object() || (e.contains("name") && !e["name"].is_string())) return false;
+    return true;
+  };
+  if (!j.is_object()) return "is not a JSON object";
+  const auto b = j.find("batch");
+  if (b != j.end() && (!b->is_object() || (b->contains("options_fingerprint") && !(*b)["options_fingerprint"].is_string()) ||
+                       (b->contains("coils") && !(*b)["coils"].is_number_integer())))
+    return "has a malformed batch section";
+  const auto o = j.find("outputs");
+  if (o != j.end()) {
+    if (!o->is_object()) return "has outputs that are not an object";
+    for (const json& v : *o)
+      if (!v.is_string()) return "has outputs that are not file names";
+  }
+  if (!is_list_of_named("methods") || !is_list_of_named("stages")) return "has methods or stages of the wrong shape";
+  for (const json& s : j.value("stages", json::array()))
+    if (s.contains("seconds") && !s["seconds"].is_number()) return "has a stage whose seconds is not a number";
+  return "";
+}
+
+std::string why_not_up_to_date(const std::string& input, const std::string& dir, const std::string& fingerprint) {
+  std::string report = dir + "/report.json";
+  std::error_code ec;
+  if (!fs::exists(report, ec)) return "no report.json";
+  json j;
+  try {
+    std::ifstream f(report);
+    j = json::parse(f);
+  } catch (const std::exception&) {
+    return "report.json unreadable";
+  }
+  if (std::string why = report_shape_problem(j); !why.empty()) return "report.json " + why;
+  if (j.value("/batch/options_fingerprint"_json_pointer, std::string()) != fingerprint) return "options changed";
+  std::vector<std::string> outs = {report};
+  if (!j.contains("outputs")) return "no images";
+  for (const auto& kv : j["outputs"].items()) outs.push_back(kv.value().get<std::string>());
+  for (const std::string& in : input_files(input)) {
+    auto t_in = fs::last_write_time(in, ec);
+    if (ec) return "input " + in + " unreadable";
+    for (const std::string& o : outs) {
+      auto t_out = fs::last_write_time(o, ec);
+      if (ec) return o + " missing";
+      if (t_out < t_in) return in + " is newer than " + o;
+    }
+  }
+  return "";
+}
+
+std::vector<std::string> read_file_list(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw InputError("--files-from " + path + ": cannot be read");
+  std::vector<std::string> files;
+  for (std::string line; std::getline(f, line);) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    files.push_back(line);
+  }
+  if (f.bad()) throw InputError("--files-from " + path + ": read error");
+  return files;
+}
+
+Shard parse_shard(const std::string& s) {
+  Shard sh;
+  std::size_t slash = s.find('/');
+  auto number = [&](const std::string& part, std::size_t& v) {
+    if (part.empty() || part.size() > 9 || part.find_first_not_of("0123456789") != std::string::npos) return false;
+    v = std::stoul(part);
+    return true;
+  };
+  if (slash == std::string::npos || !number(s.substr(0, slash), sh.index) || !number(s.substr(slash + 1), sh.count) ||
+      sh.count == 0 || sh.index >= sh.count)
+    throw InputError("--shard " + s + ": expected I/N with 0 <= I < N (e.g. 3/10)");
+  return sh;
+}
+
+std::vector<std::size_t> shard_positions(std::size_t files, Shard s) {
+  std::vector<std::size_t> pos;
+  for (std::size_t i = s.index; i < files; i += s.count) pos.push_back(i);
+  return pos;
+}
+
+std::string list_hash(const std::vector<std::string>& sorted_files) {
+  std::string all;
+  for (const std::string& f : sorted_files) all += f + '\n';
+  return fnv1a_hex(all);
+}
+
+TempDir::TempDir(const std::string& prefix) {
+  std::mt19937_64 rng(std::random_device{}());
+  path_ = (fs::temp_directory_path() / ("fhdrecon-" + prefix + "-" + std::to_string(rng()))).string();
+  fs::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+}  // namespace fhd::app

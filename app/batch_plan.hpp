@@ -1,0 +1,68 @@
+#pragma once
+// Batch planning: the file list, output names, shards, and whether a scan's
+// outputs are up to date (docs/batch.md). No reconstruction here.
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "app/recon_options.hpp"
+
+namespace fhd::app {
+
+// Hash of everything that changes the images: solver options, device and
+// version (not the cache location). Stored in each report as batch.options_fingerprint.
+std::string options_fingerprint(const SolverOptions& o, const std::string& device);
+
+// FNV-1a 64 of `s` as 16 hex digits: stable across runs, builds and machines.
+std::string fnv1a_hex(const std::string& s);
+
+// DIR/<stem> per input; a stem seen before gets its extension too (a.h5, a.mrd
+// -> a, a_mrd), so no two scans share a directory.
+std::vector<std::string> output_names(const std::vector<std::string>& files);
+
+// BART k-space x.cfl reads its trajectory from x_traj.cfl (synth's naming);
+// "" for other formats.
+std::string bart_traj_for(const std::string& file);
+
+// Empty when DIR's outputs are complete, made with `fingerprint` and no older
+// than the input (as make decides); else why the scan must be reconstructed.
+std::string why_not_up_to_date(const std::string& input, const std::string& dir, const std::string& fingerprint);
+// Why a parsed report.json is not of the shape batch writes ("" when it is);
+// why_not_up_to_date gives "report.json <why>" and the scan is reconstructed.
+std::string report_shape_problem(const nlohmann::json& report);
+
+// The scans of --files-from FILE: one path per line, blank lines and lines
+// starting with '#' ignored. Throws InputError naming the file when unreadable.
+std::vector<std::string> read_file_list(const std::string& path);
+
+// --shard I/N: task I (0-based) of N.
+struct Shard {
+  std::size_t index = 0, count = 1;
+};
+// Parses "I/N" (0 <= I < N); throws InputError naming the value.
+Shard parse_shard(const std::string& s);
+
+// The positions in the sorted file list that shard `s` owns: I, I+N, I+2N, ...
+// (round robin, so scans that sort together, often one study or one protocol,
+// spread over the tasks). Every position belongs to exactly one shard.
+std::vector<std::size_t> shard_positions(std::size_t files, Shard s);
+
+// Identifies a sorted file list, so merge can tell shards of one batch from another's.
+std::string list_hash(const std::vector<std::string>& sorted_files);
+
+// A fresh directory in the system's temporary directory (fhdrecon-PREFIX-RANDOM),
+// removed with everything in it when this object goes.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix);
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace fhd::app

@@ -1,0 +1,223 @@
+// batch at scale: each scan in a child process (a crash or hang costs one
+// row), shards that partition the sorted list, merging them back into the
+// summary an unsharded batch writes, and the worker lists of --gpus/--jobs.
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+
+#include "app/batch.hpp"
+#include "app/batch_workers.hpp"
+#include "catch.hpp"
+#include "recon/error.hpp"
+#include "test_util.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using fhd::test::run_cli;
+
+namespace {
+
+fs::path fresh(const std::string& name) {
+  fs::path d = fhd::test::fresh_temp_dir("scale", name);
+  fs::create_directories(d);
+  return d;
+}
+
+void synth(const fs::path& file, const std::string& args) {
+  auto r = run_cli("--quiet synth --phantom shepp2d --matrix 16 " + args + " -o " + file.string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+}
+
+json read_json(const fs::path& p) {
+  std::ifstream f(p);
+  return json::parse(f);
+}
+
+// file name -> row of a summary.json
+std::map<std::string, json> rows_by_name(const json& summary) {
+  std::map<std::string, json> rows;
+  for (const json& s : summary["scans"]) rows[fs::path(s["file"].get<std::string>()).filename().string()] = s;
+  return rows;
+}
+
+// Five small scans, two trajectories; the file list sorted.
+std::string five_scans(const fs::path& in) {
+  synth(in / "e.h5", "--spokes 16");
+  synth(in / "b.h5", "--spokes 16 --noise 0.05");
+  synth(in / "d.mrd", "--spokes 12");
+  synth(in / "a.h5", "--spokes 12 --noise 0.02");
+  synth(in / "c.h5", "--spokes 16 --noise 0.1");
+  std::string files;
+  for (const char* f : {"a.h5", "b.h5", "c.h5", "d.mrd", "e.h5"}) files += " " + (in / f).string();
+  return files;
+}
+
+}  // namespace
+
+TEST_CASE("shards partition the sorted list: every file once, balanced, for every N", "[batch][shard]") {
+  using namespace fhd::app;
+  for (std::size_t files = 0; files <= 23; ++files)
+    for (std::size_t n = 1; n <= 9; ++n) {
+      std::vector<int> seen(files, 0);
+      std::size_t smallest = files, largest = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        std::vector<std::size_t> pos = shard_positions(files, Shard{i, n});
+        smallest = std::min(smallest, pos.size()), largest = std::max(largest, pos.size());
+        for (std::size_t p : pos) {
+          REQUIRE(p < files);
+          ++seen[p];
+        }
+      }
+      INFO(files << " files, " << n << " shards");
+      CHECK(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
+      CHECK(largest - std::min(smallest, largest) <= 1);
+    }
+  CHECK(parse_shard("3/10").index == 3);
+  CHECK(parse_shard("3/10").count == 10);
+  for (const char* bad : {"10/10", "1", "-1/3", "a/3", "1/0", "1/", "/3", "1/3/4", ""})
+    CHECK_THROWS_AS(parse_shard(bad), fhd::InputError);
+}
+
+TEST_CASE("a shard's files do not depend on the order the list is given in", "[batch][shard]") {
+  const fs::path in = fresh("order-in"), out1 = fresh("order-out1"), out2 = fresh("order-out2");
+  std::vector<std::string> names = {"s3.h5", "s1.h5", "s4.h5", "s0.h5", "s2.h5"};
+  for (const std::string& n : names) std::ofstream(in / n) << "not a scan";  // rows fail fast: order is the point
+  std::string given, shuffled;
+  for (const std::string& n : names) given += " " + (in / n).string();
+  std::mt19937 rng(7);
+  std::shuffle(names.begin(), names.end(), rng);
+  std::ofstream list(in / "list.txt");
+  for (const std::string& n : names) list << (in / n).string() << "\n";
+  list.close();
+  run_cli("--quiet batch" + given + " --shard 1/2 --out " + out1.string());
+  run_cli("--quiet batch --files-from " + (in / "list.txt").string() + " --shard 1/2 --out " + out2.string());
+  json a = read_json(out1 / "shards/shard-0001-of-0002.json"), b = read_json(out2 / "shards/shard-0001-of-0002.json");
+  REQUIRE(a["scans"].size() == 2);  // positions 1 and 3 of five
+  CHECK(fs::path(a["scans"][0]["file"].get<std::string>()).filename() == "s1.h5");
+  CHECK(fs::path(a["scans"][1]["file"].get<std::string>()).filename() == "s3.h5");
+  CHECK(a["scans"].size() == b["scans"].size());
+  for (std::size_t i = 0; i < a["scans"].size(); ++i) CHECK(a["scans"][i]["file"] == b["scans"][i]["file"]);
+  CHECK(a["shard"]["list_hash"] == b["shard"]["list_hash"]);
+  CHECK(a["shard"]["state"] == "done");
+}
+
+TEST_CASE("a crash or a hang in one scan costs one row; the summary is written", "[batch][isolation]") {
+  const fs::path in = fresh("iso-in"), out = fresh("iso-out");
+  synth(in / "good.h5", "--spokes 12");
+  fs::copy_file(in / "good.h5", in / "crashes.h5");
+  fs::copy_file(in / "good.h5", in / "hangs.h5");
+  std::string files;
+  for (const char* f : {"crashes.h5", "good.h5", "hangs.h5"}) files += " " + (in / f).string();
+  // The faults come through the test-only environment variable (docs/batch.md).
+  auto r = run_cli("--quiet batch" + files + " --out " + out.string() + " --iters 3 --scan-timeout 2 --no-cache",
+                   "FHDRECON_TEST_SCAN_FAULT=abort:crashes,hang:hangs");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  auto rows = rows_by_name(read_json(out / "summary.json"));
+  REQUIRE(rows.size() == 3);
+  CHECK(rows["good.h5"]["status"] == "ok");
+  CHECK(rows["good.h5"]["iterative"]["psnr_db"].is_number());
+  CHECK(rows["crashes.h5"]["status"] == "failed");
+  CHECK(rows["crashes.h5"]["reason"].get<std::string>().rfind("crashed: signal 6", 0) == 0);
+  CHECK(rows["hangs.h5"]["status"] == "failed");
+  CHECK(rows["hangs.h5"]["reason"].get<std::string>().rfind("timed out after 2 s", 0) == 0);
+  CHECK(fs::exists(out / "summary.csv"));
+  CHECK_FALSE(fs::exists(out / "crashes" / "report.json"));
+}
+
+TEST_CASE("shards merged equal an unsharded batch, row for row; merge names missing shards", "[batch][shard]") {
+  const fs::path in = fresh("merge-in"), whole = fresh("merge-whole"), parts = fresh("merge-parts");
+  const std::string files = five_scans(in);
+  const std::string opts = " --iters 4 --no-cache";
+  auto w = run_cli("--quiet batch" + files + " --out " + whole.string() + opts + " --jobs 2");
+  INFO(w.out);
+  REQUIRE(w.code == 0);
+  for (int i = 0; i < 3; ++i) {
+    auto s = run_cli("--quiet batch" + files + " --out " + parts.string() + opts + " --shard " + std::to_string(i) + "/3");
+    INFO(s.out);
+    REQUIRE(s.code == 0);
+    CHECK_FALSE(fs::exists(parts / "summary.csv"));  // a shard writes only its shard file
+  }
+  auto m = run_cli("--quiet batch --merge " + parts.string());
+  INFO(m.out);
+  REQUIRE(m.code == 0);
+  json a = read_json(whole / "summary.json"), b = read_json(parts / "summary.json");
+  REQUIRE(a["scans"].size() == 5);
+  REQUIRE(b["scans"].size() == 5);
+  CHECK(b["shards"]["missing"].empty());
+  for (std::size_t i = 0; i < 5; ++i) {
+    const json &x = a["scans"][i], &y = b["scans"][i];
+    INFO(x["file"]);
+    CHECK(x["file"] == y["file"]);
+    CHECK(x["status"] == y["status"]);
+    CHECK(fs::path(x["output"].get<std::string>()).filename() == fs::path(y["output"].get<std::string>()).filename());
+    CHECK(x["coils"] == y["coils"]);
+    for (const char* method : {"iterative", "gridding_kb"})
+      for (const char* metric : {"psnr_db", "nrmse"}) {
+        REQUIRE(x[method][metric].is_number());
+        CHECK(x[method][metric].get<double>() == Approx(y[method][metric].get<double>()).epsilon(1e-6));
+      }
+  }
+  fs::remove(parts / "shards/shard-0001-of-0003.json");
+  auto missing = run_cli("--quiet batch --merge " + parts.string());
+  INFO(missing.out);
+  CHECK(missing.code == 2);
+  json c = read_json(parts / "summary.json");
+  CHECK(c["shards"]["missing"] == json::array({1}));
+  CHECK(c["scans"].size() == 4);  // 3 rows of shards 0 and 2, one "missing" row for shard 1's 2 scans
+  CHECK(c["scans"][3]["status"] == "missing");
+  CHECK(c["scans"][3]["reason"].get<std::string>().find("shard 1/3") != std::string::npos);
+  CHECK(c["scans"][3]["reason"].get<std::string>().find("2 scans") != std::string::npos);
+}
+
+TEST_CASE("merge refuses shards of different batches", "[batch][shard]") {
+  const fs::path in = fresh("mix-in"), out = fresh("mix-out");
+  for (const char* n : {"x.h5", "y.h5", "z.h5"}) std::ofstream(in / n) << "not a scan";
+  run_cli("--quiet batch " + (in / "x.h5").string() + " " + (in / "y.h5").string() + " --shard 0/2 --out " +
+          out.string());
+  run_cli("--quiet batch " + (in / "x.h5").string() + " " + (in / "z.h5").string() + " --shard 1/2 --out " +
+          out.string());
+  auto m = run_cli("--quiet batch --merge " + out.string());
+  CHECK(m.code == 2);
+  CHECK(m.out.find("not from the same batch") != std::string::npos);
+  auto none = run_cli("--quiet batch --merge " + (in).string());
+  CHECK(none.code == 2);
+  CHECK(none.out.find("no shards/shard-*.json") != std::string::npos);
+}
+
+TEST_CASE("--gpus: one worker per visible GPU, each seeing only its own", "[batch][workers]") {
+  using namespace fhd::app;
+  const char* old = std::getenv("CUDA_VISIBLE_DEVICES");
+  std::string saved = old ? old : "";
+  setenv("CUDA_VISIBLE_DEVICES", "4,5,7", 1);
+  auto env_of = [](const Worker& w, const std::string& k) {
+    for (const auto& [key, v] : w.env)
+      if (key == k) return v;
+    return std::string();
+  };
+  std::vector<Worker> all = gpu_workers("all");
+  REQUIRE(all.size() == 3);
+  CHECK(env_of(all[0], "CUDA_VISIBLE_DEVICES") == "4");
+  CHECK(env_of(all[2], "CUDA_VISIBLE_DEVICES") == "7");
+  std::vector<Worker> two = gpu_workers("2");
+  REQUIRE(two.size() == 2);
+  CHECK(env_of(two[1], "CUDA_VISIBLE_DEVICES") == "5");
+  std::vector<Worker> list = gpu_workers("2,0");
+  REQUIRE(list.size() == 2);
+  CHECK(env_of(list[0], "CUDA_VISIBLE_DEVICES") == "7");
+  CHECK(env_of(list[1], "CUDA_VISIBLE_DEVICES") == "4");
+  for (const char* bad : {"4", "0", "3,1", "x", "1,,2", ""}) CHECK_THROWS_AS(gpu_workers(bad), fhd::InputError);
+  setenv("CUDA_VISIBLE_DEVICES", "", 1);
+  CHECK_THROWS_AS(gpu_workers("all"), fhd::InputError);
+  if (old) setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1);
+  else unsetenv("CUDA_VISIBLE_DEVICES");
+  CHECK(cpu_workers(3).size() == 3);
+  CHECK_THROWS_AS(cpu_workers(0), fhd::InputError);
+}
