@@ -8,6 +8,7 @@ PKGS=(
   libhdf5-dev hdf5-tools libfftw3-dev libopenblas-dev
   catch2 libismrmrd-dev libpugixml-dev libnifti2-dev libpng-dev zlib1g-dev
   bart
+  slurm-wlm munge
 )
 missing=()
 for p in "${PKGS[@]}"; do
