@@ -221,3 +221,25 @@ TEST_CASE("--gpus: one worker per visible GPU, each seeing only its own", "[batc
   CHECK(cpu_workers(3).size() == 3);
   CHECK_THROWS_AS(cpu_workers(0), fhd::InputError);
 }
+
+TEST_CASE("SIGTERM to a batch ends its children and still writes the summary", "[batch][isolation]") {
+  const fs::path in = fresh("term-in"), out = fresh("term-out");
+  synth(in / "good.h5", "--spokes 12");
+  fs::copy_file(in / "good.h5", in / "hangs.h5");
+  // hangs.h5 first: it is running (hung) when the signal comes, good.h5 waits.
+  const std::string cmd = "FHDRECON_TEST_SCAN_FAULT=hang:hangs " + std::string(FHDRECON_EXE) + " --quiet batch " +
+                          (in / "hangs.h5").string() + " " + (in / "good.h5").string() + " --out " + out.string() +
+                          " --iters 3 > /dev/null 2>&1 & pid=$!; sleep 1.5; kill -TERM $pid; wait $pid; echo $?";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[64] = {0};
+  std::string code = std::fgets(buf, sizeof buf, p) ? buf : "";
+  pclose(p);
+  CHECK(code == "1\n");  // interrupted: exit 1, after the summary
+  auto rows = rows_by_name(read_json(out / "summary.json"));
+  REQUIRE(rows.size() == 2);
+  CHECK(rows["hangs.h5"]["status"] == "failed");
+  CHECK(rows["hangs.h5"]["reason"] == "not finished: batch interrupted");
+  CHECK(rows["good.h5"]["status"] == "failed");
+  CHECK(rows["good.h5"]["reason"] == "not run: batch interrupted");
+}
