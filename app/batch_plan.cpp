@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 
+#include "io/atomic_file.hpp"
 #include "recon/error.hpp"
 
 namespace fs = std::filesystem;
@@ -169,11 +170,13 @@ TempDir::TempDir(const std::string& prefix) {
   std::mt19937_64 rng(std::random_device{}());
   path_ = (fs::temp_directory_path() / ("fhdrecon-" + prefix + "-" + std::to_string(rng()))).string();
   fs::create_directories(path_);
+  register_temporary(path_);  // removed on SIGINT/SIGTERM too
 }
 
 TempDir::~TempDir() {
   std::error_code ec;
   fs::remove_all(path_, ec);
+  forget_temporary(path_);
 }
 
 }  // namespace fhd::app

@@ -2,40 +2,34 @@
 
 #include <spdlog/spdlog.h>
 
-#include <filesystem>
+#include <cmath>
+#include <sstream>
 
-#include "io/atomic_file.hpp"
+#include "io/cfl.hpp"
+#include "io/figures.hpp"
 #include "io/image_out.hpp"
 #include "io/report.hpp"
 #include "recon/error.hpp"
 
 namespace fhd::app {
-
-void add_output_options(CLI::App& cmd, OutputOptions& o) {
-  cmd.add_option("--out", o.dir, "output directory (images, report)")->capture_default_str();
-  cmd.add_option("--json", o.json, "JSON report path (default: OUT/report.json)");
-  cmd.add_flag("--no-images", o.no_images, "write only the JSON report");
-}
-
-OutputPlan plan_outputs(const OutputOptions& o) {
-  const bool existed = std::filesystem::exists(o.dir);
-  make_output_dir(o.dir);
-  OutputPlan p;
-  p.created_dir = !existed;
-  p.dir = o.dir;
-  p.json = o.json.empty() ? o.dir + "/report.json" : o.json;
-  make_parent_dir(p.json);
-  if (!o.no_images) {
-    p.images_h5 = o.dir + "/images.h5";
-    p.nifti = o.dir + "/iterative.nii";
-    p.png = o.dir + "/montage.png";
-  }
-  return p;
-}
-
 namespace {
 
-}  // namespace
+// Every name a recon run may write into DIR: an earlier run's file that this
+// run does not rewrite is dropped, so one directory never mixes two runs.
+const std::vector<std::string> kOwnedNames = {"report.json",  "images.h5",    "iterative.nii",   "iterative.nii.gz",
+                                              "iterative.cfl", "iterative.hdr", "montage.png", "convergence.png"};
+const std::set<std::string> kFormats = {"h5", "nii", "cfl", "png"};
+
+std::set<std::string> parse_save(const std::string& list) {
+  std::set<std::string> out;
+  std::stringstream ss(list);
+  for (std::string f; std::getline(ss, f, ',');) {
+    if (f.empty() || f == "none") continue;
+    if (!kFormats.count(f)) throw InputError("--save", "format", "'" + f + "'", "expected h5, nii, cfl, png or none");
+    out.insert(f);
+  }
+  return out;
+}
 
 std::vector<float> magnitude(const std::vector<cfloat>& v) {
   std::vector<float> m(v.size());
@@ -56,23 +50,18 @@ std::string dataset_name(std::string s) {
   return s;
 }
 
-// Rows of the preview: phantom, iterative, gridding (KB), |iterative| - phantom.
-void write_preview(const std::string& path, const ReconResult& res) {
+// Without Cairo: the gray montage (phantom, iterative, gridding, error rows).
+void write_plain_preview(const std::string& path, const ReconResult& res) {
   const MethodResult* it = find_method(res, "iterative");
   const MethodResult* kb = find_method(res, "gridding-kb");
   std::vector<std::vector<float>> rows;
   if (!res.reference.empty()) rows.push_back(res.reference);
   if (it) rows.push_back(magnitude(it->image));
   if (kb) rows.push_back(magnitude(kb->image));
-  if (it && !res.reference.empty()) {
-    std::vector<float> err = magnitude(it->image);
-    for (std::size_t i = 0; i < err.size(); ++i) err[i] = std::abs(err[i] - res.reference[i]);
-    rows.push_back(err);
-  }
   write_montage_png(path, rows, res.grid);
 }
 
-void write_images(const OutputPlan& plan, const ReconResult& res) {
+void write_h5(const std::string& path, const ReconResult& res) {
   RealVolumes mag;
   ComplexVolumes cplx;
   for (const MethodResult& m : res.methods) {
@@ -80,26 +69,92 @@ void write_images(const OutputPlan& plan, const ReconResult& res) {
     cplx[dataset_name(m.name) + "_complex"] = m.image;
   }
   if (!res.reference.empty()) mag["phantom"] = res.reference;
-  write_image_h5(plan.images_h5, mag, cplx, res.grid);
-  if (const MethodResult* it = find_method(res, "iterative")) write_nifti(plan.nifti, magnitude(it->image), res.grid);
-  write_preview(plan.png, res);
-  spdlog::info("wrote {}, {}, {}", plan.images_h5, plan.nifti, plan.png);
+  write_image_h5(path, mag, cplx, res.grid);
 }
 
+}  // namespace
+
+void add_output_options(CLI::App& cmd, OutputOptions& o) {
+  cmd.add_option("--out", o.dir, "output directory (images, figures, report); replaced as a whole by each run")
+      ->capture_default_str();
+  cmd.add_option("--json", o.json, "JSON report path (default: OUT/report.json)");
+  cmd.add_option("--save", o.save,
+                 "outputs beside the report, comma-separated: h5 (images.h5), nii (iterative.nii), "
+                 "cfl (iterative.cfl/.hdr, BART), png (montage.png, convergence.png), or none")
+      ->capture_default_str();
+  cmd.add_flag("--no-images", o.no_images, "write only the JSON report (same as --save none)");
+}
+
+OutputPlan plan_outputs(const OutputOptions& o) {
+  OutputPlan p;
+  p.formats = parse_save(o.save);
+  if (o.no_images) p.formats.clear();
+  if (o.dir.empty()) throw InputError("--out", "directory", "\"\"", "must name a directory");
+  if (!o.json.empty()) check_writable_file(o.json, "--json");
+  p.json = o.json;
+  p.set = std::make_shared<OutputSet>(o.dir, kOwnedNames);
+  return p;
+}
+
+void write_montage(const std::string& path, const ReconResult& res) {
+  std::vector<MontageColumn> cols;
+  if (!res.reference.empty()) cols.push_back({"phantom", res.reference, {}, {}, false});
+  for (const MethodResult& m : res.methods) cols.push_back({m.name, magnitude(m.image), m.psnr, m.nrmse, false});
+  const MethodResult* it = find_method(res, "iterative");
+  if (it && !res.reference.empty()) {
+    std::vector<float> err = magnitude(it->image);
+    for (std::size_t i = 0; i < err.size(); ++i) err[i] = std::abs(err[i] - res.reference[i]);
+    cols.push_back({"|iterative - phantom|", std::move(err), {}, {}, true});
+  }
+  const ImageGrid& g = res.grid;
+  const std::string size = std::to_string(g.nx) + "x" + std::to_string(g.ny) + (g.is3d() ? "x" + std::to_string(g.nz) : "");
+  write_figure(path, render_montage(cols, g, "fhdrecon: central slices, " + size));
+}
+
+void write_convergence(const std::string& path, const ReconResult& res) {
+  std::vector<RefLevel> levels;
+  for (const auto& [name, color] : {std::pair<const char*, Rgb>{"gridding-kb", {200, 110, 20}},
+                                    std::pair<const char*, Rgb>{"band-limited ceiling", {40, 140, 60}}})
+    if (const MethodResult* m = find_method(res, name); m && m->psnr) levels.push_back({name, *m->psnr, color});
+  write_figure(path, render_convergence(res.cg.residuals, res.cg_psnr, levels, "fhdrecon: CG convergence"));
+}
 
 void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohmann::json& report) {
+  OutputSet& set = *plan.set;
   nlohmann::json j = report;
-  if (!plan.images_h5.empty()) {
-    write_images(plan, res);
-    j["outputs"] = {{"images", plan.images_h5}, {"nifti", plan.nifti}, {"preview", plan.png}};
+  nlohmann::json files = nlohmann::json::object();
+  const MethodResult* it = find_method(res, "iterative");
+  if (plan.formats.count("h5")) {
+    write_h5(set.file("images.h5"), res);
+    files["images"] = set.dir() + "/images.h5";
   }
-  write_json(plan.json, j);
-  spdlog::info("wrote {}", plan.json);
+  if (plan.formats.count("nii") && it) {
+    write_nifti(set.file("iterative.nii"), magnitude(it->image), res.grid);
+    files["nifti"] = set.dir() + "/iterative.nii";
+  }
+  if (plan.formats.count("cfl") && it) {
+    const std::string cfl = set.file("iterative.cfl");
+    set.file("iterative.hdr");
+    write_bart_image(cfl, it->image, res.grid);
+    files["bart"] = set.dir() + "/iterative.cfl";
+  }
+  if (plan.formats.count("png")) {
+    if (figures_available()) {
+      write_montage(set.file("montage.png"), res);
+      write_convergence(set.file("convergence.png"), res);
+      files["convergence"] = set.dir() + "/convergence.png";
+    } else {
+      write_plain_preview(set.file("montage.png"), res);
+    }
+    files["preview"] = set.dir() + "/montage.png";
+  }
+  if (!files.empty()) j["outputs"] = files;
+  if (plan.json.empty()) write_json(set.file("report.json"), j);
+  set.commit();
+  if (!plan.json.empty()) write_json(plan.json, j);
+  spdlog::info("wrote {}{}", set.dir(), plan.json.empty() ? "" : " and " + plan.json);
 }
 
-void discard_outputs(const OutputPlan& plan) noexcept {
-  std::error_code ec;
-  if (plan.created_dir && std::filesystem::is_empty(plan.dir, ec) && !ec) std::filesystem::remove(plan.dir, ec);
-}
+void discard_outputs(OutputPlan& plan) noexcept { plan.set.reset(); }
 
 }  // namespace fhd::app

@@ -1,10 +1,15 @@
 #pragma once
-// Output files of a reconstruction: images and the JSON report. Every file is
-// written to a temporary name and renamed, so a failed run leaves none half-written.
+// Output files of a reconstruction: images, figures and the JSON report, as
+// one output set (io/atomic_file.hpp OutputSet): written into a staging
+// directory and swapped into place whole, so a failed or interrupted run
+// leaves the previous set as it was, and a second writer is refused.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <memory>
+#include <set>
 #include <string>
 
+#include "io/atomic_file.hpp"
 #include "recon/pipeline.hpp"
 
 namespace fhd::app {
@@ -13,19 +18,26 @@ struct OutputOptions {
   std::string dir = "fhdrecon-out";
   std::string json;  // "" = DIR/report.json
   bool no_images = false;
+  std::string save = "h5,nii,png";  // formats beside the report: h5, nii, cfl, png (or none)
 };
 
 struct OutputPlan {
-  std::string dir, json, images_h5, nifti, png;
-  bool created_dir = false;  // plan_outputs made DIR (it did not exist before)
+  std::shared_ptr<OutputSet> set;  // DIR, locked from planning until the set is written
+  std::string json;                // an explicit --json path; "" = report.json in the set
+  std::set<std::string> formats;   // h5, nii, cfl, png
 };
 
 void add_output_options(CLI::App& cmd, OutputOptions& o);
-// Creates DIR (or throws InputError naming it) before any work is done.
+// Before any work: parses --save, refuses --out "" and unwritable places,
+// creates and locks DIR (or throws InputError naming it).
 OutputPlan plan_outputs(const OutputOptions& o);
+// Writes the set and swaps it into place (then the --json file, if separate).
 void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohmann::json& report);
-// After a failed run: removes DIR again if plan_outputs made it and it is still
-// empty, so a failed run leaves nothing behind.
-void discard_outputs(const OutputPlan& plan) noexcept;
+// After a failed run: drops the staging files and DIR if planning made it.
+void discard_outputs(OutputPlan& plan) noexcept;
+
+// The montage's columns: phantom (when known), every method, |iterative| - phantom.
+void write_montage(const std::string& path, const ReconResult& res);
+void write_convergence(const std::string& path, const ReconResult& res);
 
 }  // namespace fhd::app

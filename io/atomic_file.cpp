@@ -1,20 +1,44 @@
 #include "io/atomic_file.hpp"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <system_error>
+#include <thread>
 
 #include "recon/error.hpp"
 
 namespace fhd {
 namespace fs = std::filesystem;
 
+// ------------------------------------------------------------ temporaries
+
 namespace {
+
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::set<std::string>& registry() {
+  static std::set<std::string> r;
+  return r;
+}
+
 // pid + a process-wide counter: two writers (threads or processes) never share a temporary.
 std::string temp_name(const std::string& path) {
   static std::atomic<unsigned> counter{0};
@@ -22,24 +46,112 @@ std::string temp_name(const std::string& path) {
   std::string tag = ".fhdtmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-";
   return (p.parent_path() / (tag + p.filename().string())).string();
 }
+
+std::string errno_text() { return std::strerror(errno); }
+
 }  // namespace
+
+void register_temporary(const std::string& path) {
+  std::lock_guard<std::mutex> g(registry_mutex());
+  registry().insert(path);
+}
+
+void forget_temporary(const std::string& path) {
+  std::lock_guard<std::mutex> g(registry_mutex());
+  registry().erase(path);
+}
+
+void remove_temporaries() noexcept {
+  std::lock_guard<std::mutex> g(registry_mutex());
+  for (const std::string& p : registry()) {
+    std::error_code ec;
+    fs::remove_all(p, ec);
+  }
+  registry().clear();
+}
+
+namespace {
+int g_signal_pipe[2] = {-1, -1};
+
+extern "C" void on_interrupt(int sig) {
+  const int saved = errno;
+  const unsigned char s = static_cast<unsigned char>(sig);
+  if (::write(g_signal_pipe[1], &s, 1) < 0) {
+  }  // nothing safe to do; the helper thread is already at work
+  errno = saved;
+}
+
+void cleanup_thread() {
+  unsigned char s = 0;
+  while (::read(g_signal_pipe[0], &s, 1) < 0 && errno == EINTR) {
+  }
+  remove_temporaries();  // holds the registry lock: an output set swaps whole or not at all
+  std::fprintf(stderr, "fhdrecon: interrupted (%s): temporaries removed, earlier outputs left as they were\n",
+               ::strsignal(s));
+  std::signal(s, SIG_DFL);
+  ::kill(::getpid(), s);
+  std::_Exit(128 + s);
+}
+}  // namespace
+
+void install_interrupt_cleanup() {
+  if (g_signal_pipe[0] >= 0 || ::pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
+  std::thread(cleanup_thread).detach();
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+}
+
+void test_hook(const std::string& point) {
+  const char* env = std::getenv("FHDRECON_TEST_HOOK");
+  if (!env) return;
+  const std::string h = env;
+  const auto at = h.find('@');
+  if (at == std::string::npos || h.substr(at + 1) != point) return;
+  const std::string action = h.substr(0, at);
+  if (action == "sigint" || action == "sigterm") ::kill(::getpid(), action == "sigint" ? SIGINT : SIGTERM);
+  if (action == "pause" || action == "sigint" || action == "sigterm")  // the signal ends us meanwhile
+    std::this_thread::sleep_for(std::chrono::seconds(60));
+}
+
+// ------------------------------------------------------------ one file
+
+void sync_path(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path, "output", path, "cannot open to sync: " + errno_text());
+  const bool ok = ::fsync(fd) == 0 || errno == EINVAL;  // EINVAL: the file system cannot sync (e.g. some /proc)
+  const std::string why = errno_text();
+  if (::close(fd) != 0 || !ok) throw InputError(path, "output", path, "cannot sync to disk: " + why);
+}
 
 AtomicOutput::AtomicOutput(std::string path) : path_(std::move(path)), tmp_(temp_name(path_)) {
   if (path_.empty() || fs::path(path_).filename().empty())
     throw InputError("output", "path", "'" + path_ + "'", "not a file name");
+  register_temporary(tmp_);
 }
 
 AtomicOutput::~AtomicOutput() {
   if (!committed_) std::remove(tmp_.c_str());
+  forget_temporary(tmp_);
 }
 
 void AtomicOutput::commit() {
+  try {
+    sync_path(tmp_);
+  } catch (...) {
+    std::remove(tmp_.c_str());
+    throw;
+  }
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    std::string why = std::strerror(errno);
+    std::string why = errno_text();
     std::remove(tmp_.c_str());
     throw InputError(path_, "output", path_, "cannot rename the finished temporary into place: " + why);
   }
   committed_ = true;
+  const std::string dir = fs::path(path_).parent_path().string();
+  sync_path(dir.empty() ? "." : dir);
 }
 
 void make_output_dir(const std::string& dir) {
@@ -54,6 +166,142 @@ void make_output_dir(const std::string& dir) {
 
 void make_parent_dir(const std::string& path) {
   make_output_dir(fs::path(path).parent_path().string());
+}
+
+void check_writable_file(const std::string& path, const std::string& option) {
+  if (path.empty()) throw InputError(option, "path", "\"\"", "must name a file");
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw InputError(path, option, path, "is a directory, not a file");
+  make_parent_dir(path);
+  const std::string dir = fs::path(path).parent_path().string();
+  if (::access(dir.empty() ? "." : dir.c_str(), W_OK | X_OK) != 0)
+    throw InputError(path, option, path, "directory not writable: " + errno_text());
+}
+
+// ------------------------------------------------------------ a set of files
+
+namespace {
+
+// "out/", "./out" and "out" name one directory; "." becomes the absolute cwd.
+fs::path normal_dir(const std::string& dir) {
+  fs::path p = fs::absolute(dir).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  return p;
+}
+
+bool is_temporary_name(const std::string& name) { return name.rfind(".fhdtmp-", 0) == 0; }
+
+}  // namespace
+
+OutputSet::OutputSet(std::string dir, std::vector<std::string> owned) : owned_(std::move(owned)) {
+  if (dir.empty()) throw InputError("--out", "directory", "\"\"", "must name a directory");
+  const fs::path p = normal_dir(dir);
+  if (p == p.root_path()) throw InputError(dir, "output directory", dir, "cannot replace the root directory");
+  dir_ = dir;
+  parent_ = p.parent_path().string();
+  staging_ = (p.parent_path() / ("." + p.filename().string() + ".fhdtmp-" + std::to_string(::getpid()))).string();
+  std::error_code ec;
+  created_ = !fs::exists(dir_, ec);
+  make_output_dir(dir_);
+  try {
+    lock();
+    for (const auto& e : fs::directory_iterator(dir_))
+      if (e.is_directory() && !is_temporary_name(e.path().filename().string()))
+        throw InputError(dir_, "output directory", dir_,
+                         "holds the subdirectory '" + e.path().filename().string() +
+                             "'; fhdrecon replaces its output directory as a whole, so give it one of its own");
+    if (::access(parent_.c_str(), W_OK | X_OK) != 0)
+      throw InputError(dir_, "output directory", dir_, "its parent " + parent_ + " is not writable: " + errno_text());
+    remove_stale();
+  } catch (...) {
+    if (lock_fd_ >= 0) ::close(lock_fd_);
+    if (created_) fs::remove(dir_, ec);
+    throw;
+  }
+}
+
+void OutputSet::lock() {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    lock_fd_ = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lock_fd_ < 0) throw InputError(dir_, "output directory", dir_, "cannot open: " + errno_text());
+    if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+      const bool busy = errno == EWOULDBLOCK;
+      const std::string why = errno_text();
+      ::close(lock_fd_);
+      lock_fd_ = -1;
+      throw InputError(dir_, "output directory", dir_,
+                       busy ? "another fhdrecon run is writing it (locked); wait for it or choose another --out"
+                            : "cannot lock: " + why);
+    }
+    // A run that swapped its set in meanwhile left us locking the old inode: retry.
+    struct stat locked {}, now {};
+    if (::fstat(lock_fd_, &locked) == 0 && ::stat(dir_.c_str(), &now) == 0 && locked.st_ino == now.st_ino &&
+        locked.st_dev == now.st_dev)
+      return;
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+  }
+  throw InputError(dir_, "output directory", dir_, "keeps being replaced by another run");
+}
+
+// With the lock held, no live run owns a staging directory or temporary of ours.
+void OutputSet::remove_stale() noexcept {
+  std::error_code ec;
+  const std::string prefix = "." + normal_dir(dir_).filename().string() + ".fhdtmp-";
+  for (const auto& e : fs::directory_iterator(parent_, ec))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) fs::remove_all(e.path(), ec);
+  for (const auto& e : fs::directory_iterator(dir_, ec))
+    if (is_temporary_name(e.path().filename().string())) fs::remove_all(e.path(), ec);
+}
+
+OutputSet::~OutputSet() {
+  std::error_code ec;
+  if (!committed_) {
+    fs::remove_all(staging_, ec);
+    if (created_ && fs::is_empty(dir_, ec) && !ec) fs::remove(dir_, ec);
+  }
+  forget_temporary(staging_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+std::string OutputSet::file(const std::string& name) {
+  if (files_ == 0) {
+    register_temporary(staging_);
+    std::error_code ec;
+    fs::create_directory(staging_, ec);
+    if (ec) throw InputError(dir_, "output directory", staging_, "cannot create the staging directory: " + ec.message());
+  }
+  test_hook(std::to_string(++files_));
+  return (fs::path(staging_) / name).string();
+}
+
+// Plain files in DIR that this kind of run never writes stay (hard links: no copy, no window).
+void OutputSet::carry_over_foreign_files() {
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    const std::string name = e.path().filename().string();
+    if (is_temporary_name(name) || std::count(owned_.begin(), owned_.end(), name)) continue;
+    const fs::path to = fs::path(staging_) / name;
+    if (fs::exists(to)) continue;
+    if (!e.is_regular_file() || ::link(e.path().c_str(), to.c_str()) != 0)
+      throw InputError(dir_, "output directory", dir_, "cannot keep its file '" + name + "': " + errno_text());
+  }
+}
+
+void OutputSet::commit() {
+  if (files_ == 0) file("");  // an empty set still replaces the old one
+  for (const auto& e : fs::directory_iterator(staging_)) sync_path(e.path().string());
+  carry_over_foreign_files();
+  sync_path(staging_);
+  test_hook("swap");
+  {
+    std::lock_guard<std::mutex> g(registry_mutex());  // an interrupt waits for the swap
+    if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, dir_.c_str(), RENAME_EXCHANGE) != 0)
+      throw InputError(dir_, "output directory", dir_, "cannot swap the new outputs into place: " + errno_text());
+    committed_ = true;
+  }
+  sync_path(parent_);
+  std::error_code ec;
+  fs::remove_all(staging_, ec);  // now the previous set
 }
 
 }  // namespace fhd

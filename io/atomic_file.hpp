@@ -1,9 +1,17 @@
 #pragma once
-// Outputs appear whole or not at all (ARCHITECTURE.md): every writer writes to
-// a temporary name in the destination's directory, then renames it over the
-// destination. rename() within one file system is atomic, so a reader never
-// sees half a file and a failed write never clobbers an earlier good one.
+// Outputs appear whole or not at all (ARCHITECTURE.md).
+// - One file: AtomicOutput writes to a temporary name in the destination's
+//   directory, fsyncs it, then renames it over the destination. A reader never
+//   sees half a file and a failed write never clobbers an earlier good one.
+// - A set of files (a run's images and report): OutputSet writes them all into
+//   a staging directory beside the target, then swaps the two directories in
+//   one rename (renameat2 RENAME_EXCHANGE). The previous set survives any
+//   failure before the swap; an advisory lock (flock) refuses a second writer.
+// Every temporary is registered, so an interrupt (SIGINT, SIGTERM, SIGHUP, once
+// install_interrupt_cleanup ran) removes them before the process dies, and the
+// next run into the same directory removes what a killed run left.
 #include <string>
+#include <vector>
 
 namespace fhd {
 
@@ -18,12 +26,43 @@ class AtomicOutput {
 
   const std::string& tmp() const { return tmp_; }
   const std::string& path() const { return path_; }
-  // Renames tmp() to path(). Throws InputError naming the path on failure.
+  // fsyncs tmp(), renames it to path(), fsyncs the directory. Throws
+  // InputError naming the path on failure (the destination is then untouched).
   void commit();
 
  private:
   std::string path_, tmp_;
   bool committed_ = false;
+};
+
+class OutputSet {
+ public:
+  // `dir` is the target directory; `owned` the file names a run of this kind
+  // may write there (files of an earlier run that this one does not rewrite
+  // are dropped, so a set never mixes two runs). Other plain files in `dir`
+  // are carried over; a subdirectory is refused (the directory must be the
+  // tool's own). Creates `dir` when missing and locks it. Throws InputError
+  // naming `dir` for "", an unusable directory, or when another run holds it.
+  OutputSet(std::string dir, std::vector<std::string> owned);
+  ~OutputSet();  // not committed: removes the staging directory, and `dir` if it made it and it is empty
+  OutputSet(const OutputSet&) = delete;
+  OutputSet& operator=(const OutputSet&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  // Where to write the set's file `name` now (inside the staging directory).
+  std::string file(const std::string& name);
+  // fsyncs every file, swaps the staging directory into place, removes the old set.
+  void commit();
+
+ private:
+  void lock();
+  void remove_stale() noexcept;
+  void carry_over_foreign_files();
+  std::string dir_, parent_, staging_;
+  std::vector<std::string> owned_;
+  int lock_fd_ = -1;
+  int files_ = 0;
+  bool created_ = false, committed_ = false;
 };
 
 // Creates `dir` and its parents if missing. Throws InputError (naming the
@@ -32,5 +71,28 @@ void make_output_dir(const std::string& dir);
 
 // Creates the parent directory of the file `path` if needed (no-op for a bare name).
 void make_parent_dir(const std::string& path);
+
+// Before any work: `path` must be a file name (not "" nor a directory) in a
+// directory this process can create or write. Throws InputError naming it.
+void check_writable_file(const std::string& path, const std::string& option);
+
+// fsync a file (or directory). Throws InputError naming it on failure.
+void sync_path(const std::string& path);
+
+// Temporaries to remove if the process is interrupted (thread-safe).
+void register_temporary(const std::string& path);
+void forget_temporary(const std::string& path);
+void remove_temporaries() noexcept;
+
+// SIGINT, SIGTERM and SIGHUP remove the registered temporaries, print one line
+// and then end the process by the same signal (exit status 128 + signal).
+// Uses a signal-safe self-pipe and a helper thread; call once, early in main.
+void install_interrupt_cleanup();
+
+// Test-only (tests/app): FHDRECON_TEST_HOOK=<action>@<point>, action pause
+// (sleep up to 60 s), sigint or sigterm (signal this process), point a file
+// number k (before the k-th file of an output set, from 1) or "swap" (just
+// before the swap). Never set by users; documented in docs/formats.md.
+void test_hook(const std::string& point);
 
 }  // namespace fhd

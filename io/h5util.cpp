@@ -27,6 +27,12 @@ Handle& Handle::operator=(Handle&& o) noexcept {
   return *this;
 }
 
+void Handle::close(const std::string& what) {
+  const hid_t id = id_;
+  id_ = -1;
+  if (id >= 0 && close_) check(close_(id), what);
+}
+
 void Handle::reset() {
   if (id_ >= 0 && close_) close_(id_);
   id_ = -1;

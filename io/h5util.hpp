@@ -20,6 +20,9 @@ class Handle {
   Handle& operator=(const Handle&) = delete;
   ~Handle() { reset(); }
   void reset();
+  // Closes now and throws (HDF5: <what>) when the close fails: for a written
+  // file, the close is where the last metadata reaches the disk.
+  void close(const std::string& what);
   hid_t get() const { return id_; }
   bool ok() const { return id_ >= 0; }
 

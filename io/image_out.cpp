@@ -64,6 +64,8 @@ void write_image_h5(const std::string& path, const RealVolumes& magnitude, const
     const FovMm vox = voxel_size_mm(grid, fov_mm);
     h5::write_attr(f.get(), "voxel_size_mm", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 3, vox.data());
     h5::write_string_attr(f.get(), "axes", "dataset dims are [z, y, x]; x fastest");
+    h5::check(H5Fflush(f.get(), H5F_SCOPE_GLOBAL), "flush " + path);
+    f.close("close " + path);  // a full disk shows here: never rename a broken file into place
   }
   out.commit();
 }
@@ -97,14 +99,19 @@ void write_nifti(const std::string& path, const std::vector<float>& magnitude, c
   nim->qoffset_z = float(-(grid.nz / 2) * vox[2]);
   nim->qto_xyz = nifti_quatern_to_mat44(0, 0, 0, nim->qoffset_x, nim->qoffset_y, nim->qoffset_z, nim->dx, nim->dy,
                                         nim->dz, nim->qfac);
-  nim->sform_code = NIFTI_XFORM_UNKNOWN;
+  // The same affine as sform too: viewers that read only one of them agree.
+  nim->sform_code = NIFTI_XFORM_SCANNER_ANAT;
+  nim->sto_xyz = nim->qto_xyz;
   AtomicOutput out(path);
   const bool named = nifti_set_filenames(nim, out.tmp().c_str(), 0, 1) == 0;
   if (named) nifti_image_write(nim);  // void: success is checked through the file
   nifti_image_free(nim);
+  // nifti_image_write returns nothing: check the file (a full disk truncates it).
   std::error_code ec;
-  if (!named || !std::filesystem::exists(out.tmp(), ec) || std::filesystem::file_size(out.tmp(), ec) == 0)
-    throw InputError(path, "nifti", path, "niftiio failed to write the file");
+  const std::uintmax_t size = std::filesystem::exists(out.tmp(), ec) ? std::filesystem::file_size(out.tmp(), ec) : 0;
+  const std::uintmax_t want = 352 + 4 * std::uintmax_t(magnitude.size());  // header + vox_offset pad, float32
+  if (!named || size == 0 || (ends(".nii") && size != want))
+    throw InputError(path, "nifti", path, "niftiio failed to write the whole file (disk full?)");
   out.commit();
 }
 #else

@@ -321,6 +321,21 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, co
   return coils;
 }
 
+// libismrmrd's Dataset closes in its destructor and ignores a failed close (a
+// full disk): read the file back and count its acquisitions before the rename.
+void verify_written(const std::string& path, const std::string& tmp, std::size_t acquisitions) {
+  bool ok = false;
+  try {
+    h5::Handle f = h5::open_read(tmp);
+    h5::Handle ds(H5Dopen2(f.get(), "/dataset/data", H5P_DEFAULT), H5Dclose);
+    ok = ds.ok() && h5::shape(ds.get()) == std::vector<hsize_t>{hsize_t(acquisitions)};
+    f.close("close " + path);
+  } catch (const std::exception&) {
+    ok = false;
+  }
+  if (!ok) throw InputError(path, "/dataset", "(write)", "the written file does not read back whole (disk full?)");
+}
+
 void write_ismrmrd(const std::string& path, const std::vector<Scan>& coils, int readout, const FovMm& fov_mm) {
   quiet_ismrmrd();
   check_coils(path, coils, readout);
@@ -337,6 +352,7 @@ void write_ismrmrd(const std::string& path, const std::vector<Scan>& coils, int 
   } catch (const std::exception& e) {
     throw InputError(path, "/dataset", "(write)", std::string("ISMRMRD write failed: ") + e.what());
   }  // Dataset closed before the rename
+  verify_written(path, out.tmp(), coils[0].traj.size() / r);
   out.commit();
 }
 

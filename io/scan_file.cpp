@@ -217,7 +217,8 @@ void write_scan(const std::string& path, const Scan& scan, const std::array<floa
     Handle f = h5::create_file(out.tmp());
     write_contents(f.get(), scan, fov);
     check(H5Fflush(f.get(), H5F_SCOPE_GLOBAL), "flush");
-  }  // closed before the rename
+    f.close("close " + path);  // checked: a failed close means a broken file
+  }
   out.commit();
 }
 

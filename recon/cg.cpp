@@ -35,6 +35,7 @@ CgResult conjugate_gradient(Backend& backend, NormalOperator& op, const BackendV
     ++result.iters;
     result.residuals.push_back(std::sqrt(rr_next) / rhs_norm);
     if (opt.on_iter) opt.on_iter(result.iters, result.residuals.back());
+    if (opt.on_iterate) opt.on_iterate(result.iters, x);
     result.converged = result.residuals.back() <= opt.tol;
     backend.xpay(*r, rr_next / rr, *p);
     rr = rr_next;

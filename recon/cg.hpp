@@ -13,6 +13,8 @@ struct CgOptions {
   int iters = 20;     // at most this many iterations
   double tol = 0.0;   // stop when ||rhs - A x|| / ||rhs|| <= tol (0: run all iterations)
   std::function<void(int iter, double relres)> on_iter;  // called after each iteration
+  // Called after each iteration with the iterate (e.g. to score it against a phantom).
+  std::function<void(int iter, const BackendVector& x)> on_iterate;
 };
 
 struct CgResult {

@@ -93,6 +93,10 @@ void iterative(Backend& be, const Scan& scan, const ReconOptions& opt, ReconResu
     cg.tol = opt.tol;
     if (opt.observer.progress)
       cg.on_iter = [&](int it, double) { opt.observer.progress(double(it) / opt.iters); };
+    if (!res.reference.empty()) {  // semi-convergence: the iterates' PSNR (one download each)
+      res.cg_psnr.push_back(psnr(std::vector<cfloat>(fhd.size()), res.reference));
+      cg.on_iterate = [&](int, const BackendVector& xi) { res.cg_psnr.push_back(psnr(be.download(xi), res.reference)); };
+    }
     res.cg = conjugate_gradient(be, *normal, *rhs, *x, cg);
     image = be.download(*x);
   });
@@ -147,12 +151,10 @@ ReconResult run_reconstruction(Backend& be, const Scan& scan, const ReconOptions
   ReconResult res;
   res.grid = scan.grid;
   be.set_trajectory(scan.traj);
+  if (opt.phantom) res.reference = voxel_image(*opt.phantom, scan.grid.nx, scan.grid.ny, scan.grid.nz);
   iterative(be, scan, opt, res);
   if (opt.gridding) gridding(be, scan, opt, res);
-  if (opt.phantom) {
-    ceiling(opt, scan.grid, res);
-    res.reference = voxel_image(*opt.phantom, scan.grid.nx, scan.grid.ny, scan.grid.nz);
-  }
+  if (opt.phantom) ceiling(opt, scan.grid, res);
   score(res);
   return res;
 }

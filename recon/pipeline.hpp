@@ -51,6 +51,9 @@ struct ReconResult {
   std::vector<float> reference;  // phantom at voxel centers (empty when unknown)
   std::vector<cfloat> fhd;       // the right-hand side CG solved with (for accuracy checks)
   CgResult cg;
+  // PSNR (dB) of the CG iterate against the phantom: [0] for the zero start,
+  // [i] after iteration i. Empty when no phantom is known.
+  std::vector<double> cg_psnr;
   bool q_cached = false;
   double lambda_abs = 0;  // lambda actually used in the normal equations
 };

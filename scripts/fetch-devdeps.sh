@@ -6,4 +6,6 @@ cd "$(dirname "$0")/.."
 mkdir -p .devdeps && cd .devdeps
 apt-get download libismrmrd1.8 libismrmrd-dev libpugixml1v5 libpugixml-dev nlohmann-json3-dev \
   libopenblas0 libopenblas0-pthread libopenblas-dev libopenblas-pthread-dev libgfortran5 \
-  libnifti2-dev libniftiio-dev libniftiio2 libznz-dev libznz3 libnifticdf-dev libnifticdf2 libnifti2-2
+  libnifti2-dev libniftiio-dev libniftiio2 libznz-dev libznz3 libnifticdf-dev libnifticdf2 libnifti2-2 \
+  libcairo2 libcairo2-dev libpixman-1-0 libfontconfig1 libfreetype6 libxcb-render0 libxcb-shm0 libxrender1 \
+  fontconfig-config fonts-dejavu-core

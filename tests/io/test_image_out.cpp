@@ -111,6 +111,14 @@ TEST_CASE("NIfTI header read back by niftiio: dims, pixdim, datatype, data", "[i
       const mat44& q = nim->qto_xyz;
       CHECK(std::fabs(q.m[0][0] * (g.nx / 2) + q.m[0][3]) < 1e-4);
       CHECK(std::fabs(q.m[1][1] * (g.ny / 2) + q.m[1][3]) < 1e-4);
+      CHECK(std::fabs(q.m[2][2] * (g.nz / 2) + q.m[2][3]) < 1e-4);
+      CHECK(q.m[0][0] > 0);  // identity rotation: voxel axes are the scanner (RAS+) axes
+      CHECK(q.m[0][1] == 0);
+      CHECK(q.m[1][0] == 0);
+      // sform states the same affine (viewers that read only sform agree).
+      CHECK(nim->sform_code == NIFTI_XFORM_SCANNER_ANAT);
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 4; ++c) CHECK(std::fabs(nim->sto_xyz.m[r][c] - q.m[r][c]) < 1e-5);
       REQUIRE(nim->nvox == g.voxels());
       const float* data = static_cast<const float*>(nim->data);
       CHECK(std::vector<float>(data, data + nim->nvox) == v);

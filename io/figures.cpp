@@ -1,0 +1,500 @@
+#include "io/figures.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "io/report.hpp"
+#include "recon/error.hpp"
+
+#if defined(FHD_HAVE_CAIRO)
+#include <cairo.h>
+#endif
+
+namespace fhd {
+
+void write_figure(const std::string& path, const Figure& f) { write_text(path, f.png()); }
+
+#if !defined(FHD_HAVE_CAIRO)
+
+bool figures_available() { return false; }
+namespace {
+[[noreturn]] void no_cairo(const char* what) {
+  throw InputError(what, "format", "png", "this build has no figures (Cairo not found)");
+}
+}  // namespace
+std::string Figure::png() const { no_cairo("figure"); }
+Figure render_montage(const std::vector<MontageColumn>&, const ImageGrid&, const std::string&) { no_cairo("montage"); }
+Figure render_convergence(const std::vector<double>&, const std::vector<double>&, const std::vector<RefLevel>&,
+                          const std::string&) {
+  no_cairo("convergence");
+}
+Figure render_bars(const std::vector<LabelledBar>&, const std::vector<RefLevel>&, const std::string&,
+                   const std::string&) {
+  no_cairo("bench chart");
+}
+Figure render_sheet(const std::vector<SheetTile>&, const std::string&) { no_cairo("batch sheet"); }
+
+#else
+
+bool figures_available() { return true; }
+
+namespace {
+
+// ------------------------------------------------------------ canvas
+
+constexpr double kFont = 14;  // body text, pixels
+
+class Canvas {
+ public:
+  Canvas(int w, int h) {
+    fig_.width = w;
+    fig_.height = h;
+    s_ = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, w, h);
+    cr_ = cairo_create(s_);
+    cairo_set_source_rgb(cr_, 1, 1, 1);
+    cairo_paint(cr_);
+    cairo_select_font_face(cr_, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  }
+  ~Canvas() {
+    cairo_destroy(cr_);
+    cairo_surface_destroy(s_);
+  }
+  Canvas(const Canvas&) = delete;
+  Canvas& operator=(const Canvas&) = delete;
+  cairo_t* cr() { return cr_; }
+
+  void color(Rgb c) { cairo_set_source_rgb(cr_, c.r / 255.0, c.g / 255.0, c.b / 255.0); }
+  void rect(double x, double y, double w, double h, Rgb c) {
+    color(c);
+    cairo_rectangle(cr_, x, y, w, h);
+    cairo_fill(cr_);
+  }
+  void line(double x0, double y0, double x1, double y1, Rgb c, double width = 1, bool dashed = false) {
+    color(c);
+    cairo_set_line_width(cr_, width);
+    const double dash[] = {6, 4};
+    cairo_set_dash(cr_, dash, dashed ? 2 : 0, 0);
+    cairo_move_to(cr_, x0, y0);
+    cairo_line_to(cr_, x1, y1);
+    cairo_stroke(cr_);
+    cairo_set_dash(cr_, dash, 0, 0);
+  }
+  // Text with its top-left (align 0), centre (0.5) or right end (1) at x; y is the top.
+  double text(const std::string& s, double x, double y, double size = kFont, double align = 0, bool bold = false,
+              Rgb c = {0, 0, 0}, bool vertical = false) {
+    cairo_select_font_face(cr_, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
+                           bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr_, size);
+    cairo_text_extents_t e;
+    cairo_text_extents(cr_, s.c_str(), &e);
+    cairo_font_extents_t fe;
+    cairo_font_extents(cr_, &fe);
+    color(c);
+    cairo_save(cr_);
+    if (vertical) {  // reads bottom to top, centred on (x, y)
+      cairo_translate(cr_, x, y);
+      cairo_rotate(cr_, -M_PI / 2);
+      cairo_move_to(cr_, -e.x_advance / 2, fe.ascent / 2);
+      fig_.texts.push_back({s, x - fe.height / 2, y - e.x_advance / 2, fe.height, e.x_advance});
+    } else {
+      const double x0 = x - align * e.x_advance;
+      cairo_move_to(cr_, x0, y + fe.ascent);
+      fig_.texts.push_back({s, x0, y, e.x_advance, fe.height});
+    }
+    cairo_show_text(cr_, s.c_str());
+    cairo_restore(cr_);
+    return e.x_advance;
+  }
+  double text_width(const std::string& s, double size = kFont, bool bold = false) {
+    cairo_select_font_face(cr_, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
+                           bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr_, size);
+    cairo_text_extents_t e;
+    cairo_text_extents(cr_, s.c_str(), &e);
+    return e.x_advance;
+  }
+  // An RGB image (w x h, row 0 at the top) enlarged `scale` times, nearest neighbour.
+  void image(const std::vector<Rgb>& px, int w, int h, double x, double y, int scale) {
+    cairo_surface_t* img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, w, h);
+    cairo_surface_flush(img);
+    unsigned char* d = cairo_image_surface_get_data(img);
+    const int stride = cairo_image_surface_get_stride(img);
+    for (int r = 0; r < h; ++r)
+      for (int c = 0; c < w; ++c) {
+        const Rgb p = px[std::size_t(r) * w + c];
+        reinterpret_cast<std::uint32_t*>(d + std::size_t(r) * stride)[c] =
+            (std::uint32_t(p.r) << 16) | (std::uint32_t(p.g) << 8) | p.b;
+      }
+    cairo_surface_mark_dirty(img);
+    cairo_save(cr_);
+    cairo_translate(cr_, x, y);
+    cairo_scale(cr_, scale, scale);
+    cairo_set_source_surface(cr_, img, 0, 0);
+    cairo_pattern_set_filter(cairo_get_source(cr_), CAIRO_FILTER_NEAREST);
+    cairo_paint(cr_);
+    cairo_restore(cr_);
+    cairo_surface_destroy(img);
+  }
+  Figure finish() {
+    cairo_surface_flush(s_);
+    const unsigned char* d = cairo_image_surface_get_data(s_);
+    const int stride = cairo_image_surface_get_stride(s_);
+    fig_.argb.resize(std::size_t(fig_.width) * fig_.height);
+    for (int r = 0; r < fig_.height; ++r)
+      std::copy_n(reinterpret_cast<const std::uint32_t*>(d + std::size_t(r) * stride), fig_.width,
+                  fig_.argb.begin() + std::size_t(r) * fig_.width);
+    return std::move(fig_);
+  }
+
+ private:
+  cairo_surface_t* s_;
+  cairo_t* cr_;
+  Figure fig_;
+};
+
+const Rgb kBlack{0, 0, 0}, kGray{110, 110, 110}, kGrid{225, 225, 225};
+
+std::string fmt_num(double v, int digits = 3) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*g", digits, v);
+  return b;
+}
+
+// ------------------------------------------------------------ colour
+
+Rgb gray_of(float v, float lo, float hi) {
+  if (!std::isfinite(v)) return {0, 0, 0};
+  const float t = std::clamp((v - lo) / (hi - lo), 0.0f, 1.0f);
+  const auto g = static_cast<unsigned char>(std::lround(255 * t));
+  return {g, g, g};
+}
+
+// A perceptually ordered dark-to-bright map (black, purple, red, orange, pale
+// yellow, like matplotlib's "inferno"), so a larger error is always brighter.
+Rgb heat_of(float v, float hi) {
+  static const Rgb stops[] = {{0, 0, 4}, {87, 16, 110}, {188, 55, 84}, {249, 142, 9}, {252, 255, 164}};
+  if (!std::isfinite(v)) return stops[4];
+  const double t = std::clamp(double(v) / hi, 0.0, 1.0) * 4;
+  const int i = std::min(3, int(t));
+  const double f = t - i;
+  auto mix = [&](unsigned char a, unsigned char b) { return static_cast<unsigned char>(std::lround(a + f * (b - a))); };
+  return {mix(stops[i].r, stops[i + 1].r), mix(stops[i].g, stops[i + 1].g), mix(stops[i].b, stops[i + 1].b)};
+}
+
+// "Nice" tick step (1, 2 or 5 times a power of ten) for about n ticks over span.
+double nice_step(double span, int n) {
+  const double raw = span / std::max(1, n);
+  const double p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0})
+    if (raw <= m * p) return m * p;
+  return 10 * p;
+}
+
+// ------------------------------------------------------------ montage
+
+struct SliceView {
+  const char* name;
+  char axis;   // the fixed axis
+  int w, h;    // tile size in voxels
+  int fixed;   // the fixed coordinate
+};
+
+std::vector<SliceView> slice_views(const ImageGrid& g) {
+  if (!g.is3d()) return {{"axial", 'z', g.nx, g.ny, 0}};
+  return {{"axial", 'z', g.nx, g.ny, g.nz / 2}, {"coronal", 'y', g.nx, g.nz, g.ny / 2},
+          {"sagittal", 'x', g.ny, g.nz, g.nx / 2}};
+}
+
+// Voxel of tile pixel (c, r), r counted from the bottom (+y or +z up).
+std::size_t voxel(const ImageGrid& g, const SliceView& v, int c, int r) {
+  auto at = [&](int x, int y, int z) { return x + std::size_t(g.nx) * (y + std::size_t(g.ny) * z); };
+  if (v.axis == 'z') return at(c, r, v.fixed);
+  if (v.axis == 'y') return at(c, v.fixed, r);
+  return at(v.fixed, c, r);
+}
+
+template <class Map>
+std::vector<Rgb> slice_pixels(const std::vector<float>& vol, const ImageGrid& g, const SliceView& v, Map map) {
+  std::vector<Rgb> px(std::size_t(v.w) * v.h);
+  for (int r = 0; r < v.h; ++r)
+    for (int c = 0; c < v.w; ++c) px[std::size_t(v.h - 1 - r) * v.w + c] = map(vol[voxel(g, v, c, r)]);
+  return px;
+}
+
+int enlargement(int n) { return std::max(1, int(std::lround(200.0 / n))); }
+
+void color_bar(Canvas& cv, double x, double y, double h, float hi, const std::string& label) {
+  const int steps = int(h);
+  for (int i = 0; i < steps; ++i) cv.rect(x, y + h - 1 - i, 16, 1, heat_of(float(hi * i / (steps - 1)), hi));
+  cv.line(x, y, x, y + h, kBlack);
+  const double step = nice_step(hi, 4);
+  for (double v = 0; v <= hi * 1.0001; v += step) {
+    const double ty = y + h - h * v / hi;
+    cv.line(x + 16, ty, x + 21, ty, kBlack);
+    cv.text(fmt_num(v), x + 24, ty - 7, 12);
+  }
+  cv.text(label, x - 8, y + h / 2, 12, 0, false, kBlack, true);
+}
+
+}  // namespace
+
+std::string Figure::png() const {
+  cairo_surface_t* s = cairo_image_surface_create_for_data(
+      reinterpret_cast<unsigned char*>(const_cast<std::uint32_t*>(argb.data())), CAIRO_FORMAT_ARGB32, width, height,
+      width * 4);
+  std::string bytes;
+  auto sink = [](void* closure, const unsigned char* data, unsigned int n) {
+    static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), n);
+    return CAIRO_STATUS_SUCCESS;
+  };
+  const cairo_status_t st = cairo_surface_write_to_png_stream(s, sink, &bytes);
+  cairo_surface_destroy(s);
+  if (st != CAIRO_STATUS_SUCCESS) throw InputError("figure", "png", "encode", cairo_status_to_string(st));
+  return bytes;
+}
+
+Figure render_montage(const std::vector<MontageColumn>& cols, const ImageGrid& grid, const std::string& title) {
+  if (cols.empty()) throw InputError("montage", "columns", "0", "nothing to draw");
+  float lo = 0, hi = 0, err_hi = 0;
+  for (const MontageColumn& c : cols) {
+    if (c.volume.size() != grid.voxels())
+      throw InputError("montage", c.title + " length", std::to_string(c.volume.size()),
+                       "must equal the grid's " + std::to_string(grid.voxels()) + " voxels");
+    for (float v : c.volume)
+      if (std::isfinite(v)) (c.error_map ? err_hi : hi) = std::max(c.error_map ? err_hi : hi, v);
+  }
+  if (!(hi > lo)) hi = lo + 1;
+  if (!(err_hi > 0)) err_hi = 1;
+  const std::vector<SliceView> views = slice_views(grid);
+  const int scale = enlargement(std::max({grid.nx, grid.ny, grid.nz}));
+  int tile = 0;
+  for (const SliceView& v : views) tile = std::max({tile, v.w * scale, v.h * scale});
+  const bool has_err = std::any_of(cols.begin(), cols.end(), [](const MontageColumn& c) { return c.error_map; });
+  const int gap = 8, left = 80, top = 88, col_w = std::max(tile, 150) + gap;
+  const int width = left + int(cols.size()) * col_w + (has_err ? 90 : 10);
+  const int height = top + int(views.size()) * (tile + gap) + 30;
+  Canvas cv(width, height);
+  cv.text(title, 12, 10, 18, 0, true);
+  for (std::size_t i = 0; i < cols.size(); ++i) {
+    const MontageColumn& c = cols[i];
+    const double cx = left + i * col_w + tile / 2.0;
+    cv.text(c.title, cx, 42, 15, 0.5, true);
+    if (c.psnr) cv.text("PSNR " + fmt_num(*c.psnr, 4) + " dB", cx, 60, 12, 0.5);
+    if (c.nrmse) cv.text("NRMSE " + fmt_num(*c.nrmse, 3), cx, 74, 12, 0.5);
+    for (std::size_t r = 0; r < views.size(); ++r) {
+      const SliceView& v = views[r];
+      auto px = c.error_map ? slice_pixels(c.volume, grid, v, [&](float x) { return heat_of(x, err_hi); })
+                            : slice_pixels(c.volume, grid, v, [&](float x) { return gray_of(x, lo, hi); });
+      cv.image(px, v.w, v.h, left + i * col_w + (tile - v.w * scale) / 2.0, top + r * (tile + gap), scale);
+    }
+  }
+  for (std::size_t r = 0; r < views.size(); ++r) {
+    const SliceView& v = views[r];
+    const double cy = top + r * (tile + gap) + tile / 2.0;
+    cv.text(v.name, left - 10, cy - 16, 13, 1, true);
+    cv.text(std::string(1, v.axis) + " = " + std::to_string(v.fixed), left - 10, cy + 2, 12, 1);
+  }
+  if (has_err) color_bar(cv, left + cols.size() * col_w + 14, top, tile, err_hi, "absolute error");
+  cv.text("gray: 0 .. " + fmt_num(hi) + " (shared by all magnitude images)" +
+              (grid.is3d() ? "; +y/+z up" : "; +y up") + (scale > 1 ? "; enlarged " + std::to_string(scale) + "x" : ""),
+          12, height - 22, 12, 0, false, kGray);
+  return cv.finish();
+}
+
+// ------------------------------------------------------------ line plots
+
+namespace {
+
+struct Axes {
+  double x, y, w, h;        // plot area in pixels
+  double x0, x1, y0, y1;    // data range
+  bool log_y = false;
+  double px(double v) const { return x + w * (v - x0) / (x1 - x0); }
+  double py(double v) const {
+    const double t = log_y ? (std::log10(v) - y0) / (y1 - y0) : (v - y0) / (y1 - y0);
+    return y + h - h * t;
+  }
+};
+
+void draw_axes(Canvas& cv, const Axes& a, const std::string& title, const std::string& xlabel,
+               const std::string& ylabel) {
+  const double xs = nice_step(a.x1 - a.x0, 6);
+  for (double v = std::ceil(a.x0 / xs) * xs; v <= a.x1 + 1e-9; v += xs) {
+    cv.line(a.px(v), a.y, a.px(v), a.y + a.h, kGrid);
+    cv.text(fmt_num(v, 4), a.px(v), a.y + a.h + 6, 12, 0.5);
+  }
+  if (a.log_y) {
+    for (int e = int(std::ceil(a.y0)); e <= int(std::floor(a.y1)); ++e) {
+      const double yy = a.y + a.h - a.h * (e - a.y0) / (a.y1 - a.y0);
+      cv.line(a.x, yy, a.x + a.w, yy, kGrid);
+      cv.text("1e" + std::to_string(e), a.x - 6, yy - 8, 12, 1);
+    }
+  } else {
+    const double ys = nice_step(a.y1 - a.y0, 6);
+    for (double v = std::ceil(a.y0 / ys) * ys; v <= a.y1 + 1e-9; v += ys) {
+      cv.line(a.x, a.py(v), a.x + a.w, a.py(v), kGrid);
+      cv.text(fmt_num(v, 4), a.x - 6, a.py(v) - 8, 12, 1);
+    }
+  }
+  cairo_rectangle(cv.cr(), a.x, a.y, a.w, a.h);
+  cv.color(kBlack);
+  cairo_set_line_width(cv.cr(), 1);
+  cairo_stroke(cv.cr());
+  cv.text(title, a.x + a.w / 2, a.y - 24, 14, 0.5, true);
+  cv.text(xlabel, a.x + a.w / 2, a.y + a.h + 26, 13, 0.5);
+  cv.text(ylabel, a.x - 58, a.y + a.h / 2, 13, 0, false, kBlack, true);
+}
+
+void polyline(Canvas& cv, const Axes& a, const std::vector<double>& y, Rgb c) {
+  cv.color(c);
+  cairo_set_line_width(cv.cr(), 2);
+  bool started = false;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    if (!std::isfinite(y[i]) || (a.log_y && !(y[i] > 0))) continue;
+    started ? cairo_line_to(cv.cr(), a.px(double(i)), a.py(y[i])) : cairo_move_to(cv.cr(), a.px(double(i)), a.py(y[i]));
+    started = true;
+  }
+  cairo_stroke(cv.cr());
+}
+
+// [lo, hi] of the finite (positive, for a log axis) values, padded.
+std::pair<double, double> range_of(const std::vector<double>& v, bool positive) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (double x : v)
+    if (std::isfinite(x) && (!positive || x > 0)) lo = std::min(lo, x), hi = std::max(hi, x);
+  if (!(hi >= lo)) return {0, 1};
+  if (hi == lo) return {lo - 1, hi + 1};
+  return {lo, hi};
+}
+
+}  // namespace
+
+Figure render_convergence(const std::vector<double>& residuals, const std::vector<double>& psnr,
+                          const std::vector<RefLevel>& levels, const std::string& title) {
+  const bool two = !psnr.empty();
+  const int panel = 520, width = two ? 2 * panel + 60 : panel + 40, height = 470;
+  Canvas cv(width, height);
+  cv.text(title, 12, 10, 18, 0, true);
+  const double n = std::max<double>(1, double(std::max(residuals.size(), psnr.size())) - 1);
+  auto [rlo, rhi] = range_of(residuals, true);
+  Axes ra{90, 90, panel - 120.0, 300, 0, n, std::floor(std::log10(rlo)), std::ceil(std::log10(rhi)), true};
+  if (ra.y1 <= ra.y0) ra.y1 = ra.y0 + 1;
+  draw_axes(cv, ra, "relative residual ||r|| / ||FhD||", "CG iteration", "relative residual");
+  polyline(cv, ra, residuals, {40, 90, 170});
+  if (two) {
+    std::vector<double> all = psnr;
+    for (const RefLevel& l : levels) all.push_back(l.value);
+    auto [plo, phi] = range_of(all, false);
+    const double pad = 0.08 * (phi - plo);
+    Axes pa{panel + 110.0, 90, panel - 120.0, 300, 0, n, plo - pad, phi + pad, false};
+    draw_axes(cv, pa, "PSNR against the phantom", "CG iteration", "PSNR (dB)");
+    for (const RefLevel& l : levels) {
+      if (!std::isfinite(l.value)) continue;
+      cv.line(pa.x, pa.py(l.value), pa.x + pa.w, pa.py(l.value), l.color, 1.5, true);
+      cv.text(l.label + " " + fmt_num(l.value, 4) + " dB", pa.x + pa.w - 4, pa.py(l.value) - 17, 12, 1, false, l.color);
+    }
+    polyline(cv, pa, psnr, {40, 90, 170});
+    const auto best = std::max_element(psnr.begin(), psnr.end(), [](double a, double b) {
+      return !std::isfinite(a) || (std::isfinite(b) && b > a);
+    });
+    if (best != psnr.end() && std::isfinite(*best)) {
+      const double bx = pa.px(double(best - psnr.begin())), by = pa.py(*best);
+      cairo_arc(cv.cr(), bx, by, 5, 0, 2 * M_PI);
+      cv.color({40, 90, 170});
+      cairo_fill(cv.cr());
+      cv.text("best " + fmt_num(*best, 4) + " dB at iteration " + std::to_string(best - psnr.begin()), pa.x + 6,
+              pa.y + pa.h + 48, 13, 0, true, {40, 90, 170});
+    }
+  }
+  cv.text("iterative (CG) after " + std::to_string(residuals.empty() ? 0 : residuals.size() - 1) + " iterations; " +
+              (residuals.empty() ? std::string("-") : "final residual " + fmt_num(residuals.back(), 3)),
+          ra.x, ra.y + ra.h + 48, 13, 0, true, {40, 90, 170});
+  return cv.finish();
+}
+
+// ------------------------------------------------------------ bars
+
+Figure render_bars(const std::vector<LabelledBar>& bars, const std::vector<RefLevel>& ceilings,
+                   const std::string& title, const std::string& unit) {
+  const int row = 30, top = 90;
+  Canvas probe(1, 1);
+  double label_w = 60;
+  for (const LabelledBar& b : bars) label_w = std::max(label_w, probe.text_width(b.label, 13));
+  const double left = label_w + 24, plot_w = 720;
+  const int width = int(left + plot_w + 40), height = top + row * std::max<int>(1, int(bars.size())) + 70;
+  Canvas cv(width, height);
+  cv.text(title, 12, 10, 18, 0, true);
+  double vmax = 0;
+  for (const LabelledBar& b : bars) vmax = std::max(vmax, b.value);
+  for (const RefLevel& c : ceilings) vmax = std::max(vmax, c.value);
+  vmax = vmax > 0 ? vmax * 1.05 : 1;
+  auto px = [&](double v) { return left + plot_w * v / vmax; };
+  const double step = nice_step(vmax, 6), bottom = top + row * std::max<int>(1, int(bars.size()));
+  for (double v = 0; v <= vmax; v += step) {
+    cv.line(px(v), top, px(v), bottom, kGrid);
+    cv.text(fmt_num(v, 3), px(v), bottom + 6, 12, 0.5);
+  }
+  cv.text(unit, left + plot_w / 2, bottom + 26, 13, 0.5);
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    const LabelledBar& b = bars[i];
+    const double y = top + i * row;
+    cv.text(b.label, left - 10, y + 7, 13, 1);
+    if (b.value > 0) {
+      cv.rect(left, y + 4, px(b.value) - left, row - 8, b.color);
+      const std::string v = fmt_num(b.value, 3);
+      const bool inside = px(b.value) - left > cv.text_width(v, 12) + 12;
+      cv.text(v, inside ? px(b.value) - 6 : px(b.value) + 6, y + 8, 12, inside ? 1 : 0, false,
+              inside ? Rgb{255, 255, 255} : kBlack);
+    } else {
+      cv.text("failed / skipped", left + 6, y + 8, 12, 0, false, {180, 40, 40});
+    }
+  }
+  cv.line(left, top, left, bottom, kBlack, 1.5);
+  for (std::size_t i = 0; i < ceilings.size(); ++i) {
+    const RefLevel& c = ceilings[i];
+    cv.line(px(c.value), top - 8, px(c.value), bottom, c.color, 2, true);
+    cv.text(c.label + " " + fmt_num(c.value, 3), std::min(px(c.value), left + plot_w - 4.0), top - 28 - 16.0 * i, 12,
+            px(c.value) > left + plot_w * 0.6 ? 1 : 0, false, c.color);
+  }
+  return cv.finish();
+}
+
+// ------------------------------------------------------------ batch sheet
+
+Figure render_sheet(const std::vector<SheetTile>& tiles, const std::string& title) {
+  const int tile = 200, gap = 16, cap = 40;
+  const int per_row = std::max(1, std::min<int>(5, int(tiles.size())));
+  const int rows = std::max<int>(1, (int(tiles.size()) + per_row - 1) / per_row);
+  const int width = per_row * (tile + gap) + gap, height = 50 + rows * (tile + cap + gap) + 10;
+  Canvas cv(width, height);
+  cv.text(title, 12, 10, 18, 0, true);
+  for (std::size_t i = 0; i < tiles.size(); ++i) {
+    const SheetTile& t = tiles[i];
+    const double x = gap + (i % per_row) * (tile + gap), y = 50 + (i / per_row) * (tile + cap + gap);
+    std::string name = t.name;
+    while (name.size() > 4 && cv.text_width(name, 13, true) > tile) name = "..." + name.substr(4);
+    cv.text(name, x + tile / 2.0, y, 13, 0.5, true);
+    cv.text(t.caption, x + tile / 2.0, y + 18, 12, 0.5, false, t.failed ? Rgb{180, 40, 40} : kBlack);
+    const double iy = y + cap;
+    if (t.slice.empty() || t.w <= 0 || t.h <= 0 || t.slice.size() != std::size_t(t.w) * t.h) {
+      cv.rect(x, iy, tile, tile, {235, 235, 235});
+      cv.text(t.failed ? "no image (failed)" : "no image", x + tile / 2.0, iy + tile / 2.0 - 8, 12, 0.5, false, kGray);
+      continue;
+    }
+    float hi = 0;
+    for (float v : t.slice)
+      if (std::isfinite(v)) hi = std::max(hi, v);
+    if (!(hi > 0)) hi = 1;
+    std::vector<Rgb> px(t.slice.size());
+    for (int r = 0; r < t.h; ++r)
+      for (int c = 0; c < t.w; ++c) px[std::size_t(t.h - 1 - r) * t.w + c] = gray_of(t.slice[std::size_t(r) * t.w + c], 0, hi);
+    const int scale = std::max(1, tile / std::max(t.w, t.h));
+    cv.rect(x, iy, tile, tile, kBlack);
+    cv.image(px, t.w, t.h, x + (tile - t.w * scale) / 2.0, iy + (tile - t.h * scale) / 2.0, scale);
+  }
+  return cv.finish();
+}
+
+#endif
+
+}  // namespace fhd

@@ -1,0 +1,220 @@
+// Output sets are all-or-nothing (io/atomic_file.hpp OutputSet): a full disk,
+// SIGINT/SIGTERM between files or just before the swap, and a second writer
+// all leave the previous set byte-identical and no temporaries behind.
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+
+#include "catch.hpp"
+#include "test_util.hpp"
+
+namespace fs = std::filesystem;
+using fhd::test::CliRun;
+using fhd::test::run_cli;
+
+namespace {
+
+const std::string kTiny = "--phantom shepp2d --matrix 16 --spokes 16 --iters 3 --no-cache --quiet";
+
+std::map<std::string, std::string> snapshot(const fs::path& d) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::directory_iterator(d)) {
+    std::ifstream in(e.path(), std::ios::binary);
+    files[e.path().filename().string()] = std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  return files;
+}
+
+// No staging directory beside d, no temporary inside it.
+void require_no_temporaries(const fs::path& d) {
+  const std::string prefix = "." + d.filename().string() + ".fhdtmp-";
+  for (const auto& e : fs::directory_iterator(d.parent_path()))
+    CHECK(e.path().filename().string().rfind(prefix, 0) != 0);
+  if (fs::exists(d))
+    for (const auto& e : fs::directory_iterator(d)) CHECK(e.path().filename().string().find(".fhdtmp-") == std::string::npos);
+}
+
+// A good first set in a fresh directory; returns its bytes.
+std::map<std::string, std::string> good_set(const fs::path& d) {
+  CliRun r = run_cli(kTiny + " --out " + d.string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  auto s = snapshot(d);
+  REQUIRE(s.count("report.json"));
+  return s;
+}
+
+// Runs a shell script (bash), returns its output; FHD is the executable.
+std::string shell(const std::string& script) {
+  std::string out;
+  FILE* p = popen(("FHD=" + std::string(FHDRECON_EXE) + " bash -c '" + script + "' 2>&1").c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  pclose(p);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a full disk (RLIMIT_FSIZE) fails with one line and keeps the previous set", "[outputs]") {
+  const fs::path d = fhd::test::fresh_temp_dir("out", "full");
+  const auto before = good_set(d);
+  // 8 KiB per file: the report fits, images.h5 does not. SIGXFSZ ignored: write() fails with EFBIG.
+  const std::string out = shell("trap \"\" XFSZ; ulimit -f 8; $FHD " + kTiny + " --matrix 32 --out " + d.string() +
+                                "; echo rc=$?");
+  INFO(out);
+  CHECK(out.find("fhdrecon: error: ") != std::string::npos);
+  CHECK(out.find("rc=0") == std::string::npos);
+  CHECK(snapshot(d) == before);
+  require_no_temporaries(d);
+}
+
+TEST_CASE("SIGINT or SIGTERM between files or before the swap keeps the previous set", "[outputs]") {
+  const fs::path d = fhd::test::fresh_temp_dir("out", "signal");
+  const auto before = good_set(d);
+  for (const char* hook : {"sigint@1", "sigterm@2", "sigint@4", "sigterm@swap"}) {
+    const std::string out =
+        shell(std::string("FHDRECON_TEST_HOOK=") + hook + " $FHD " + kTiny + " --out " + d.string() + "; echo rc=$?");
+    INFO(hook << ": " << out);
+    CHECK(out.find("interrupted") != std::string::npos);
+    const bool term = std::string(hook).find("term") != std::string::npos;
+    CHECK(out.find(term ? "rc=143" : "rc=130") != std::string::npos);
+    CHECK(snapshot(d) == before);
+    require_no_temporaries(d);
+  }
+}
+
+TEST_CASE("a second writer into the same --out is refused; the first one's interrupt keeps the old set",
+          "[outputs]") {
+  const fs::path d = fhd::test::fresh_temp_dir("out", "lock");
+  const auto before = good_set(d);
+  const std::string staging = "." + d.filename().string() + ".fhdtmp-";
+  const std::string out = shell(
+      "FHDRECON_TEST_HOOK=pause@1 $FHD " + kTiny + " --out " + d.string() + " & a=$!; " +
+      "for i in $(seq 300); do ls -a " + d.parent_path().string() + " | grep -q \"^" + staging +
+      "\" && break; sleep 0.1; done; $FHD " + kTiny + " --out " + d.string() +
+      "; echo second=$?; kill -TERM $a; wait $a; echo first=$?");
+  INFO(out);
+  CHECK(out.find("another fhdrecon run is writing it") != std::string::npos);
+  CHECK(out.find("second=2") != std::string::npos);
+  CHECK(out.find("first=143") != std::string::npos);
+  CHECK(snapshot(d) == before);
+  require_no_temporaries(d);
+  // And once it is gone, a run goes through.
+  CHECK(run_cli(kTiny + " --out " + d.string()).code == 0);
+}
+
+TEST_CASE("the next run removes what a killed run left; foreign files stay, subdirectories are refused",
+          "[outputs]") {
+  const fs::path d = fhd::test::fresh_temp_dir("out", "stale");
+  good_set(d);
+  const fs::path stale = d.parent_path() / ("." + d.filename().string() + ".fhdtmp-999999");
+  fs::create_directories(stale);
+  std::ofstream(stale / "images.h5") << "half";
+  std::ofstream(d / ".fhdtmp-1-2-report.json") << "half";
+  std::ofstream(d / "notes.txt") << "mine";
+  std::ofstream(d / "montage.png") << "an older run's";
+  CliRun r = run_cli(kTiny + " --save h5 --out " + d.string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  require_no_temporaries(d);
+  CHECK(!fs::exists(stale));
+  CHECK(snapshot(d)["notes.txt"] == "mine");
+  CHECK(!fs::exists(d / "montage.png"));  // not written by this run: dropped, not mixed in
+  CHECK(!fs::exists(d / "iterative.nii"));
+  fs::create_directories(d / "sub");
+  r = run_cli(kTiny + " --out " + d.string());
+  CHECK(r.code == 2);
+  CHECK(r.out.find("subdirectory 'sub'") != std::string::npos);
+}
+
+TEST_CASE("--out \"\" and an unusable --json are refused before any work", "[outputs]") {
+  CliRun r = run_cli(kTiny + " --out \"\"");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--out") != std::string::npos);
+  const fs::path d = fhd::test::fresh_temp_dir("out", "json");
+  fs::create_directories(d / "adir");
+  r = run_cli(kTiny + " --out " + (d / "o").string() + " --json " + (d / "adir").string());
+  CHECK(r.code == 2);
+  CHECK(r.out.find("is a directory") != std::string::npos);
+  CHECK(r.out.find("PSNR") == std::string::npos);  // no table: nothing was computed
+  CHECK(!fs::exists(d / "o"));
+  r = run_cli(kTiny + " --save h5,tiff --out " + (d / "o").string());
+  CHECK(r.code == 2);
+  CHECK(r.out.find("tiff") != std::string::npos);
+}
+
+TEST_CASE("synth to .h5 and .mrd on a full disk keeps the old file", "[outputs]") {
+  const fs::path d = fhd::test::fresh_temp_dir("out", "synth");
+  fs::create_directories(d);
+  for (const char* name : {"scan.h5", "scan.mrd"}) {
+    const fs::path f = d / name;
+    CliRun r = run_cli("--quiet synth --phantom shepp2d --matrix 16 --spokes 8 -o " + f.string());
+    INFO(r.out);
+    if (r.code != 0 && std::string(name) == "scan.mrd" && r.out.find("no ISMRMRD") != std::string::npos) continue;
+    REQUIRE(r.code == 0);
+    const auto before = snapshot(d);
+    const std::string out = shell("trap \"\" XFSZ; ulimit -f 16; $FHD --quiet synth --phantom shepp3d --matrix 32 -o " +
+                                  f.string() + "; echo rc=$?");
+    INFO(out);
+    CHECK(out.find("rc=0") == std::string::npos);
+    CHECK(out.find("fhdrecon: error: ") != std::string::npos);
+    CHECK(snapshot(d) == before);
+    for (const auto& e : fs::directory_iterator(d)) CHECK(e.path().filename().string().find(".fhdtmp-") == std::string::npos);
+  }
+}
+
+TEST_CASE("--version names the git revision and whether CUDA is built in", "[outputs]") {
+  CliRun r = run_cli("--version");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("fhdrecon ") == 0);
+  CHECK(r.out.find("(git ") != std::string::npos);
+  CHECK(r.out.find("CUDA backend") != std::string::npos);
+}
+
+#if defined(FHD_HAVE_NIFTI)
+#include <nifti1_io.h>
+
+#include <complex>
+#include <sstream>
+
+TEST_CASE("--save cfl: bart reads our image with BART's dimension order and the same values", "[outputs][bart]") {
+  if (std::system("command -v bart >/dev/null 2>&1") != 0) FHD_SKIP("bart not installed");
+  const fs::path d = fhd::test::fresh_temp_dir("out", "cfl");
+  CliRun r = run_cli(kTiny + " --save cfl,nii --out " + d.string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(fs::exists(d / "iterative.cfl"));
+  CHECK(!fs::exists(d / "images.h5"));
+  const std::string base = (d / "iterative").string();
+  const std::string meta = shell("bart show -m " + base);
+  INFO(meta);
+  CHECK(meta.find("AoD:\t16\t16\t1\t1") != std::string::npos);  // [x, y, z, ...]: x is BART's dim 0
+  // bart show: one line per y, x across; compare magnitudes with our NIfTI (x fastest).
+  std::istringstream lines(shell("bart show " + base));  // "+1.2e+00-3.4e-01i" per value
+  nifti_image* nim = nifti_image_read((d / "iterative.nii").c_str(), 1);
+  REQUIRE(nim != nullptr);
+  const float* mag = static_cast<const float*>(nim->data);
+  int n = 0;
+  double worst = 0, peak = 0;
+  for (std::string tok; lines >> tok; ++n) {
+    double re = 0, im = 0;
+    REQUIRE(std::sscanf(tok.c_str(), "%lf%lfi", &re, &im) == 2);
+    REQUIRE(n < 256);
+    worst = std::max(worst, std::abs(std::abs(std::complex<double>(re, im)) - mag[n]));
+    peak = std::max(peak, double(mag[n]));
+  }
+  nifti_image_free(nim);
+  CHECK(n == 256);
+  CHECK(peak > 0.1);
+  CHECK(worst < 1e-5 * peak);  // bart prints 7 significant digits
+}
+#endif

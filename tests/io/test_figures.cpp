@@ -1,0 +1,139 @@
+// Figures (io/figures.hpp): each is rendered, its size checked, its titles and
+// numbers found in the text record, and ink found inside every text box.
+#include <cmath>
+#include <fstream>
+#include <iterator>
+
+#include "catch.hpp"
+#include "io/figures.hpp"
+#include "io_test_util.hpp"
+
+using namespace fhd;
+
+namespace {
+
+bool has_text(const Figure& f, const std::string& s) {
+  for (const TextBox& t : f.texts)
+    if (t.text.find(s) != std::string::npos) return true;
+  return false;
+}
+
+// Pixels inside the box that are not the background (white): glyphs were drawn.
+int ink(const Figure& f, const TextBox& t) {
+  int n = 0;
+  for (int y = std::max(0, int(t.y)); y < std::min(f.height, int(t.y + t.h)); ++y)
+    for (int x = std::max(0, int(t.x)); x < std::min(f.width, int(t.x + t.w)); ++x)
+      n += (f.argb[std::size_t(y) * f.width + x] & 0xffffff) != 0xffffff;
+  return n;
+}
+
+void require_readable(const Figure& f) {
+  REQUIRE(f.argb.size() == std::size_t(f.width) * f.height);
+  REQUIRE(!f.texts.empty());
+  for (const TextBox& t : f.texts) {
+    INFO(t.text);
+    if (!t.text.empty()) CHECK(ink(f, t) > 0);
+  }
+}
+
+std::vector<float> ball(const ImageGrid& g, float r) {
+  std::vector<float> v(g.voxels());
+  for (int z = 0; z < g.nz; ++z)
+    for (int y = 0; y < g.ny; ++y)
+      for (int x = 0; x < g.nx; ++x) {
+        const double d = std::hypot(x - g.nx / 2.0, y - g.ny / 2.0, g.is3d() ? z - g.nz / 2.0 : 0.0);
+        v[x + std::size_t(g.nx) * (y + std::size_t(g.ny) * z)] = d < r ? 1.0f : 0.0f;
+      }
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("the montage shows every method's slices, titles, PSNR/NRMSE and an error scale", "[figures]") {
+  if (!figures_available()) FHD_SKIP("built without Cairo");
+  const ImageGrid g{16, 16, 16};
+  std::vector<float> err(g.voxels(), 0.0f);
+  err[0] = 0.25f;
+  const Figure f = render_montage({{"phantom", ball(g, 5), {}, {}, false},
+                                   {"iterative", ball(g, 4.5f), 31.25, 0.0842, false},
+                                   {"|iterative - phantom|", err, {}, {}, true}},
+                                  g, "test montage");
+  require_readable(f);
+  // 16 voxels -> 13x (208 px tiles): three slice rows, three columns plus the colour bar.
+  CHECK(f.height >= 3 * 208);
+  CHECK(f.width >= 3 * 208 + 80);
+  CHECK(f.width <= 1920);
+  for (const char* s : {"test montage", "phantom", "iterative", "PSNR 31.25 dB", "NRMSE 0.0842", "axial", "coronal",
+                        "sagittal", "absolute error", "0.2"}) {
+    INFO(s);
+    CHECK(has_text(f, s));
+  }
+  // The enlarged tiles are nearest-neighbour: a 13x13 block of one value.
+  CHECK(f.width < 2000);
+}
+
+TEST_CASE("a 2D montage has one row and is enlarged for the screen", "[figures]") {
+  if (!figures_available()) FHD_SKIP("built without Cairo");
+  const ImageGrid g{32, 32, 1};
+  const Figure f = render_montage({{"iterative", ball(g, 10), 28.0, 0.1, false}}, g, "2d");
+  require_readable(f);
+  CHECK(has_text(f, "axial"));
+  CHECK(!has_text(f, "coronal"));
+  CHECK(f.height >= 192);  // 32 -> 6x
+}
+
+TEST_CASE("the convergence plot names the residual, the PSNR peak and the reference levels", "[figures]") {
+  if (!figures_available()) FHD_SKIP("built without Cairo");
+  std::vector<double> res, psnr;
+  for (int i = 0; i <= 20; ++i) {
+    res.push_back(std::pow(0.7, i));
+    psnr.push_back(30 - 0.05 * (i - 8) * (i - 8));  // peaks at iteration 8
+  }
+  const Figure f = render_convergence(res, psnr, {{"gridding-kb", 24.5, {200, 110, 20}}, {"ceiling", 33.0}}, "conv");
+  require_readable(f);
+  for (const char* s : {"relative residual", "PSNR (dB)", "best 30 dB at iteration 8", "gridding-kb 24.5 dB",
+                        "ceiling 33 dB", "CG iteration"})
+    CHECK(has_text(f, s));
+  const Figure one = render_convergence(res, {}, {}, "no phantom");
+  require_readable(one);
+  CHECK(one.width < f.width);
+  CHECK(!has_text(one, "PSNR"));
+}
+
+TEST_CASE("the bench ladder labels every bar with its value and names the ceilings", "[figures]") {
+  if (!figures_available()) FHD_SKIP("built without Cairo");
+  const Figure f = render_bars({{"naive", 1.5e11}, {"coarsened", 4.2e11}, {"broken", 0}},
+                               {{"SFU ceiling", 6e11}, {"FP32 ceiling", 9e11}}, "ladder", "pairs per second");
+  require_readable(f);
+  for (const char* s : {"naive", "coarsened", "1.5e+11", "4.2e+11", "failed", "SFU ceiling 6e+11",
+                        "FP32 ceiling 9e+11", "pairs per second"})
+    CHECK(has_text(f, s));
+}
+
+TEST_CASE("the batch sheet shows one captioned tile per scan, failed ones marked", "[figures]") {
+  if (!figures_available()) FHD_SKIP("built without Cairo");
+  const ImageGrid g{24, 24, 1};
+  const Figure f = render_sheet({{"a.h5", "PSNR 30.1 dB", ball(g, 8), 24, 24, false},
+                                 {"b.mrd", "failed: bad header", {}, 0, 0, true}},
+                                "batch");
+  require_readable(f);
+  for (const char* s : {"a.h5", "b.mrd", "PSNR 30.1 dB", "failed: bad header", "no image (failed)"}) CHECK(has_text(f, s));
+}
+
+TEST_CASE("write_figure writes a PNG of the figure's size, atomically", "[figures]") {
+  if (!figures_available()) FHD_SKIP("built without Cairo");
+  fhd::test::TempDir dir;
+  const Figure f = render_bars({{"x", 1.0}}, {}, "t", "u");
+  write_figure(dir.file("b.png"), f);
+  std::ifstream in(dir.file("b.png"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(bytes.size() > 24);
+  CHECK(bytes.compare(1, 3, "PNG") == 0);
+  auto be32 = [&](int at) {
+    return (unsigned(uint8_t(bytes[at])) << 24) | (unsigned(uint8_t(bytes[at + 1])) << 16) |
+           (unsigned(uint8_t(bytes[at + 2])) << 8) | unsigned(uint8_t(bytes[at + 3]));
+  };
+  CHECK(be32(16) == unsigned(f.width));
+  CHECK(be32(20) == unsigned(f.height));
+  CHECK(dir.entries() == 1);
+}
