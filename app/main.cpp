@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "app/commands.hpp"
+#include "fhd_git_revision.h"  // generated in the build directory
 #include "app/log.hpp"
 #include "app/recon_options.hpp"
 #include "io/atomic_file.hpp"

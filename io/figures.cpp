@@ -461,6 +461,16 @@ Figure render_bars(const std::vector<LabelledBar>& bars, const std::vector<RefLe
 
 // ------------------------------------------------------------ batch sheet
 
+namespace {
+// Shortened with "..." to fit `width`: a file name keeps its end, a caption its start.
+std::string fit(Canvas& cv, std::string s, double width, double size, bool bold, bool keep_end) {
+  if (cv.text_width(s, size, bold) <= width) return s;
+  while (s.size() > 1 && cv.text_width((keep_end ? "..." + s : s + "..."), size, bold) > width)
+    s = keep_end ? s.substr(1) : s.substr(0, s.size() - 1);
+  return keep_end ? "..." + s : s + "...";
+}
+}  // namespace
+
 Figure render_sheet(const std::vector<SheetTile>& tiles, const std::string& title) {
   const int tile = 200, gap = 16, cap = 40;
   const int per_row = std::max(1, std::min<int>(5, int(tiles.size())));
@@ -471,10 +481,9 @@ Figure render_sheet(const std::vector<SheetTile>& tiles, const std::string& titl
   for (std::size_t i = 0; i < tiles.size(); ++i) {
     const SheetTile& t = tiles[i];
     const double x = gap + (i % per_row) * (tile + gap), y = 50 + (i / per_row) * (tile + cap + gap);
-    std::string name = t.name;
-    while (name.size() > 4 && cv.text_width(name, 13, true) > tile) name = "..." + name.substr(4);
-    cv.text(name, x + tile / 2.0, y, 13, 0.5, true);
-    cv.text(t.caption, x + tile / 2.0, y + 18, 12, 0.5, false, t.failed ? Rgb{180, 40, 40} : kBlack);
+    cv.text(fit(cv, t.name, tile, 13, true, true), x + tile / 2.0, y, 13, 0.5, true);
+    cv.text(fit(cv, t.caption, tile, 12, false, false), x + tile / 2.0, y + 18, 12, 0.5, false,
+            t.failed ? Rgb{180, 40, 40} : kBlack);
     const double iy = y + cap;
     if (t.slice.empty() || t.w <= 0 || t.h <= 0 || t.slice.size() != std::size_t(t.w) * t.h) {
       cv.rect(x, iy, tile, tile, {235, 235, 235});

@@ -31,6 +31,21 @@ std::map<std::string, std::string> snapshot(const fs::path& d) {
   return files;
 }
 
+// Per process: test runs of several checkouts at once never share a directory.
+// Removed when the test program ends.
+struct Scratch {
+  std::string prefix = "fhdrecon-out" + std::to_string(::getpid()) + "-";
+  ~Scratch() {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(fs::temp_directory_path(), ec))
+      if (e.path().filename().string().rfind(prefix, 0) == 0) fs::remove_all(e.path(), ec);
+  }
+} g_scratch;
+
+fs::path fresh(const std::string& name) {
+  return fhd::test::fresh_temp_dir("out" + std::to_string(::getpid()), name);
+}
+
 // No staging directory beside d, no temporary inside it.
 void require_no_temporaries(const fs::path& d) {
   const std::string prefix = "." + d.filename().string() + ".fhdtmp-";
@@ -64,7 +79,7 @@ std::string shell(const std::string& script) {
 }  // namespace
 
 TEST_CASE("a full disk (RLIMIT_FSIZE) fails with one line and keeps the previous set", "[outputs]") {
-  const fs::path d = fhd::test::fresh_temp_dir("out", "full");
+  const fs::path d = fresh("full");
   const auto before = good_set(d);
   // 8 KiB per file: the report fits, images.h5 does not. SIGXFSZ ignored: write() fails with EFBIG.
   const std::string out = shell("trap \"\" XFSZ; ulimit -f 8; $FHD " + kTiny + " --matrix 32 --out " + d.string() +
@@ -77,7 +92,7 @@ TEST_CASE("a full disk (RLIMIT_FSIZE) fails with one line and keeps the previous
 }
 
 TEST_CASE("SIGINT or SIGTERM between files or before the swap keeps the previous set", "[outputs]") {
-  const fs::path d = fhd::test::fresh_temp_dir("out", "signal");
+  const fs::path d = fresh("signal");
   const auto before = good_set(d);
   for (const char* hook : {"sigint@1", "sigterm@2", "sigint@4", "sigterm@swap"}) {
     const std::string out =
@@ -93,7 +108,7 @@ TEST_CASE("SIGINT or SIGTERM between files or before the swap keeps the previous
 
 TEST_CASE("a second writer into the same --out is refused; the first one's interrupt keeps the old set",
           "[outputs]") {
-  const fs::path d = fhd::test::fresh_temp_dir("out", "lock");
+  const fs::path d = fresh("lock");
   const auto before = good_set(d);
   const std::string staging = "." + d.filename().string() + ".fhdtmp-";
   const std::string out = shell(
@@ -113,7 +128,7 @@ TEST_CASE("a second writer into the same --out is refused; the first one's inter
 
 TEST_CASE("the next run removes what a killed run left; foreign files stay, subdirectories are refused",
           "[outputs]") {
-  const fs::path d = fhd::test::fresh_temp_dir("out", "stale");
+  const fs::path d = fresh("stale");
   good_set(d);
   const fs::path stale = d.parent_path() / ("." + d.filename().string() + ".fhdtmp-999999");
   fs::create_directories(stale);
@@ -139,7 +154,7 @@ TEST_CASE("--out \"\" and an unusable --json are refused before any work", "[out
   CliRun r = run_cli(kTiny + " --out \"\"");
   CHECK(r.code == 2);
   CHECK(r.out.find("--out") != std::string::npos);
-  const fs::path d = fhd::test::fresh_temp_dir("out", "json");
+  const fs::path d = fresh("json");
   fs::create_directories(d / "adir");
   r = run_cli(kTiny + " --out " + (d / "o").string() + " --json " + (d / "adir").string());
   CHECK(r.code == 2);
@@ -152,7 +167,7 @@ TEST_CASE("--out \"\" and an unusable --json are refused before any work", "[out
 }
 
 TEST_CASE("synth to .h5 and .mrd on a full disk keeps the old file", "[outputs]") {
-  const fs::path d = fhd::test::fresh_temp_dir("out", "synth");
+  const fs::path d = fresh("synth");
   fs::create_directories(d);
   for (const char* name : {"scan.h5", "scan.mrd"}) {
     const fs::path f = d / name;
@@ -188,7 +203,7 @@ TEST_CASE("--version names the git revision and whether CUDA is built in", "[out
 
 TEST_CASE("--save cfl: bart reads our image with BART's dimension order and the same values", "[outputs][bart]") {
   if (std::system("command -v bart >/dev/null 2>&1") != 0) FHD_SKIP("bart not installed");
-  const fs::path d = fhd::test::fresh_temp_dir("out", "cfl");
+  const fs::path d = fresh("cfl");
   CliRun r = run_cli(kTiny + " --save cfl,nii --out " + d.string());
   INFO(r.out);
   REQUIRE(r.code == 0);
