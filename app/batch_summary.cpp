@@ -1,6 +1,7 @@
 #include "app/batch_summary.hpp"
 
 #include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
 
 #include <cmath>
 #include <filesystem>
@@ -8,7 +9,9 @@
 #include <map>
 #include <set>
 
+#include "app/outputs.hpp"
 #include "app/recon_options.hpp"
+#include "io/figures.hpp"
 #include "io/report.hpp"
 #include "recon/error.hpp"
 
@@ -149,11 +152,27 @@ json summary_json(const std::vector<BatchRow>& rows) {
   return j;
 }
 
+namespace {
+// DIR/overview.png (app/outputs.hpp): a picture, so failing to draw it is a
+// warning, never a failed batch.
+void write_overview(const std::string& dir, const std::vector<BatchRow>& rows) {
+  if (!figures_available()) return;
+  std::vector<SheetEntry> scans;
+  for (const BatchRow& r : rows) scans.push_back({r.file, r.status, r.reason, r.output, r.iter_psnr});
+  try {
+    write_batch_sheet(dir + "/overview.png", scans);
+  } catch (const std::exception& e) {
+    spdlog::warn("batch overview not drawn: {}", e.what());
+  }
+}
+}  // namespace
+
 void write_summary(const std::string& dir, const std::vector<BatchRow>& rows, const json& extra) {
   json j = summary_json(rows);
   for (const auto& kv : extra.items()) j[kv.key()] = kv.value();
   write_text(dir + "/summary.csv", summary_csv(rows));
   write_json(dir + "/summary.json", j);
+  write_overview(dir, rows);
 }
 
 // ---------------------------------------------------------------- shards

@@ -3,10 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 #include "io/cfl.hpp"
 #include "io/figures.hpp"
+#include "io/h5util.hpp"
 #include "io/image_out.hpp"
 #include "io/report.hpp"
 #include "recon/error.hpp"
@@ -153,6 +156,56 @@ void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohman
   set.commit();
   if (!plan.json.empty()) write_json(plan.json, j);
   spdlog::info("wrote {}{}", set.dir(), plan.json.empty() ? "" : " and " + plan.json);
+}
+
+namespace {
+
+// The central axial slice (z = nz/2) of DIR/images.h5's "iterative"; empty if unreadable.
+SheetTile central_slice(const std::string& dir) {
+  SheetTile t;
+  try {
+    h5::QuietErrors quiet;
+    h5::Handle f = h5::open_read(dir + "/images.h5");
+    h5::Handle ds(H5Dopen2(f.get(), "iterative", H5P_DEFAULT), H5Dclose);
+    if (!ds.ok()) return t;
+    const std::vector<hsize_t> dims = h5::shape(ds.get());  // [nz, ny, nx]
+    if (dims.size() != 3 || dims[1] * dims[2] > (1u << 24)) return t;
+    h5::Handle space(H5Dget_space(ds.get()), H5Sclose);
+    const hsize_t start[3] = {dims[0] / 2, 0, 0}, count[3] = {1, dims[1], dims[2]};
+    h5::check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr), "select slice");
+    h5::Handle mem(H5Screate_simple(3, count, nullptr), H5Sclose);
+    std::vector<float> slice(dims[1] * dims[2]);
+    h5::check(H5Dread(ds.get(), H5T_NATIVE_FLOAT, mem.get(), space.get(), H5P_DEFAULT, slice.data()), "read slice");
+    t.w = int(dims[2]);
+    t.h = int(dims[1]);
+    t.slice = std::move(slice);
+  } catch (const std::exception&) {
+    t.slice.clear();
+  }
+  return t;
+}
+
+}  // namespace
+
+void write_batch_sheet(const std::string& path, const std::vector<SheetEntry>& scans) {
+  std::vector<SheetTile> tiles;
+  int failed = 0;
+  for (const SheetEntry& e : scans) {
+    SheetTile t = e.status == "failed" ? SheetTile{} : central_slice(e.output_dir);
+    t.name = std::filesystem::path(e.file).filename().string();
+    t.failed = e.status == "failed";
+    failed += t.failed;
+    char psnr[32] = "";
+    if (e.psnr) std::snprintf(psnr, sizeof psnr, "PSNR %.2f dB", *e.psnr);
+    // The reason's last part (the problem); its file part repeats the tile's name.
+    const std::size_t cut = e.reason.rfind(": ");
+    t.caption = t.failed ? "failed: " + (cut == std::string::npos ? e.reason : e.reason.substr(cut + 2)) : e.psnr ? std::string(psnr) + (e.status == "skipped" ? " (up to date)" : "")
+                                                          : e.status;
+    tiles.push_back(std::move(t));
+  }
+  const std::string title = "fhdrecon batch: " + std::to_string(scans.size()) + " scans, " +
+                            std::to_string(int(scans.size()) - failed) + " ok, " + std::to_string(failed) + " failed";
+  write_figure(path, render_sheet(tiles, title));
 }
 
 void discard_outputs(OutputPlan& plan) noexcept { plan.set.reset(); }

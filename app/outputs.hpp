@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <memory>
+#include <optional>
+#include <vector>
 #include <set>
 #include <string>
 
@@ -39,5 +41,15 @@ void discard_outputs(OutputPlan& plan) noexcept;
 // The montage's columns: phantom (when known), every method, |iterative| - phantom.
 void write_montage(const std::string& path, const ReconResult& res);
 void write_convergence(const std::string& path, const ReconResult& res);
+
+// One scan of a batch for its overview sheet.
+struct SheetEntry {
+  std::string file, status, reason;  // status: ok | skipped | failed
+  std::string output_dir;            // holds images.h5 when the scan ran
+  std::optional<double> psnr;        // iterative, when known
+};
+// The batch overview: each scan's central axial slice of the iterative image
+// (read back from its images.h5) captioned with its PSNR or why it failed.
+void write_batch_sheet(const std::string& path, const std::vector<SheetEntry>& scans);
 
 }  // namespace fhd::app

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "catch.hpp"
+#include "io/figures.hpp"
 #include "test_util.hpp"
 
 namespace fs = std::filesystem;
@@ -233,3 +234,25 @@ TEST_CASE("--save cfl: bart reads our image with BART's dimension order and the 
   CHECK(worst < 1e-5 * peak);  // bart prints 7 significant digits
 }
 #endif
+
+TEST_CASE("batch writes an overview sheet of its scans", "[outputs][batch]") {
+  if (!fhd::figures_available()) FHD_SKIP("built without Cairo");
+  const fs::path in = fresh("sheet-in"), out = fresh("sheet-out");
+  fs::create_directories(in);
+  REQUIRE(run_cli("--quiet synth --phantom shepp2d --matrix 16 --spokes 16 -o " + (in / "a.h5").string()).code == 0);
+  std::ofstream(in / "bad.h5") << "not hdf5";
+  CliRun r = run_cli("--quiet batch " + (in / "a.h5").string() + " " + (in / "bad.h5").string() +
+                     " --iters 3 --no-cache --out " + out.string());
+  INFO(r.out);
+  const fs::path png = out / "overview.png";
+  REQUIRE(fs::exists(png));
+  std::ifstream f(png, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  REQUIRE(bytes.size() > 24);
+  CHECK(bytes.compare(1, 3, "PNG") == 0);
+  // Two tiles side by side: wider than one 200-pixel tile, and a few kB of drawing.
+  const unsigned w = (unsigned(uint8_t(bytes[16])) << 24) | (unsigned(uint8_t(bytes[17])) << 16) |
+                     (unsigned(uint8_t(bytes[18])) << 8) | unsigned(uint8_t(bytes[19]));
+  CHECK(w > 400);
+  CHECK(bytes.size() > 4000);
+}
