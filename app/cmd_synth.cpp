@@ -20,9 +20,17 @@ struct SynthCommand {
 
 void run(const SynthCommand& c) {
   if (!c.source.input.empty()) throw InputError("synth: --input = " + c.source.input + ": synth writes a phantom scan; it reads none");
-  Source src = make_source(c.source);
-  src.scan.provenance["tool"] = std::string("fhdrecon ") + FHD_VERSION;
-  std::string written = write_scan_any(c.output, c.format, src.scan, src.readout);
+  if (c.source.virtual_coils > 0)
+    throw InputError("synth: --virtual-coils = " + std::to_string(c.source.virtual_coils) +
+                     ": synth writes the coils as received (compress when reconstructing)");
+  SourceOptions so = c.source;
+  so.prewhiten = false;  // the file keeps the raw coils and their noise samples
+  Source src = make_source(so);
+  std::vector<Scan> coils;
+  coils.push_back(std::move(src.scan));
+  for (Scan& s : src.more_coils) coils.push_back(std::move(s));
+  for (Scan& s : coils) s.provenance["tool"] = std::string("fhdrecon ") + FHD_VERSION;
+  std::string written = write_scan_any(c.output, c.format, coils, src.readout);
   spdlog::info("wrote {} ({})", written, src.description);
 }
 

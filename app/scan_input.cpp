@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <spdlog/spdlog.h>
 
 #include "app/memory_check.hpp"
 #include "io/cfl.hpp"
@@ -89,7 +90,7 @@ std::vector<Scan> read_hdf5(const std::string& path) {
     throw InputError(path, "/dataset", "ISMRMRD", "this fhdrecon was built without ISMRMRD");
 #endif
   }
-  return {read_scan(path, nullptr, memory_check_for(path))};
+  return read_scan_coils(path, nullptr, memory_check_for(path));
 }
 
 }  // namespace
@@ -104,7 +105,8 @@ std::vector<Scan> read_scans_any(const std::string& path, const std::string& tra
   return read_hdf5(path);
 }
 
-std::string write_scan_any(const std::string& path, const std::string& format, const Scan& scan, int readout) {
+std::string write_scan_any(const std::string& path, const std::string& format, const std::vector<Scan>& coils,
+                           int readout) {
   std::string e = extension(path);
   std::string f = format != "auto" ? format
                   : (e == ".mrd" || e == ".ismrmrd") ? "ismrmrd"
@@ -112,18 +114,19 @@ std::string write_scan_any(const std::string& path, const std::string& format, c
                                                      : "fhdrecon";
   if (f == "bart") {
     std::string base = cfl_base(path);
-    write_bart_scan(base + "_traj", base, {scan}, readout);
+    if (!coils[0].noise.empty()) spdlog::warn("{}: BART files have no noise acquisitions; the noise samples are not written", path);
+    write_bart_scan(base + "_traj", base, coils, readout);
     return base + ".cfl/.hdr and " + base + "_traj.cfl/.hdr";
   }
   if (f == "ismrmrd") {
 #ifdef FHD_HAVE_ISMRMRD
-    write_ismrmrd(path, {scan}, readout);
+    write_ismrmrd(path, coils, readout);
     return path;
 #else
     throw InputError(path, "--format", "ismrmrd", "this fhdrecon was built without ISMRMRD");
 #endif
   }
-  write_scan(path, scan);
+  write_scan_coils(path, coils);
   return path;
 }
 

@@ -14,9 +14,15 @@ namespace fhd::app {
 // file, field and value.
 std::vector<Scan> read_scans_any(const std::string& path, const std::string& traj_file, int matrix);
 
-// Writes a scan as `format` (fhdrecon | ismrmrd | bart | auto: from the name:
-// .mrd/.ismrmrd -> ISMRMRD, .cfl/.hdr or no extension -> BART, else fhdrecon HDF5).
+// Writes a scan's coils (sharing coils[0]'s trajectory) as `format` (fhdrecon |
+// ismrmrd | bart | auto: from the name: .mrd/.ismrmrd -> ISMRMRD, .cfl/.hdr or
+// no extension -> BART, else fhdrecon HDF5). Noise samples go where the format
+// has a place for them (not BART: a warning says they were left out).
 // Returns what was written (file names).
-std::string write_scan_any(const std::string& path, const std::string& format, const Scan& scan, int readout);
+std::string write_scan_any(const std::string& path, const std::string& format, const std::vector<Scan>& coils,
+                           int readout);
+inline std::string write_scan_any(const std::string& path, const std::string& format, const Scan& scan, int readout) {
+  return write_scan_any(path, format, std::vector<Scan>{scan}, readout);
+}
 
 }  // namespace fhd::app

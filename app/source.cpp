@@ -6,6 +6,9 @@
 #include <stdexcept>
 
 #include "app/memory_check.hpp"
+#include "phantom/coils.hpp"
+#include "recon/coil_compress.hpp"
+#include "recon/coil_noise.hpp"
 #include "app/scan_input.hpp"
 #include "recon/error.hpp"
 
@@ -33,6 +36,15 @@ void add_source_options(CLI::App& cmd, SourceOptions& o) {
       ->check(finite_number())
       ->check(CLI::Range(0.0, 10.0));
   cmd.add_option("--seed", o.seed, "seed for noise and random trajectories")->capture_default_str();
+  cmd.add_option("--coils", o.coils, "receive coils of a synthesized scan (smooth analytic maps, correlated noise)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd.add_option("--noise-samples", o.noise_samples, "noise-calibration samples per coil (with --coils and --noise)")
+      ->check(CLI::Range(std::size_t(16), std::size_t(1) << 24))
+      ->capture_default_str();
+  cmd.add_flag("!--no-prewhiten", o.prewhiten, "keep the coils' noise as it is (default: prewhiten with the noise samples)");
+  cmd.add_option("--virtual-coils", o.virtual_coils, "compress the coils to K virtual coils (SVD of the data)")
+      ->check(CLI::Range(1, 1024));
 }
 
 std::size_t default_samples(int matrix, bool is3d) {
@@ -44,6 +56,30 @@ std::size_t default_samples(int matrix, bool is3d) {
 }
 
 namespace {
+
+// The phantom seen by o.coils coils (exact k-space per coil) with correlated
+// noise and, when noisy, a noise calibration: src.scan is coil 0.
+void synthesize_coil_scans(Source& src, const SourceOptions& o) {
+  Scan& s = src.scan;
+  CoilSpec spec;
+  spec.coils = o.coils;
+  spec.dims = src.phantom->dims();
+  spec.seed = o.seed;
+  CoilData data = synthesize_coils(*src.phantom, make_coil_array(spec), s.traj, s.grid.nx, s.grid.ny, s.grid.nz);
+  CoilData noise(o.coils);
+  if (o.noise > 0) {
+    // Distinct streams for the noise model, the data's noise and the calibration.
+    const NoiseModel model = make_noise_model(o.coils, o.seed + 1);
+    const double sigma = add_coil_noise(data, model, o.noise, o.seed);
+    noise = noise_scan(model, sigma, o.noise_samples, o.seed + 2);
+  }
+  src.more_coils.assign(o.coils - 1, s);
+  for (int c = 0; c < o.coils; ++c) {
+    Scan& coil = c == 0 ? s : src.more_coils[c - 1];
+    coil.data = std::move(data[c]);
+    coil.noise = std::move(noise[c]);
+  }
+}
 
 Source from_phantom(const SourceOptions& o) {
   Source src;
@@ -69,16 +105,26 @@ Source from_phantom(const SourceOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw InputError(e.what());
   }
-  s.data = synthesize(*src.phantom, s.traj, s.grid.nx, s.grid.ny, s.grid.nz);
-  if (o.noise > 0) add_noise(s.data, o.noise, o.seed);
+  if (o.coils > 1) {
+    synthesize_coil_scans(src, o);
+  } else {
+    s.data = synthesize(*src.phantom, s.traj, s.grid.nx, s.grid.ny, s.grid.nz);
+    if (o.noise > 0) add_noise(s.data, o.noise, o.seed);
+  }
   s.provenance = {{"phantom", o.phantom},
                   {"trajectory", spec.kind},
                   {"matrix", std::to_string(n)},
                   {"samples", std::to_string(s.traj.size())},
                   {"noise", std::to_string(o.noise)},
                   {"seed", std::to_string(o.seed)}};
-  src.description = fmt::format("{} {}^{} | {} | {} samples | noise {}", o.phantom, n, is3d ? 3 : 2,
-                                 spec.kind, s.traj.size(), o.noise);
+  if (o.coils > 1) {
+    s.provenance["coils"] = std::to_string(o.coils);
+    s.provenance["coil_maps"] = "bumps";  // make_coil_array's default spec with seed: regenerable
+    for (Scan& c : src.more_coils) c.provenance = s.provenance;
+  }
+  src.description = fmt::format("{} {}^{} | {} | {} samples | noise {}{}", o.phantom, n, is3d ? 3 : 2,
+                                 spec.kind, s.traj.size(), o.noise,
+                                 o.coils > 1 ? fmt::format(" | {} coils", o.coils) : "");
   return src;
 }
 
@@ -101,8 +147,41 @@ Source from_file(const SourceOptions& o) {
   return src;
 }
 
+// Prewhitening (before anything else: the noise as received), then compression.
+void process_coils(Source& src, const SourceOptions& o) {
+  if (src.more_coils.empty() || (!o.prewhiten && o.virtual_coils == 0)) return;
+  std::vector<Scan> coils;
+  coils.push_back(std::move(src.scan));
+  for (Scan& c : src.more_coils) coils.push_back(std::move(c));
+  src.more_coils.clear();
+  auto put_back = [&] {
+    src.scan = std::move(coils[0]);
+    src.more_coils.assign(std::make_move_iterator(coils.begin() + 1), std::make_move_iterator(coils.end()));
+  };
+  try {
+    if (o.prewhiten && prewhiten(coils)) {
+      spdlog::info("{} coils prewhitened with {} noise samples each", coils.size(), coils[0].noise.size());
+      for (Scan& c : coils) c.provenance["prewhitened"] = "yes";
+    }
+    if (o.virtual_coils > 0 && o.virtual_coils < int(coils.size())) {
+      const std::size_t from = coils.size();
+      const Compression c = compress_coils(coils, o.virtual_coils);
+      spdlog::info("{} coils compressed to {} virtual coils ({:.2f}% of the energy)", from, coils.size(), 100 * c.kept());
+      for (Scan& s : coils) s.provenance["virtual_coils"] = std::to_string(coils.size()) + " of " + std::to_string(from);
+    }
+  } catch (...) {
+    put_back();  // the steps check before they change anything
+    throw;
+  }
+  put_back();
+}
+
 }  // namespace
 
-Source make_source(const SourceOptions& o) { return o.input.empty() ? from_phantom(o) : from_file(o); }
+Source make_source(const SourceOptions& o) {
+  Source src = o.input.empty() ? from_phantom(o) : from_file(o);
+  process_coils(src, o);
+  return src;
+}
 
 }  // namespace fhd::app

@@ -22,6 +22,10 @@ struct SourceOptions {
   std::size_t samples = 0;  // 0: the default for the matrix (docs/usage.md)
   double noise = 0;
   std::uint64_t seed = 1;
+  int coils = 1;                     // > 1: a receive array (phantom/coils.hpp, docs/coils.md)
+  std::size_t noise_samples = 4096;  // per coil, the noise calibration written with --coils and --noise
+  bool prewhiten = true;             // prewhiten the coils with their noise samples, when they have some
+  int virtual_coils = 0;             // > 0: compress the coils to this many (after prewhitening)
 };
 
 void add_source_options(CLI::App& cmd, SourceOptions& o);

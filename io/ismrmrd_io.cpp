@@ -120,6 +120,7 @@ void check_record(const AcqRecord& r, hsize_t i, const std::string& path) {
 
 struct AcqTotals {
   std::size_t samples = 0, channels = 0;
+  std::size_t noise_values = 0;  // noise samples x channels
 };
 
 // Checks every acquisition (noise ones too: libismrmrd reads them all) and
@@ -137,7 +138,10 @@ AcqTotals check_acquisitions(const std::string& path) {
   for (hsize_t i = 0; i < dims[0]; ++i) {
     const AcqRecord r = read_record(ds.get(), mem.get(), i, path);
     check_record(r, i, path);
-    if (r.head.flags & (std::uint64_t(1) << (ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT - 1))) continue;
+    if (r.head.flags & (std::uint64_t(1) << (ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT - 1))) {
+      t.noise_values += std::size_t(r.head.samples) * r.head.channels;
+      continue;
+    }
     if (r.head.pre + r.head.post < r.head.samples) t.samples += r.head.samples - r.head.pre - r.head.post;
     t.channels = std::max<std::size_t>(t.channels, r.head.channels);
   }
@@ -197,6 +201,30 @@ void take_acquisition(ISMRMRD::Acquisition& acq, std::uint32_t index, const std:
     }
 }
 
+// Appends a noise-measurement acquisition's samples to each channel's noise.
+void take_noise(ISMRMRD::Acquisition& acq, std::uint32_t index, const std::string& path,
+                std::vector<std::vector<cfloat>>& noise) {
+  if (noise.empty()) noise.resize(acq.active_channels());
+  if (acq.active_channels() != noise.size() || noise.empty())
+    throw InputError(path, "/dataset/data[" + std::to_string(index) + "].active_channels (noise)",
+                     std::to_string(acq.active_channels()),
+                     "must be > 0 and the same in every noise acquisition (first had " + std::to_string(noise.size()) + ")");
+  for (int s = 0; s < acq.number_of_samples(); ++s)
+    for (std::size_t c = 0; c < noise.size(); ++c) noise[c].push_back(acq.data(s, c));
+}
+
+// Noise samples belong to the channels of the data: same count, all finite.
+void attach_noise(const std::string& path, std::vector<std::vector<cfloat>>& noise, std::vector<Scan>& coils) {
+  if (noise.empty()) return;
+  if (noise.size() != coils.size())
+    throw InputError(path, "/dataset/data noise active_channels", std::to_string(noise.size()),
+                     "must equal the data's " + std::to_string(coils.size()) + " channels");
+  for (std::size_t c = 0; c < coils.size(); ++c) {
+    validate_finite(noise[c], path, "/dataset/data noise sample (channel " + std::to_string(c) + ")");
+    coils[c].noise = std::move(noise[c]);
+  }
+}
+
 ISMRMRD::TrajectoryType trajectory_type(const Scan& s) {
   auto it = s.provenance.find("trajectory");
   const std::string kind = it == s.provenance.end() ? "" : it->second;
@@ -241,6 +269,27 @@ void check_coils(const std::string& path, const std::vector<Scan>& coils, int re
   if (m / r > 65536)
     throw InputError(path, "readout", std::to_string(r), "too many acquisitions for kspace_encode_step_1 (16-bit)");
   if (coils.size() > 1024) throw InputError(path, "coils", std::to_string(coils.size()), "ISMRMRD allows 1024 channels");
+  for (std::size_t c = 0; c < coils.size(); ++c)
+    if (coils[c].noise.size() != coils[0].noise.size())
+      throw InputError(path, "coil " + std::to_string(c) + " noise length", std::to_string(coils[c].noise.size()),
+                       "must equal coil 0's " + std::to_string(coils[0].noise.size()) + " noise samples");
+}
+
+// The noise calibration first, as scanners record it: acquisitions of up to
+// `r` samples flagged ISMRMRD_ACQ_IS_NOISE_MEASUREMENT, no trajectory.
+void write_noise(ISMRMRD::Dataset& d, const std::vector<Scan>& coils, std::size_t r) {
+  const std::size_t total = coils[0].noise.size();
+  for (std::size_t first = 0; first < total; first += r) {
+    const std::size_t n = std::min(r, total - first);
+    ISMRMRD::Acquisition acq(std::uint16_t(n), std::uint16_t(coils.size()), 0);
+    acq.available_channels() = std::uint16_t(coils.size());
+    for (std::size_t c = 0; c < coils.size(); ++c) acq.setChannelActive(std::uint16_t(c));
+    acq.setFlag(ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT);
+    for (std::size_t s = 0; s < n; ++s)
+      for (std::size_t c = 0; c < coils.size(); ++c)
+        acq.data(std::uint16_t(s), std::uint16_t(c)) = coils[c].noise[first + s];
+    d.appendAcquisition(acq);
+  }
 }
 
 void write_acquisitions(ISMRMRD::Dataset& d, const std::vector<Scan>& coils, std::size_t r) {
@@ -278,6 +327,7 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, co
   const AcqTotals totals = check_acquisitions(path);
   h5::QuietErrors quiet;
   std::vector<Scan> coils;
+  std::vector<std::vector<cfloat>> noise;
   ImageGrid grid;
   ISMRMRD::IsmrmrdHeader h;
   try {
@@ -287,7 +337,8 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, co
     grid = {int(enc.x), int(enc.y), int(enc.z)};
     validate_grid(grid, path, "/dataset/xml encoding[0].encodedSpace.matrixSize");
     // Each coil keeps its own copy of k (3 floats) beside its data.
-    check_allocation(double(totals.samples) * double(totals.channels) * 20.0, path, "/dataset/data samples",
+    check_allocation(double(totals.samples) * double(totals.channels) * 20.0 + 8.0 * double(totals.noise_values), path,
+                     "/dataset/data samples",
                      std::to_string(totals.samples) + " x " + std::to_string(totals.channels) + " channels");
     if (size_check) size_check(grid, totals.samples, totals.channels);
     const bool norm = wants_normalized(h, path, normalized_traj);
@@ -296,8 +347,10 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, co
     ISMRMRD::Acquisition acq;
     for (std::uint32_t i = 0; i < n; ++i) {
       d.readAcquisition(i, acq);
-      if (acq.isFlagSet(ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT)) continue;
-      take_acquisition(acq, i, path, coils, scale);
+      if (acq.isFlagSet(ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT))
+        take_noise(acq, i, path, noise);
+      else
+        take_acquisition(acq, i, path, coils, scale);
     }
   } catch (const InputError&) {
     throw;
@@ -308,6 +361,7 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, co
     throw InputError(path, "/dataset", "(unreadable)", "ISMRMRD cannot read it: " + why);
   }
   if (coils.empty()) throw InputError(path, "/dataset/data", "0 acquisitions", "no (non-noise) readouts");
+  attach_noise(path, noise, coils);
   for (std::size_t c = 0; c < coils.size(); ++c) {
     Scan& s = coils[c];
     s.grid = grid;
@@ -346,6 +400,7 @@ void write_ismrmrd(const std::string& path, const std::vector<Scan>& coils, int 
   try {
     ISMRMRD::Dataset d(out.tmp().c_str(), "dataset", true);
     d.writeHeader(header_xml(coils[0], coils[0].traj.size() / r, fov_mm));
+    write_noise(d, coils, std::min<std::size_t>(r, 65535));
     write_acquisitions(d, coils, r);
   } catch (const InputError&) {
     throw;

@@ -21,8 +21,9 @@ namespace fhd {
 
 // One Scan per receive channel (same trajectory), in acquisition order,
 // samples [discard_pre, number_of_samples - discard_post) of each readout.
-// Noise-measurement acquisitions are skipped. Coil combination (root sum of
-// squares) is the app's job. Validated like a scan file. Every acquisition
+// Noise-measurement acquisitions (ISMRMRD_ACQ_IS_NOISE_MEASUREMENT) go to each
+// channel's Scan::noise, all their samples, in file order. Coil combination is
+// the app's job. Validated like a scan file. Every acquisition
 // header is checked against the stored traj/data lengths (HDF5, directly) and
 // the totals against memory before libismrmrd reads anything; `check`, if
 // given, is called with the grid, samples per coil and coils before the samples are read.
@@ -31,7 +32,9 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj = f
 // Writes coils (sharing coils[0]'s trajectory) as acquisitions of `readout`
 // samples (0 = all samples in one acquisition); readout must fit number_of_samples
 // (16-bit, <= 65535) and divide the sample count. Scan provenance goes to
-// userParameterString "provenance.<key>" and comes back on reading.
+// userParameterString "provenance.<key>" and comes back on reading. The coils'
+// noise samples (Scan::noise, equal counts) are written first as noise
+// acquisitions of up to `readout` samples.
 void write_ismrmrd(const std::string& path, const std::vector<Scan>& coils, int readout,
                    const FovMm& fov_mm = kDefaultFov);
 

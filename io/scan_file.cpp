@@ -18,12 +18,24 @@ using h5::write_dataset;
 
 // ---- writing ----
 
-void write_complex(hid_t file, const char* name, const std::vector<cfloat>& v) {
+void write_complex(hid_t file, const char* name, const std::vector<cfloat>& v, std::vector<hsize_t> dims) {
   Handle t = h5::complex_type();  // std::complex<float> is layout-compatible with {r, i}
-  write_dataset(file, name, t.get(), t.get(), {hsize_t(v.size())}, v.data());
+  write_dataset(file, name, t.get(), t.get(), dims, v.data());
 }
 
-void write_contents(hid_t f, const Scan& s, const std::array<float, 3>& fov) {
+// One coil's vector as [M], several as [C, M] (coil slowest).
+void write_coil_field(hid_t file, const char* name, const std::vector<const Scan*>& coils,
+                      std::vector<cfloat> Scan::*field) {
+  const std::vector<cfloat>& first = coils[0]->*field;
+  if (coils.size() == 1) return write_complex(file, name, first, {hsize_t(first.size())});
+  std::vector<cfloat> all;
+  all.reserve(coils.size() * first.size());
+  for (const Scan* c : coils) all.insert(all.end(), (c->*field).begin(), (c->*field).end());
+  write_complex(file, name, all, {hsize_t(coils.size()), hsize_t(first.size())});
+}
+
+void write_contents(hid_t f, const std::vector<const Scan*>& coils, const std::array<float, 3>& fov) {
+  const Scan& s = *coils[0];
   const std::size_t m = s.traj.size();
   std::vector<float> k(3 * m);
   for (std::size_t i = 0; i < m; ++i) {
@@ -32,15 +44,50 @@ void write_contents(hid_t f, const Scan& s, const std::array<float, 3>& fov) {
     k[3 * i + 2] = s.traj.kz[i];
   }
   write_dataset(f, "trajectory", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, {hsize_t(m), 3}, k.data());
-  write_complex(f, "kspace", s.data);
-  if (!s.phi.empty()) write_complex(f, "phi", s.phi);
+  write_coil_field(f, "kspace", coils, &Scan::data);
+  if (!s.noise.empty()) write_coil_field(f, "noise", coils, &Scan::noise);
+  if (!s.phi.empty()) write_complex(f, "phi", s.phi, {hsize_t(m)});
   if (!s.dcf.empty()) write_dataset(f, "dcf", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, {hsize_t(m)}, s.dcf.data());
-  h5::write_string_attr(f, "fhdrecon_schema", kScanSchemaVersion);
+  const bool coil_schema = coils.size() > 1 || !s.noise.empty();
+  h5::write_string_attr(f, "fhdrecon_schema", coil_schema ? kScanSchemaVersionCoils : kScanSchemaVersion);
   const int matrix[3] = {s.grid.nx, s.grid.ny, s.grid.nz};
   write_attr(f, "matrix", H5T_NATIVE_INT, H5T_STD_I32LE, 3, matrix);
   write_attr(f, "fov", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 3, fov.data());
   Handle g(check_id(H5Gcreate2(f, "provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "provenance"), H5Gclose);
   for (const auto& [key, value] : s.provenance) h5::write_string_attr(g.get(), key, value);
+}
+
+// The coils after the first: same sample count, finite; noise counts equal to coil 0's.
+void check_coils(const std::string& path, const std::vector<const Scan*>& coils) {
+  const std::size_t m = coils[0]->traj.size(), mn = coils[0]->noise.size();
+  for (std::size_t c = 0; c < coils.size(); ++c) {
+    const std::string coil = "coil " + std::to_string(c);
+    if (coils[c]->data.size() != m)
+      throw InputError(path, coil + " data length", std::to_string(coils[c]->data.size()),
+                       "must equal the trajectory's " + std::to_string(m) + " samples");
+    if (coils[c]->noise.size() != mn)
+      throw InputError(path, coil + " noise length", std::to_string(coils[c]->noise.size()),
+                       "must equal coil 0's " + std::to_string(mn) + " noise samples");
+    validate_finite(coils[c]->data, path, "/kspace[" + std::to_string(c) + "]");
+    validate_finite(coils[c]->noise, path, "/noise[" + std::to_string(c) + "]");
+  }
+}
+
+void write_coils(const std::string& path, const std::vector<const Scan*>& coils, const std::array<float, 3>& fov) {
+  if (coils.empty()) throw InputError(path, "coils", "0", "nothing to write");
+  validate_scan(*coils[0], path);  // never write a file our own reader would refuse
+  check_coils(path, coils);
+  for (float v : fov)
+    if (!(v > 0) || !std::isfinite(v)) throw InputError(path, "fov", std::to_string(v), "must be finite and > 0");
+  h5::QuietErrors quiet;
+  AtomicOutput out(path);
+  {
+    Handle f = h5::create_file(out.tmp());
+    write_contents(f.get(), coils, fov);
+    check(H5Fflush(f.get(), H5F_SCOPE_GLOBAL), "flush");
+    f.close("close " + path);  // checked: a failed close means a broken file
+  }
+  out.commit();
 }
 
 // ---- reading ----
@@ -145,6 +192,44 @@ struct Reader {
     return v;
   }
 
+  // [m] (one coil) or [C, m] (C coils, coil slowest); m = 0: any length > 0.
+  // coils > 0: the first dimension must be that (1 for rank 1). Returns the
+  // shape as (C, n) after checking it, the stored bytes and memory.
+  std::pair<std::size_t, std::size_t> coil_shape(hid_t d, const std::string& name, std::size_t m,
+                                                 std::size_t coils) const {
+    expect_complex(d, name);
+    auto dims = h5::shape(d);
+    const std::size_t c = dims.size() == 2 ? dims[0] : 1, n = dims.empty() ? 0 : dims.back();
+    const bool ok = (dims.size() == 1 || dims.size() == 2) && c > 0 && n > 0 && (m == 0 || n == m) &&
+                    (coils == 0 || c == coils) && c <= 1024;
+    if (!ok) {
+      std::string want = m ? "[" + std::to_string(m) + "] or [C," + std::to_string(m) + "]" : "[M] or [C,M], M > 0";
+      if (coils) want += " with C = " + std::to_string(coils) + " (the coils of /kspace)";
+      throw InputError(file, "/" + name + " shape", dims_text(dims), "expected " + want + ", C <= 1024");
+    }
+    expect_stored(d, name, dims);
+    return {c, n};
+  }
+
+  // The coil count of /kspace, checked, before anything is read.
+  std::size_t coil_count(std::size_t m) const {
+    Handle d = open("kspace", true);
+    return coil_shape(d.get(), "kspace", m, 0).first;
+  }
+
+  std::vector<std::vector<cfloat>> coil_complex(const std::string& name, std::size_t m, std::size_t coils,
+                                                bool required) const {
+    Handle d = open(name, required);
+    if (!d.ok()) return {};
+    const auto [c, n] = coil_shape(d.get(), name, m, coils);
+    std::vector<cfloat> all(c * n);
+    Handle t = h5::complex_type();
+    read(d.get(), t.get(), all.data(), name);
+    std::vector<std::vector<cfloat>> out(c);
+    for (std::size_t i = 0; i < c; ++i) out[i].assign(all.begin() + i * n, all.begin() + (i + 1) * n);
+    return out;
+  }
+
   std::vector<float> real(const std::string& name, std::size_t m) const {
     Handle d = open(name, false);
     if (!d.ok()) return {};
@@ -208,21 +293,16 @@ struct Reader {
 }  // namespace
 
 void write_scan(const std::string& path, const Scan& scan, const std::array<float, 3>& fov) {
-  validate_scan(scan, path);  // never write a file our own reader would refuse
-  for (float v : fov)
-    if (!(v > 0) || !std::isfinite(v)) throw InputError(path, "fov", std::to_string(v), "must be finite and > 0");
-  h5::QuietErrors quiet;
-  AtomicOutput out(path);
-  {
-    Handle f = h5::create_file(out.tmp());
-    write_contents(f.get(), scan, fov);
-    check(H5Fflush(f.get(), H5F_SCOPE_GLOBAL), "flush");
-    f.close("close " + path);  // checked: a failed close means a broken file
-  }
-  out.commit();
+  write_coils(path, {&scan}, fov);
 }
 
-Scan read_scan(const std::string& path, std::array<float, 3>* fov, const SizeCheck& check) {
+void write_scan_coils(const std::string& path, const std::vector<Scan>& coils, const std::array<float, 3>& fov) {
+  std::vector<const Scan*> ptrs;
+  for (const Scan& c : coils) ptrs.push_back(&c);
+  write_coils(path, ptrs, fov);
+}
+
+std::vector<Scan> read_scan_coils(const std::string& path, std::array<float, 3>* fov, const SizeCheck& check) {
   h5::QuietErrors quiet;
   Handle f = h5::open_read(path);
   Reader r{path, f.get()};
@@ -237,14 +317,35 @@ Scan read_scan(const std::string& path, std::array<float, 3>* fov, const SizeChe
   if (fov) *fov = fv;
   validate_grid(s.grid, path, "attribute matrix");
   const std::size_t m = r.samples();
-  if (check) check(s.grid, m, 1);
+  const std::size_t nc = r.coil_count(m);
+  if (check) check(s.grid, m, nc);
   r.trajectory(s.traj, m);
-  s.data = r.complex("kspace", m, true);
+  auto data = r.coil_complex("kspace", m, 0, true);
+  auto noise = r.coil_complex("noise", 0, nc, false);
   s.phi = r.complex("phi", m, false);
   s.dcf = r.real("dcf", m);
   s.provenance = r.provenance();
-  validate_scan(s, path, {"/trajectory", "/kspace", "/phi", "/dcf", "attribute matrix"});
-  return s;
+  std::vector<Scan> coils(nc, s);
+  for (std::size_t c = 0; c < nc; ++c) {
+    const std::string at = nc > 1 ? "[" + std::to_string(c) + "]" : "";
+    coils[c].data = std::move(data[c]);
+    if (!noise.empty()) coils[c].noise = std::move(noise[c]);
+    if (c == 0)  // the coils share trajectory, phi and dcf: check those once
+      validate_scan(coils[c], path, {"/trajectory", "/kspace" + at, "/phi", "/dcf", "attribute matrix"});
+    else
+      validate_finite(coils[c].data, path, "/kspace" + at);
+    validate_finite(coils[c].noise, path, "/noise" + at);
+    if (nc > 1) coils[c].provenance["coil"] = std::to_string(c);
+  }
+  return coils;
+}
+
+Scan read_scan(const std::string& path, std::array<float, 3>* fov, const SizeCheck& check) {
+  std::vector<Scan> coils = read_scan_coils(path, fov, check);
+  if (coils.size() != 1)
+    throw InputError(path, "/kspace coils", std::to_string(coils.size()),
+                     "a multi-coil file: read it with read_scan_coils (fhdrecon's readers do)");
+  return std::move(coils[0]);
 }
 
 }  // namespace fhd

@@ -30,6 +30,9 @@ class Phantom {
 std::unique_ptr<Phantom> make_phantom(const std::string& name);
 const std::vector<std::string>& phantom_names();
 
+// Voxel centre x_i = (i - N/2)/N with integer N/2, so index N/2 is the origin.
+inline double voxel_center(int i, int n) { return double(i - n / 2) / double(n); }
+
 // Reference image I0: the phantom at voxel centers x_i = (i - N/2)/N,
 // x fastest (index = ix + nx*(iy + ny*iz)).
 std::vector<float> voxel_image(const Phantom& p, int nx, int ny, int nz);
@@ -39,6 +42,9 @@ std::vector<float> voxel_image(const Phantom& p, int nx, int ny, int nz);
 // with nz == 1 (its kz = 0 data would be a projection, not the slice I0 holds).
 std::vector<std::complex<float>> synthesize(const Phantom& p, const Trajectory& t, int nx, int ny,
                                             int nz);
+
+// The checks synthesize() makes on the grid (also used by synthesize_coils).
+void check_synthesis_grid(const Phantom& p, int nx, int ny, int nz);
 
 // Adds complex Gaussian noise n_m = sigma * (g1 + i g2), g1, g2 independent
 // standard normals, sigma = rel_sigma * sqrt(mean_m |D_m|^2) (so E|n|^2 = 2 sigma^2).

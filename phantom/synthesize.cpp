@@ -11,9 +11,6 @@ void check_axis(const char* field, int n) {
   if (n < 1) throw std::invalid_argument(std::string(field) + " = " + std::to_string(n) + ": must be >= 1");
 }
 
-// Voxel center x_i = (i - N/2)/N with integer N/2, so index N/2 is the origin.
-double center(int i, int n) { return double(i - n / 2) / double(n); }
-
 }  // namespace
 
 std::vector<float> voxel_image(const Phantom& p, int nx, int ny, int nz) {
@@ -26,12 +23,11 @@ std::vector<float> voxel_image(const Phantom& p, int nx, int ny, int nz) {
     for (int iy = 0; iy < ny; ++iy)
       for (int ix = 0; ix < nx; ++ix)
         img[ix + std::size_t(nx) * (iy + std::size_t(ny) * iz)] =
-            float(p.image(center(ix, nx), center(iy, ny), center(iz, nz)));
+            float(p.image(voxel_center(ix, nx), voxel_center(iy, ny), voxel_center(iz, nz)));
   return img;
 }
 
-std::vector<std::complex<float>> synthesize(const Phantom& p, const Trajectory& t, int nx, int ny,
-                                            int nz) {
+void check_synthesis_grid(const Phantom& p, int nx, int ny, int nz) {
   check_axis("nx", nx);
   check_axis("ny", ny);
   check_axis("nz", nz);
@@ -43,6 +39,11 @@ std::vector<std::complex<float>> synthesize(const Phantom& p, const Trajectory& 
   // slice z = 0 that voxel_image (the reference) holds.
   if (p.dims() == 3 && nz == 1)
     throw std::invalid_argument("nz = 1: phantom " + p.name() + " is 3D and needs nz > 1");
+}
+
+std::vector<std::complex<float>> synthesize(const Phantom& p, const Trajectory& t, int nx, int ny,
+                                            int nz) {
+  check_synthesis_grid(p, nx, ny, nz);
   const double scale = double(nx) * ny * nz;
   const std::int64_t m = std::int64_t(t.size());
   std::vector<std::complex<float>> data(t.size());

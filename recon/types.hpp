@@ -39,6 +39,7 @@ struct Scan {
   std::vector<cfloat> data;  // D_m, non-unitary convention (CONVENTIONS.md)
   std::vector<cfloat> phi;   // Phi(k_m); empty means Phi = 1 (Dirac basis)
   std::vector<float> dcf;    // density weights for gridding; empty = compute
+  std::vector<cfloat> noise; // this coil's noise-only samples (noise calibration); empty = none
   std::map<std::string, std::string> provenance;  // "phantom", "trajectory", "seed", ...
 };
 

@@ -1,0 +1,164 @@
+#include "recon/coil_linalg.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#ifdef FHD_HAVE_CBLAS
+// LAPACK's complex Hermitian eigensolver, shipped inside Debian's OpenBLAS.
+extern "C" void zheev_(const char* jobz, const char* uplo, const int* n, std::complex<double>* a, const int* lda,
+                       double* w, std::complex<double>* work, const int* lwork, double* rwork, int* info);
+#endif
+
+namespace fhd {
+
+CMatrix CMatrix::identity(int n) {
+  CMatrix m(n, n);
+  for (int i = 0; i < n; ++i) m(i, i) = 1.0;
+  return m;
+}
+
+CMatrix multiply(const CMatrix& a, const CMatrix& b) {
+  if (a.cols != b.rows) throw std::invalid_argument("multiply: inner sizes differ");
+  CMatrix c(a.rows, b.cols);
+  for (int i = 0; i < a.rows; ++i)
+    for (int k = 0; k < a.cols; ++k) {
+      const cdouble aik = a(i, k);
+      for (int j = 0; j < b.cols; ++j) c(i, j) += aik * b(k, j);
+    }
+  return c;
+}
+
+CMatrix adjoint(const CMatrix& a) {
+  CMatrix t(a.cols, a.rows);
+  for (int i = 0; i < a.rows; ++i)
+    for (int j = 0; j < a.cols; ++j) t(j, i) = std::conj(a(i, j));
+  return t;
+}
+
+CMatrix cholesky(const CMatrix& a) {
+  const int n = a.rows;
+  CMatrix l(n, n);
+  double largest = 0;
+  for (int j = 0; j < n; ++j) largest = std::max(largest, a(j, j).real());
+  for (int j = 0; j < n; ++j) {
+    double d = a(j, j).real();
+    for (int k = 0; k < j; ++k) d -= std::norm(l(j, k));
+    // A pivot at rounding level means a (numerically) dependent row.
+    if (!(d > 1e-12 * largest) || !std::isfinite(d))
+      throw std::domain_error("cholesky: matrix is not positive definite (pivot " + std::to_string(j) + ")");
+    l(j, j) = std::sqrt(d);
+    for (int i = j + 1; i < n; ++i) {
+      cdouble s = a(i, j);
+      for (int k = 0; k < j; ++k) s -= l(i, k) * std::conj(l(j, k));
+      l(i, j) = s / l(j, j).real();
+    }
+  }
+  return l;
+}
+
+CMatrix lower_inverse(const CMatrix& l) {
+  const int n = l.rows;
+  CMatrix inv(n, n);
+  for (int j = 0; j < n; ++j) {  // column j of the inverse: forward substitution on e_j
+    inv(j, j) = 1.0 / l(j, j);
+    for (int i = j + 1; i < n; ++i) {
+      cdouble s = 0;
+      for (int k = j; k < i; ++k) s += l(i, k) * inv(k, j);
+      inv(i, j) = -s / l(i, i);
+    }
+  }
+  return inv;
+}
+
+namespace {
+
+double off_norm2(const CMatrix& a) {
+  double s = 0;
+  for (int i = 0; i < a.rows; ++i)
+    for (int j = 0; j < a.cols; ++j)
+      if (i != j) s += std::norm(a(i, j));
+  return s;
+}
+
+// Zeroes a(p,q) by V = P R, P = diag(1, e^{-i phi}) making the 2x2 block real,
+// R the real Jacobi rotation; A <- V^H A V, E <- E V.
+void rotate(CMatrix& a, CMatrix& e, int p, int q) {
+  const cdouble apq = a(p, q);
+  const double b = std::abs(apq);
+  if (b == 0) return;
+  const cdouble ph = std::conj(apq) / b;  // e^{-i phi}
+  const double theta = 0.5 * std::atan2(2 * b, a(q, q).real() - a(p, p).real());
+  const double c = std::cos(theta), s = std::sin(theta);
+  const cdouble vpp = c, vpq = s, vqp = -s * ph, vqq = c * ph;
+  const int n = a.rows;
+  for (int k = 0; k < n; ++k) {
+    const cdouble akp = a(k, p), akq = a(k, q);
+    a(k, p) = akp * vpp + akq * vqp;
+    a(k, q) = akp * vpq + akq * vqq;
+    const cdouble ekp = e(k, p), ekq = e(k, q);
+    e(k, p) = ekp * vpp + ekq * vqp;
+    e(k, q) = ekp * vpq + ekq * vqq;
+  }
+  for (int k = 0; k < n; ++k) {
+    const cdouble apk = a(p, k), aqk = a(q, k);
+    a(p, k) = std::conj(vpp) * apk + std::conj(vqp) * aqk;
+    a(q, k) = std::conj(vpq) * apk + std::conj(vqq) * aqk;
+  }
+  a(p, q) = a(q, p) = 0;
+}
+
+Eigen sorted(std::vector<double> values, const CMatrix& vectors) {
+  const int n = int(values.size());
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int i, int j) { return values[i] > values[j]; });
+  Eigen out{std::vector<double>(n), CMatrix(vectors.rows, n)};
+  for (int j = 0; j < n; ++j) {
+    out.values[j] = values[order[j]];
+    for (int i = 0; i < vectors.rows; ++i) out.vectors(i, j) = vectors(i, order[j]);
+  }
+  return out;
+}
+
+}  // namespace
+
+Eigen hermitian_eigen_jacobi(const CMatrix& m) {
+  if (m.rows != m.cols) throw std::invalid_argument("hermitian_eigen: matrix is not square");
+  CMatrix a = m, e = CMatrix::identity(m.rows);
+  double total = 0;
+  for (const cdouble& x : a.v) total += std::norm(x);
+  for (int sweep = 0; sweep < 60 && off_norm2(a) > 1e-30 * total; ++sweep)
+    for (int p = 0; p < a.rows; ++p)
+      for (int q = p + 1; q < a.rows; ++q) rotate(a, e, p, q);
+  std::vector<double> values(a.rows);
+  for (int i = 0; i < a.rows; ++i) values[i] = a(i, i).real();
+  return sorted(values, e);
+}
+
+Eigen hermitian_eigen(const CMatrix& m) {
+#ifdef FHD_HAVE_CBLAS
+  if (m.rows != m.cols) throw std::invalid_argument("hermitian_eigen: matrix is not square");
+  const int n = m.rows;
+  // LAPACK is column-major: row-major conj(A) read column-major is A^H = A.
+  std::vector<cdouble> a(m.v.size());
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = std::conj(m.v[i]);
+  std::vector<double> w(n), rwork(std::max(1, 3 * n - 2));
+  int lwork = -1, info = 0;
+  cdouble query;
+  zheev_("V", "L", &n, a.data(), &n, w.data(), &query, &lwork, rwork.data(), &info);
+  lwork = std::max(1, int(query.real()));
+  std::vector<cdouble> work(lwork);
+  zheev_("V", "L", &n, a.data(), &n, w.data(), work.data(), &lwork, rwork.data(), &info);
+  if (info != 0) throw std::runtime_error("zheev failed: info = " + std::to_string(info));
+  CMatrix vec(n, n);  // eigenvector j is a[j*n .. j*n+n) (column-major)
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) vec(i, j) = a[std::size_t(j) * n + i];
+  return sorted(w, vec);
+#else
+  return hermitian_eigen_jacobi(m);
+#endif
+}
+
+}  // namespace fhd

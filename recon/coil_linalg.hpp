@@ -1,0 +1,41 @@
+#pragma once
+// Small dense complex linear algebra for coil processing (coils x coils
+// matrices, ESPIRiT's calibration Gram matrix). Row-major, float64.
+#include <vector>
+
+#include "recon/types.hpp"
+
+namespace fhd {
+
+// A row-major rows x cols complex matrix.
+struct CMatrix {
+  int rows = 0, cols = 0;
+  std::vector<cdouble> v;
+  CMatrix() = default;
+  CMatrix(int r, int c) : rows(r), cols(c), v(std::size_t(r) * c) {}
+  cdouble& operator()(int i, int j) { return v[std::size_t(i) * cols + j]; }
+  cdouble operator()(int i, int j) const { return v[std::size_t(i) * cols + j]; }
+  static CMatrix identity(int n);
+};
+
+CMatrix multiply(const CMatrix& a, const CMatrix& b);
+CMatrix adjoint(const CMatrix& a);  // conjugate transpose
+
+// Lower-triangular L with A = L L^H. Throws std::domain_error when A is not
+// (numerically) Hermitian positive definite.
+CMatrix cholesky(const CMatrix& a);
+// The inverse of a lower-triangular matrix with a non-zero diagonal.
+CMatrix lower_inverse(const CMatrix& l);
+
+// Eigen-decomposition of a Hermitian matrix, eigenvalues descending;
+// vectors' column j belongs to values[j].
+struct Eigen {
+  std::vector<double> values;
+  CMatrix vectors;
+};
+// Cyclic Jacobi rotations: any size, O(n^3) per sweep; best for n up to ~200.
+Eigen hermitian_eigen_jacobi(const CMatrix& a);
+// LAPACK's zheev where the build has it (OpenBLAS), else Jacobi.
+Eigen hermitian_eigen(const CMatrix& a);
+
+}  // namespace fhd

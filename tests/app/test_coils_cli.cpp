@@ -1,0 +1,73 @@
+// synth --coils: every format holds the coils and (fhdrecon, ISMRMRD) the
+// noise calibration; reading a file back prewhitens its coils.
+#include <filesystem>
+
+#include "app/scan_input.hpp"
+#include "app/source.hpp"
+#include "catch.hpp"
+#include "recon/coil_noise.hpp"
+#include "test_util.hpp"
+
+namespace fs = std::filesystem;
+using namespace fhd;
+
+namespace {
+
+app::SourceOptions coil_source(const std::string& input = "") {
+  app::SourceOptions so;
+  so.phantom = "shepp2d";
+  so.matrix = 32;
+  so.spokes = 16;
+  so.coils = 4;
+  so.noise = 0.01;
+  so.noise_samples = 300;
+  so.input = input;
+  return so;
+}
+
+double off_diagonal(const CMatrix& psi) {
+  double m = 0;
+  for (int i = 0; i < psi.rows; ++i)
+    for (int j = 0; j < psi.cols; ++j)
+      if (i != j) m = std::max(m, std::abs(psi(i, j)) / std::sqrt(psi(i, i).real() * psi(j, j).real()));
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("synth --coils writes coils and noise calibration; reading prewhitens", "[app][coils]") {
+  const fs::path dir = test::fresh_temp_dir("coils", "synth");
+  fs::create_directories(dir);
+  app::Source src = app::make_source(coil_source());
+  REQUIRE(src.more_coils.size() == 3);
+  REQUIRE(src.scan.noise.size() == 300);
+  CHECK(src.scan.provenance.at("coils") == "4");
+  CHECK(src.scan.data != src.more_coils[0].data);
+  CoilData noise = {src.scan.noise};
+  for (const Scan& c : src.more_coils) noise.push_back(c.noise);
+  CHECK(off_diagonal(noise_covariance(noise)) > 0.05);  // correlated as written
+  std::vector<std::string> files = {"scan.h5"};
+#ifdef FHD_HAVE_ISMRMRD
+  files.push_back("scan.mrd");
+#endif
+  for (const std::string& name : files) {
+    INFO(name);
+    const std::string path = (dir / name).string();
+    test::CliRun r = test::run_cli("synth --phantom shepp2d --matrix 32 --spokes 16 --coils 4 --noise 0.01 "
+                                   "--noise-samples 300 -o " + path);
+    REQUIRE(r.code == 0);
+    std::vector<Scan> raw = app::read_scans_any(path, "", 0);
+    REQUIRE(raw.size() == 4);
+    CHECK(raw[3].data == src.more_coils[2].data);  // the CLI wrote what make_source makes
+    CHECK(raw[3].noise == src.more_coils[2].noise);
+    app::SourceOptions so = coil_source(path);
+    app::Source white = app::make_source(so);
+    CHECK(white.scan.provenance.at("prewhitened") == "yes");
+    CoilData wn = {white.scan.noise};
+    for (const Scan& c : white.more_coils) wn.push_back(c.noise);
+    CHECK(off_diagonal(noise_covariance(wn)) < 1e-4);
+    so.prewhiten = false;
+    CHECK(app::make_source(so).scan.data == raw[0].data);
+  }
+  fs::remove_all(dir);
+}
