@@ -38,7 +38,9 @@ double off_diagonal(const CMatrix& psi) {
 TEST_CASE("synth --coils writes coils and noise calibration; reading prewhitens", "[app][coils]") {
   const fs::path dir = test::fresh_temp_dir("coils", "synth");
   fs::create_directories(dir);
-  app::Source src = app::make_source(coil_source());
+  app::SourceOptions raw_options = coil_source();
+  raw_options.prewhiten = false;  // as synth makes them
+  app::Source src = app::make_source(raw_options);
   REQUIRE(src.more_coils.size() == 3);
   REQUIRE(src.scan.noise.size() == 300);
   CHECK(src.scan.provenance.at("coils") == "4");
@@ -68,6 +70,12 @@ TEST_CASE("synth --coils writes coils and noise calibration; reading prewhitens"
     CHECK(off_diagonal(noise_covariance(wn)) < 1e-4);
     so.prewhiten = false;
     CHECK(app::make_source(so).scan.data == raw[0].data);
+    so.prewhiten = true;
+    so.virtual_coils = 2;
+    app::Source virt = app::make_source(so);
+    CHECK(virt.more_coils.size() == 1);
+    CHECK(virt.scan.provenance.at("virtual_coils") == "2 of 4");
   }
+  CHECK(test::run_cli("synth --coils 4 --virtual-coils 2 -o " + (dir / "x.h5").string()).code != 0);
   fs::remove_all(dir);
 }
