@@ -397,17 +397,19 @@ void write_ismrmrd(const std::string& path, const std::vector<Scan>& coils, int 
   const std::size_t r = readout > 0 ? std::size_t(readout) : coils[0].traj.size();
   h5::QuietErrors quiet;
   AtomicOutput out(path);
+  const std::size_t noise_chunk = std::min<std::size_t>(r, 65535);
   try {
     ISMRMRD::Dataset d(out.tmp().c_str(), "dataset", true);
     d.writeHeader(header_xml(coils[0], coils[0].traj.size() / r, fov_mm));
-    write_noise(d, coils, std::min<std::size_t>(r, 65535));
+    write_noise(d, coils, noise_chunk);
     write_acquisitions(d, coils, r);
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& e) {
     throw InputError(path, "/dataset", "(write)", std::string("ISMRMRD write failed: ") + e.what());
   }  // Dataset closed before the rename
-  verify_written(path, out.tmp(), coils[0].traj.size() / r);
+  const std::size_t noise_acqs = (coils[0].noise.size() + noise_chunk - 1) / noise_chunk;
+  verify_written(path, out.tmp(), coils[0].traj.size() / r + noise_acqs);
   out.commit();
 }
 
