@@ -18,6 +18,7 @@ void add_recon_options(CLI::App& app);  // the default command: fhdrecon [option
 void add_synth_command(CLI::App& app);
 void add_batch_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_bench_nufft_command(CLI::App& app);
 void add_tune_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 

@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   add_recon_options(app);
   add_synth_command(app);
   add_bench_command(app);
+  add_bench_nufft_command(app);
   add_tune_command(app);
   add_batch_command(app);
   add_validate_command(app);

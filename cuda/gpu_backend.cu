@@ -9,6 +9,7 @@
 #include "cuda/fhd_kernels.hpp"
 #include "cuda/gpu_backend.hpp"
 #include "cuda/gpu_internal.hpp"
+#include "cuda/nufft.hpp"
 #include "cuda/q_hermitian.hpp"
 #include "cuda/tune.hpp"
 
@@ -151,6 +152,8 @@ class GpuBackend : public Backend {
     const std::string what = "cmpFhD (" + std::to_string(mu.size()) + " samples)";
     DeviceBuffer<float2> w(mu.size(), what);
     gpu::upload(as_f2(mu.data()), mu.size(), w.get(), s_);
+    if (opt.method == FhdMethod::Nufft)
+      return nufft_fhd_device(traj_.kx.get(), traj_.ky.get(), traj_.kz.get(), traj_.m, w.get(), grid, opt.nufft_tol, s_);
     const OutGrid g{grid.nx, grid.ny, grid.nz, grid.nx, grid.ny, grid.nz};
     return gather(w.get(), g, opt, "the FhD image on " + dims_string(grid));
   }
@@ -169,6 +172,8 @@ class GpuBackend : public Backend {
       launch_real_to_complex(wr.get(), wc.get(), m, s_);
       CUDA_CHECK(cudaStreamSynchronize(s_));  // wr is freed at scope end
     }
+    if (opt.method == FhdMethod::Nufft)
+      return nufft_q_device(traj_.kx.get(), traj_.ky.get(), traj_.kz.get(), m, wc.get(), grid, opt.nufft_tol, s_);
     return q_from_half(wc.get(), grid, opt);
   }
 

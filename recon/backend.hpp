@@ -27,8 +27,15 @@ class NormalOperator {
   virtual void apply(const BackendVector& x, BackendVector& y) = 0;
 };
 
+// How FhD and Q are computed: the exact gather (every sample-voxel pair, the
+// book's method) or the NUFFT (spread to an oversampled grid, FFT, deapodize;
+// accurate to nufft_tol relative).
+enum class FhdMethod { Exact, Nufft };
+
 struct FhdOptions {
-  TrigMode trig = TrigMode::Single;
+  FhdMethod method = FhdMethod::Exact;
+  double nufft_tol = 1e-6;  // relative tolerance of the NUFFT (method Nufft only)
+  TrigMode trig = TrigMode::Single;  // exact kernels only
   // Kernel variant by name; "" = the backend's default (its fastest accurate one).
   // CPU: "direct" (per-pair sum; with trig=double it is the float64 reference)
   //      or "separable" (per-axis factors, complex GEMM through BLAS).

@@ -1,0 +1,133 @@
+// `fhdrecon bench-nufft`: the GPU NUFFT's table (cuda/nufft_bench.hpp) with
+// issue 9's goals beside the rows they apply to, and optionally JSON.
+#include <fmt/format.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "app/commands.hpp"
+#include "io/atomic_file.hpp"
+#include "io/report.hpp"
+#include "recon/error.hpp"
+
+#ifdef FHD_HAVE_CUDA
+#include "cuda/nufft_bench.hpp"
+#endif
+
+namespace fhd::app {
+namespace {
+
+struct BenchNufftArgs {
+  int matrix = 128;
+  std::size_t samples = 1 << 20;
+  std::string points = "uniform";
+  int reps = 10;
+  int check = 200;
+  bool sweep = false;
+  bool no_q = false;
+  std::vector<double> tols{1e-5, 1e-6};
+  std::vector<double> sigmas{2.0, 1.25};
+  std::string json;
+};
+
+#ifdef FHD_HAVE_CUDA
+// Issue 9's GPU goals (H100, 128^3 modes, 1M uniform points, tol 1e-6).
+std::string goal(const gpu::NufftBenchRow& r, const gpu::NufftBenchOptions& o) {
+  if (o.matrix != 128 || o.points != "uniform" || o.samples != (1u << 20) || r.tol != 1e-6 ||
+      r.variant != "default" || r.sigma != 2.0)
+    return "";
+  if (r.op == "type1")
+    return fmt::format("goal <= 8 ms, err <= 1e-5: {}", r.ms <= 8.0 && r.relerr <= 1e-5 ? "met" : "MISSED");
+  if (r.op == "type2") return fmt::format("goal <= 1.2 ms: {}", r.ms <= 1.2 ? "met" : "MISSED");
+  return "";
+}
+
+void print(const gpu::NufftBenchResult& res) {
+  const auto& o = res.options;
+  fmt::print("{}: NUFFT {}^3 modes, {} {} points, single precision, median of {} reps\n", res.device, o.matrix,
+             res.rows.empty() ? 0 : res.rows.front().points, o.points, o.reps);
+  fmt::print("{:<5} {:<26} {:>7} {:>5} {:>2} {:>11} {:>8} {:>8} {:>10} {:>9}  {}\n", "op", "variant", "tol", "sigma",
+             "w", "fine", "plan ms", "ms", "G pairs/s", "relerr", "");
+  for (const auto& r : res.rows) {
+    if (!r.error.empty()) {
+      fmt::print("{:<5} {:<26} {:>7.0e} {:>5.2f} failed: {}\n", r.op, r.variant, r.tol, r.sigma, r.error);
+      continue;
+    }
+    fmt::print("{:<5} {:<26} {:>7.0e} {:>5.2f} {:>2} {:>11} {:>8.2f} {:>8.3f} {:>10.1f} {:>9.2e}  {}\n", r.op,
+               r.variant, r.tol, r.sigma, r.width, fmt::format("{}x{}x{}", r.fine.nx, r.fine.ny, r.fine.nz),
+               r.plan_ms, r.ms, r.pairs_per_s / 1e9, r.relerr, goal(r, o));
+  }
+}
+
+nlohmann::json to_json(const gpu::NufftBenchResult& res) {
+  nlohmann::json j;
+  j["device"] = res.device;
+  j["problem"] = {{"matrix", res.options.matrix}, {"points", res.options.points}, {"reps", res.options.reps},
+                  {"check", res.options.check}};
+  for (const auto& r : res.rows) {
+    nlohmann::json x = {{"op", r.op}, {"variant", r.variant}, {"tol", r.tol}, {"sigma", r.sigma}};
+    if (!r.error.empty()) {
+      x["error"] = r.error;
+    } else {
+      x.update({{"width", r.width}, {"fine", {r.fine.nx, r.fine.ny, r.fine.nz}}, {"points", r.points},
+                {"plan_ms", r.plan_ms}, {"ms_median", r.ms}, {"ms_min", r.ms_min}, {"ms_max", r.ms_max},
+                {"pairs_per_s", r.pairs_per_s}, {"relerr", r.relerr}});
+    }
+    j["rows"].push_back(x);
+  }
+  return j;
+}
+#endif
+
+void run(const BenchNufftArgs& a) {
+#ifndef FHD_HAVE_CUDA
+  (void)a;
+  throw DeviceError("bench-nufft: no usable GPU: this build has no CUDA backend");
+#else
+  gpu::NufftBenchOptions o;
+  o.matrix = a.matrix;
+  o.samples = a.samples;
+  o.points = a.points;
+  o.reps = a.reps;
+  o.check = a.check;
+  o.sweep = a.sweep;
+  o.q = !a.no_q;
+  o.tols = a.tols;
+  o.sigmas = a.sigmas;
+  const bool quiet = global_options().quiet;
+  const auto res = gpu::run_nufft_bench(o, [&](const gpu::NufftBenchRow& r) {
+    if (!quiet) fmt::print(stderr, "  {} {} tol {:.0e} sigma {} done\n", r.op, r.variant, r.tol, r.sigma);
+  });
+  print(res);
+  if (!a.json.empty()) {
+    make_parent_dir(a.json);
+    write_json(a.json, to_json(res));
+  }
+#endif
+}
+
+}  // namespace
+
+void add_bench_nufft_command(CLI::App& app) {
+  auto a = std::make_shared<BenchNufftArgs>();
+  auto* cmd = app.add_subcommand("bench-nufft", "time the GPU NUFFT (type 1, type 2, Q) against float64 (needs a GPU)");
+  cmd->add_option("--matrix", a->matrix, "N: N^3 modes")->check(CLI::Range(8, 512))->capture_default_str();
+  cmd->add_option("--samples", a->samples, "uniform random points")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--points", a->points, "uniform | radial (3D radial, 6000 spokes x 256)")
+      ->check(CLI::IsMember({"uniform", "radial"}))
+      ->capture_default_str();
+  cmd->add_option("--reps", a->reps, "timed runs per row (median)")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--check", a->check, "outputs checked against float64")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_flag("--sweep", a->sweep, "also time the spreading variants (privatization, bins, coarsening)");
+  cmd->add_option("--tols", a->tols, "tolerances, comma-separated")->delimiter(',')->capture_default_str();
+  cmd->add_option("--sigmas", a->sigmas, "upsampling factors (2, 1.25), comma-separated")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_flag("--no-q", a->no_q, "skip Q (type 1 onto the doubled grid)");
+  cmd->add_option("--json", a->json, "write the table as JSON");
+  cmd->callback([a] { run(*a); });
+}
+
+}  // namespace fhd::app

@@ -1,0 +1,79 @@
+#pragma once
+// The GPU NUFFT (docs/nufft-gpu.md): type 1 (adjoint) and type 2 (forward) in
+// single precision, 2D and 3D, in cmpFhD's convention:
+//   type 1: f_i = sum_m c_m exp(+i 2 pi k_m . x_i),  x_i = (i - n/2) / N per axis,
+//   type 2: c_m = sum_i f_i exp(-i 2 pi k_m . x_i)   (its conjugate transpose),
+// k in cycles/FOV, i over a grid of `modes` (x fastest) and N the image size
+// that sets the coordinates (modes == image for FhD; modes = 2 image for Q,
+// whose grid is (j - N)/N). A plan is made once per trajectory (points
+// rescaled to fine-grid cells and counting-sorted into bins, subproblems cut,
+// cuFFT plan made) and executed many times.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "recon/types.hpp"
+
+namespace fhd::gpu {
+
+// Shared: one block per subproblem through a shared-memory tile (privatized).
+// Global: one thread per sorted point straight on the fine grid in global memory.
+enum class NufftMethod { Shared, Global };
+
+struct NufftOptions {
+  double tol = 1e-6;    // requested relative accuracy: sets the kernel width
+  double sigma = 2.0;   // upsampling factor, 2.0 or 1.25
+  NufftMethod spread = NufftMethod::Shared;
+  NufftMethod interp = NufftMethod::Shared;
+  int bin[3] = {0, 0, 0};     // bin (tile core) in fine cells per axis; 0 = default
+  int max_subproblem = 1024;  // points per block at most (dense bins are cut)
+  int threads = 256;          // threads per block of the spread/interp kernels
+  // Spreading stages this many points' kernel values at a time, so each
+  // point's rows are shared by threads / chunk threads (coarsening knob).
+  int chunk = 64;
+};
+
+class NufftPlan {
+ public:
+  NufftPlan(const ImageGrid& modes, const ImageGrid& image, const NufftOptions& opt, cudaStream_t s);
+  ~NufftPlan();
+  NufftPlan(const NufftPlan&) = delete;
+  NufftPlan& operator=(const NufftPlan&) = delete;
+
+  // Device arrays of m points, k in cycles/FOV (kz ignored for a 2D plan).
+  void set_points(const float* kx, const float* ky, const float* kz, std::size_t m);
+  // Device arrays: c of points() values (original order), f of modes.voxels().
+  // Both asynchronous on the plan's stream.
+  void type1(const float2* c, float2* f);
+  void type2(const float2* f, float2* c);
+
+  int width() const;
+  ImageGrid fine() const;
+  std::size_t points() const;
+  std::size_t subproblems() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Host conveniences (tests, bench, the backend's one-shot FhD/Q): upload,
+// plan, execute, download. grid is the image; Q goes onto grid.doubled().
+std::vector<cfloat> nufft_type1(const Trajectory& t, const std::vector<cfloat>& c, const ImageGrid& grid,
+                                const NufftOptions& opt);
+std::vector<cfloat> nufft_type2(const Trajectory& t, const std::vector<cfloat>& f, const ImageGrid& grid,
+                                const NufftOptions& opt);
+std::vector<cfloat> nufft_q(const Trajectory& t, const std::vector<float>& w, const ImageGrid& grid,
+                            const NufftOptions& opt);
+
+// The GPU backend's hook (FhdOptions::method == Nufft): FhD (type 1 of mu on
+// grid) and Q (type 1 of w on grid.doubled(); w == nullptr means w = 1) from
+// the trajectory already on the device, on stream s. Plans are made per call.
+std::vector<cfloat> nufft_fhd_device(const float* kx, const float* ky, const float* kz, std::size_t m,
+                                     const float2* mu, const ImageGrid& grid, double tol, cudaStream_t s);
+std::vector<cfloat> nufft_q_device(const float* kx, const float* ky, const float* kz, std::size_t m,
+                                   const float2* w, const ImageGrid& grid, double tol, cudaStream_t s);
+
+}  // namespace fhd::gpu
