@@ -472,7 +472,8 @@ NufftPlan::NufftPlan(const ImageGrid& modes, const ImageGrid& image, const Nufft
     throw InputError("nufft", "tolerance", std::to_string(opt.tol), "must lie in (0, 1)");
   if (opt.sigma != 2.0 && opt.sigma != 1.25)
     throw InputError("nufft", "upsampling", std::to_string(opt.sigma), "must be 2 or 1.25");
-  const nufft::KernelParams kp = nufft::kernel_for(opt.tol, opt.sigma);
+  if (opt.sigma < 2.0 && opt.tol < kMinTolSigma125) p.opt.sigma = 2.0;
+  const nufft::KernelParams kp = nufft::kernel_for(opt.tol, p.opt.sigma);
   p.w = kp.width;
   if (p.w < kMinWidth || p.w > kMaxWidth)
     throw InputError("nufft", "tolerance", std::to_string(opt.tol),
@@ -603,6 +604,7 @@ void NufftPlan::type2(const float2* f, float2* c) {
 }
 
 int NufftPlan::width() const { return impl_->w; }
+double NufftPlan::sigma() const { return impl_->opt.sigma; }
 ImageGrid NufftPlan::fine() const { return impl_->fine_grid; }
 std::size_t NufftPlan::points() const { return impl_->m; }
 std::size_t NufftPlan::subproblems() const { return impl_->nsub; }

@@ -22,17 +22,24 @@ namespace fhd::gpu {
 // Global: one thread per sorted point straight on the fine grid in global memory.
 enum class NufftMethod { Shared, Global };
 
+constexpr double kMinTolSigma125 = 1e-4;
+
 struct NufftOptions {
   double tol = 1e-6;    // requested relative accuracy: sets the kernel width
-  double sigma = 2.0;   // upsampling factor, 2.0 or 1.25
+  // Upsampling factor, 2.0 or 1.25. In single precision 1.25 cannot reach
+  // tolerances below kMinTolSigma125 (1/phihat at the band edge amplifies the
+  // spread's rounding, per axis): there the plan uses 2.0.
+  double sigma = 2.0;
+  // Defaults measured on the H100 (docs/nufft-gpu.md): privatized spreading,
+  // interpolation straight from global memory (L1/L2 serve the sorted points).
   NufftMethod spread = NufftMethod::Shared;
-  NufftMethod interp = NufftMethod::Shared;
-  int bin[3] = {0, 0, 0};     // bin (tile core) in fine cells per axis; 0 = default
+  NufftMethod interp = NufftMethod::Global;
+  int bin[3] = {0, 0, 0};     // bin (tile core) in fine cells per axis; 0 = default (16x16x8, 2D 32x32)
   int max_subproblem = 1024;  // points per block at most (dense bins are cut)
-  int threads = 256;          // threads per block of the spread/interp kernels
+  int threads = 512;          // threads per block of the spread/interp kernels
   // Spreading stages this many points' kernel values at a time, so each
   // point's rows are shared by threads / chunk threads (coarsening knob).
-  int chunk = 64;
+  int chunk = 128;
 };
 
 class NufftPlan {
@@ -50,6 +57,7 @@ class NufftPlan {
   void type2(const float2* f, float2* c);
 
   int width() const;
+  double sigma() const;  // the upsampling used (see NufftOptions::sigma)
   ImageGrid fine() const;
   std::size_t points() const;
   std::size_t subproblems() const;

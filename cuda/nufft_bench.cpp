@@ -176,16 +176,16 @@ std::vector<Variant> sweep_variants(double tol) {
     o.chunk = chunk;
     return o;
   };
-  return {{"global atomics", with(NufftMethod::Global, 0, 0, 0, 256, 64)},
-          {"shared 8x8x8 t256 c64", with(NufftMethod::Shared, 8, 8, 8, 256, 64)},
-          {"shared 16x16x4 t256 c64", with(NufftMethod::Shared, 16, 16, 4, 256, 64)},
-          {"shared 16x16x8 t256 c64", with(NufftMethod::Shared, 16, 16, 8, 256, 64)},
-          {"shared 32x16x8 t256 c64", with(NufftMethod::Shared, 32, 16, 8, 256, 64)},
-          {"shared 32x32x8 t256 c64", with(NufftMethod::Shared, 32, 32, 8, 256, 64)},
-          {"shared 16x16x8 t256 c256", with(NufftMethod::Shared, 16, 16, 8, 256, 256)},
-          {"shared 16x16x8 t256 c32", with(NufftMethod::Shared, 16, 16, 8, 256, 32)},
+  return {{"global (no privatization)", with(NufftMethod::Global, 0, 0, 0, 512, 128)},
           {"shared 16x16x8 t512 c128", with(NufftMethod::Shared, 16, 16, 8, 512, 128)},
-          {"shared 16x16x8 t128 c32", with(NufftMethod::Shared, 16, 16, 8, 128, 32)}};
+          {"shared 8x8x8 t512 c128", with(NufftMethod::Shared, 8, 8, 8, 512, 128)},
+          {"shared 16x16x4 t512 c128", with(NufftMethod::Shared, 16, 16, 4, 512, 128)},
+          {"shared 32x16x8 t512 c128", with(NufftMethod::Shared, 32, 16, 8, 512, 128)},
+          {"shared 16x16x8 t512 c512", with(NufftMethod::Shared, 16, 16, 8, 512, 512)},
+          {"shared 16x16x8 t512 c64", with(NufftMethod::Shared, 16, 16, 8, 512, 64)},
+          {"shared 16x16x8 t256 c64", with(NufftMethod::Shared, 16, 16, 8, 256, 64)},
+          {"shared 16x16x8 t256 c256", with(NufftMethod::Shared, 16, 16, 8, 256, 256)},
+          {"shared 16x16x8 t1024 c256", with(NufftMethod::Shared, 16, 16, 8, 1024, 256)}};
 }
 
 class Bench {
@@ -265,6 +265,7 @@ class Bench {
     CUDA_CHECK(cudaStreamSynchronize(s_));
     r.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     r.width = plan->width();
+    r.sigma = plan->sigma();
     r.fine = plan->fine();
     r.points = m_;
     return plan;

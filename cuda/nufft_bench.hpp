@@ -21,7 +21,7 @@ struct NufftBenchOptions {
   std::string points = "uniform"; // uniform | radial (3D radial, spokes x readout)
   int spokes = 6000, readout = 256;
   std::vector<double> tols{1e-5, 1e-6};
-  std::vector<double> sigmas{2.0, 1.25};
+  std::vector<double> sigmas{2.0};
   int reps = 10;
   int check = 200;   // outputs (or points) checked against float64
   bool sweep = false;  // also time the method/bin/coarsening variants at the last tolerance, sigma 2
