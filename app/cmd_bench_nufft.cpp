@@ -49,15 +49,15 @@ void print(const gpu::NufftBenchResult& res) {
   fmt::print("{}: NUFFT {}^3 modes, {} {} points, single precision, median of {} reps\n", res.device, o.matrix,
              res.rows.empty() ? 0 : res.rows.front().points, o.points, o.reps);
   fmt::print("{:<5} {:<26} {:>7} {:>5} {:>2} {:>11} {:>8} {:>8} {:>10} {:>9}  {}\n", "op", "variant", "tol", "sigma",
-             "w", "fine", "plan ms", "ms", "G pairs/s", "relerr", "");
+             "w", "fine", "plan ms", "ms", "T pairs/s", "relerr", "");
   for (const auto& r : res.rows) {
     if (!r.error.empty()) {
       fmt::print("{:<5} {:<26} {:>7.0e} {:>5.2f} failed: {}\n", r.op, r.variant, r.tol, r.sigma, r.error);
       continue;
     }
-    fmt::print("{:<5} {:<26} {:>7.0e} {:>5.2f} {:>2} {:>11} {:>8.2f} {:>8.3f} {:>10.1f} {:>9.2e}  {}\n", r.op,
+    fmt::print("{:<5} {:<26} {:>7.0e} {:>5.2f} {:>2} {:>11} {:>8.2f} {:>8.3f} {:>10.2f} {:>9.2e}  {}\n", r.op,
                r.variant, r.tol, r.sigma, r.width, fmt::format("{}x{}x{}", r.fine.nx, r.fine.ny, r.fine.nz),
-               r.plan_ms, r.ms, r.pairs_per_s / 1e9, r.relerr, goal(r, o));
+               r.plan_ms, r.ms, r.pairs_per_s / 1e12, r.relerr, goal(r, o));
   }
 }
 

@@ -524,6 +524,12 @@ NufftPlan::NufftPlan(const ImageGrid& modes, const ImageGrid& image, const Nufft
 
 NufftPlan::~NufftPlan() = default;
 
+OwnedStream::OwnedStream() { CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+OwnedStream::~OwnedStream() {
+  cudaStreamSynchronize(s_);  // no throw from a destructor
+  cudaStreamDestroy(s_);
+}
+
 void NufftPlan::Impl::sort_points(const float* kx, const float* ky, const float* kz) {
   const unsigned nbins = unsigned(g.nbins[0]) * g.nbins[1] * g.nbins[2];
   const std::string what = "NUFFT bins (" + std::to_string(m) + " points, " + std::to_string(nbins) + " bins)";
@@ -634,19 +640,6 @@ HostPoints upload_points(const Trajectory& t, cudaStream_t s) {
   return h;
 }
 
-class Stream {
- public:
-  Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-  ~Stream() {
-    cudaStreamSynchronize(s_);
-    cudaStreamDestroy(s_);
-  }
-  operator cudaStream_t() const { return s_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-};
-
 std::vector<cfloat> type1_device(const float* kx, const float* ky, const float* kz, std::size_t m, const float2* c,
                                  const ImageGrid& modes, const ImageGrid& image, const NufftOptions& opt,
                                  cudaStream_t s) {
@@ -664,7 +657,7 @@ std::vector<cfloat> run_type1(const Trajectory& t, const std::vector<cfloat>& c,
   if (c.size() != t.size())
     throw InputError("nufft", "values", std::to_string(c.size()),
                      "must number the trajectory's " + std::to_string(t.size()) + " points");
-  Stream s;
+  OwnedStream s;
   HostPoints pts = upload_points(t, s);
   DeviceBuffer<float2> dc(std::max<std::size_t>(c.size(), 1), "NUFFT values");
   upload(reinterpret_cast<const float2*>(c.data()), c.size(), dc.get(), s);
@@ -709,7 +702,7 @@ std::vector<cfloat> nufft_type2(const Trajectory& t, const std::vector<cfloat>& 
   if (f.size() != grid.voxels())
     throw InputError("nufft", "image", std::to_string(f.size()),
                      "must have the grid's " + std::to_string(grid.voxels()) + " voxels");
-  Stream s;
+  OwnedStream s;
   HostPoints pts = upload_points(t, s);
   NufftPlan plan(grid, grid, opt, s);
   plan.set_points(pts.kx.get(), pts.ky.get(), pts.kz.get(), pts.m);

@@ -42,6 +42,19 @@ struct NufftOptions {
   int chunk = 128;
 };
 
+// A non-blocking stream owned for one scope (one-shot calls, the bench).
+class OwnedStream {
+ public:
+  OwnedStream();
+  ~OwnedStream();
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  operator cudaStream_t() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
 class NufftPlan {
  public:
   NufftPlan(const ImageGrid& modes, const ImageGrid& image, const NufftOptions& opt, cudaStream_t s);

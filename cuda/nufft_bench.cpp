@@ -17,19 +17,6 @@ namespace {
 constexpr int kSets = 3;  // input sets rotated between timed runs
 constexpr double kTwoPi = 6.283185307179586;
 
-class Stream {
- public:
-  Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-  ~Stream() {
-    cudaStreamSynchronize(s_);
-    cudaStreamDestroy(s_);
-  }
-  operator cudaStream_t() const { return s_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-};
-
 class EventPair {
  public:
   EventPair() {
@@ -103,13 +90,18 @@ double rel(const std::vector<cdouble>& ref, const std::vector<cfloat>& got) {
   return std::sqrt(num / den);
 }
 
+std::vector<std::size_t> random_indices(std::size_t n, int count, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::size_t> pick(0, n - 1);
+  std::vector<std::size_t> idx(count);
+  for (auto& i : idx) i = pick(rng);
+  return idx;
+}
+
 // Type 1 (and Q) on `count` random outputs of `modes` (coordinates (i - len/2)/N).
 double check_type1(const Trajectory& t, const std::vector<cfloat>& c, const std::vector<cfloat>& out,
                    const ImageGrid& modes, const ImageGrid& image, int count, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<std::size_t> pick(0, modes.voxels() - 1);
-  std::vector<std::size_t> idx(count);
-  for (auto& i : idx) i = pick(rng);
+  const std::vector<std::size_t> idx = random_indices(modes.voxels(), count, seed);
   std::vector<cdouble> ref(count);
   std::vector<cfloat> got(count);
 #pragma omp parallel for schedule(dynamic)
@@ -130,10 +122,7 @@ double check_type1(const Trajectory& t, const std::vector<cfloat>& c, const std:
 // Type 2 on `count` random points: separable sums over the modes in double.
 double check_type2(const Trajectory& t, const std::vector<cfloat>& f, const std::vector<cfloat>& out,
                    const ImageGrid& g, int count, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<std::size_t> pick(0, t.size() - 1);
-  std::vector<std::size_t> idx(count);
-  for (auto& i : idx) i = pick(rng);
+  const std::vector<std::size_t> idx = random_indices(t.size(), count, seed);
   std::vector<cdouble> ref(count);
   std::vector<cfloat> got(count);
 #pragma omp parallel for schedule(dynamic)
@@ -311,7 +300,7 @@ class Bench {
   ImageGrid grid_;
   Trajectory traj_;
   std::size_t m_ = 0;
-  Stream s_;
+  OwnedStream s_;
   EventPair ev_;
   DeviceBuffer<float> kx_, ky_, kz_;
   std::vector<cfloat> hc_[kSets], hf_[kSets], hw_;

@@ -33,8 +33,6 @@ class NormalOperator {
 enum class FhdMethod { Exact, Nufft };
 
 struct FhdOptions {
-  FhdMethod method = FhdMethod::Exact;
-  double nufft_tol = 1e-6;  // relative tolerance of the NUFFT (method Nufft only)
   TrigMode trig = TrigMode::Single;  // exact kernels only
   // Kernel variant by name; "" = the backend's default (its fastest accurate one).
   // CPU: "direct" (per-pair sum; with trig=double it is the float64 reference)
@@ -44,6 +42,9 @@ struct FhdOptions {
   // Optional: called on the calling thread between chunks with the fraction done
   // (0..1), so the CLI can show progress on long FhD/Q runs. May be empty.
   std::function<void(double)> progress;
+  // Last, so aggregate initializations {trig, kernel} elsewhere keep their meaning.
+  FhdMethod method = FhdMethod::Exact;
+  double nufft_tol = 1e-6;  // relative tolerance of the NUFFT (method Nufft only)
 };
 
 // Gridding interpolation kernel, distances in oversampled-grid cells.
