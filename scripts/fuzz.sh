@@ -14,7 +14,7 @@ gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
 [[ -f $BUILD_SAN/CMakeCache.txt ]] ||
   cmake -S . -B "$BUILD_SAN" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DFHD_CUDA=OFF -DFHD_SANITIZE=ON ${CMAKE_ARGS:-}
 cmake --build "$BUILD_SAN" -j"$(nproc)" --target fhd_fuzz >/dev/null
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1}
 start=$(date +%s)
 "$BUILD_SAN/fhd_fuzz" --per-reader "$N" --seed "$SEED" --keep "$KEEP" --limit-s 20

@@ -16,7 +16,7 @@ cmake --build "$BUILD_SAN" -j"$(nproc)"
 supp=$(mktemp)
 trap 'rm -f "$supp"' EXIT
 printf 'leak:libhdf5\nleak:libgomp\nleak:libismrmrd\n' >"$supp"
-export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:allocator_may_return_null=1}
 export LSAN_OPTIONS=suppressions=$supp
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cd "$BUILD_SAN"
