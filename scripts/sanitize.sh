@@ -2,7 +2,8 @@
 # The CPU tests under AddressSanitizer + UndefinedBehaviorSanitizer, in their
 # own build dir (CUDA off). Any report fails the run: UBSan aborts on the first
 # finding (-fno-sanitize-recover=all), ASan on the first bad access.
-#   scripts/sanitize.sh [ctest -R regex]     (default: every CPU test; docs/robustness.md)
+#   scripts/sanitize.sh [area...]   areas: phantom recon io app fuzz_short (default: all;
+#   only what they need is built). docs/robustness.md.
 # BUILD_SAN=build-asan by default. scripts/test.sh (CI) runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,16 @@ BUILD_SAN=${BUILD_SAN:-build-asan}
 gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
 [[ -f $BUILD_SAN/CMakeCache.txt ]] ||
   cmake -S . -B "$BUILD_SAN" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DFHD_CUDA=OFF -DFHD_SANITIZE=ON ${CMAKE_ARGS:-}
-cmake --build "$BUILD_SAN" -j"$(nproc)"
+areas=("$@")
+targets=()
+for a in "${areas[@]}"; do
+  case $a in
+    fuzz_short) targets+=(--target fhd_fuzz) ;;
+    app) targets+=(--target tests_app --target fhdrecon) ;;
+    *) targets+=(--target "tests_$a") ;;
+  esac
+done
+cmake --build "$BUILD_SAN" -j"$(nproc)" "${targets[@]}"
 # Leaks are reported too; HDF5 and OpenMP keep a few process-lifetime
 # allocations, which are not ours: those are suppressed by name only.
 supp=$(mktemp)
@@ -20,4 +30,6 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:allocator_ma
 export LSAN_OPTIONS=suppressions=$supp
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cd "$BUILD_SAN"
-ctest --output-on-failure --timeout 1800 ${1:+-R "$1"}
+regex=""
+((${#areas[@]})) && regex="^($(IFS='|'; echo "${areas[*]}"))\$"
+ctest --output-on-failure --timeout 1800 ${regex:+-R "$regex"}

@@ -6,5 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
-cd "${BUILD:-build}"
-ctest --output-on-failure --timeout 1800
+(cd "${BUILD:-build}" && ctest --output-on-failure --timeout 1800)
+# The readers' tests (io) again under ASan+UBSan, in build-asan: about 6 minutes
+# on 2 cores (docs/robustness.md; `scripts/sanitize.sh` alone runs every area).
+bash scripts/sanitize.sh io
