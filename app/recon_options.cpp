@@ -18,10 +18,16 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
       ->check(finite_number())
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  cmd.add_option("--lambda", o.lambda, "first-difference regularization, relative to Q(0) (0 = none)")
+  cmd.add_option("--lambda", o.lambda,
+                 "regularization weight: l2 relative to Q(0) (0 = none), default 0.03; tv relative to Q(0) "
+                 "times the image scale, default " + std::to_string(kTvLambda))
       ->check(finite_number())
       ->check(CLI::Range(0.0, 1e6))
+      ->each([&o](const std::string&) { o.lambda_given = true; });
+  cmd.add_option("--reg", o.reg, "regularizer: l2 (first differences, CG) | tv (isotropic total variation, ADMM)")
+      ->check(CLI::IsMember({"l2", "tv"}))
       ->capture_default_str();
+  cmd.add_flag("--no-precond", o.no_precond, "plain CG (no circulant preconditioner)");
   cmd.add_option("--dcf", o.dcf, "density compensation for gridding: auto | radial | pipe-menon")
       ->check(CLI::IsMember({"auto", "radial", "pipe-menon"}))
       ->capture_default_str();
@@ -41,7 +47,9 @@ ReconOptions make_recon_options(const SolverOptions& o, const Phantom* phantom, 
   r.fhd.kernel = o.kernel;
   r.iters = o.iters;
   r.tol = o.tol;
-  r.lambda = o.lambda;
+  r.reg = o.reg;
+  r.lambda = o.reg == "tv" && !o.lambda_given ? kTvLambda : o.lambda;
+  r.precondition = !o.no_precond;
   r.dcf = o.dcf;
   r.gridding = !o.no_gridding;
   if (!o.no_cache) r.q_cache_dir = o.cache_dir.empty() ? default_q_cache_dir() : o.cache_dir + "/q";

@@ -13,7 +13,10 @@ struct SolverOptions {
   std::string kernel;
   int iters = 100;
   double tol = 1e-6;
-  double lambda = 0.03;
+  double lambda = 0.03;         // l2's default; TV's is kTvLambda unless --lambda is given
+  bool lambda_given = false;
+  std::string reg = "l2";
+  bool no_precond = false;
   std::string dcf = "auto";
   bool no_gridding = false;
   std::string cache_dir;  // "" = the default cache dir

@@ -23,11 +23,11 @@ std::string results_table(const ReconResult& r, const RunInfo& info) {
   std::string out;
   out += fmt::format("{}\ndevice: {} | trig {} | CG {} iterations (lambda {:g}, absolute {:.4g})\n\n", info.source,
                      info.device, info.trig, r.cg.iters, info.lambda, r.lambda_abs);
-  out += fmt::format("{:<22} {:>10} {:>9} {:>10}\n", "method", "PSNR (dB)", "NRMSE", "time (s)");
-  out += fmt::format("{:-<22} {:->10} {:->9} {:->10}\n", "", "", "", "");
+  out += fmt::format("{:<22} {:>10} {:>9} {:>10} {:>6}\n", "method", "PSNR (dB)", "NRMSE", "time (s)", "iters");
+  out += fmt::format("{:-<22} {:->10} {:->9} {:->10} {:->6}\n", "", "", "", "", "");
   for (const MethodResult& m : r.methods)
-    out += fmt::format("{:<22} {:>10} {:>9} {:>10.3f}\n", m.name, opt_num(m.psnr, "{:.2f}"),
-                       opt_num(m.nrmse, "{:.4f}"), m.seconds);
+    out += fmt::format("{:<22} {:>10} {:>9} {:>10.3f} {:>6}\n", m.name, opt_num(m.psnr, "{:.2f}"),
+                       opt_num(m.nrmse, "{:.4f}"), m.seconds, m.iters ? std::to_string(m.iters) : "-");
   out += fmt::format("\n{:<22} {:>10}  {}\n", "stage", "time (s)", "note");
   out += fmt::format("{:-<22} {:->10}\n", "", "");
   double total = 0;
@@ -56,6 +56,8 @@ nlohmann::json results_json(const ReconResult& r, const RunInfo& info) {
     json row = {{"name", m.name}, {"seconds", m.seconds}};
     row["psnr_db"] = m.psnr ? json(*m.psnr) : json(nullptr);
     row["nrmse"] = m.nrmse ? json(*m.nrmse) : json(nullptr);
+    row["iterations"] = m.iters;
+    if (!m.psnr_per_iter.empty()) row["psnr_per_iteration_db"] = m.psnr_per_iter;
     j["methods"].push_back(row);
   }
   j["stages"] = json::array();

@@ -12,6 +12,7 @@
 #include "cuda/nufft.hpp"
 #include "cuda/q_hermitian.hpp"
 #include "cuda/tune.hpp"
+#include "cuda/tv_ops.hpp"
 
 namespace fhd {
 namespace gpu {
@@ -181,6 +182,27 @@ class GpuBackend : public Backend {
                                          double lambda) override {
     DeviceScope scope(device_);
     return make_normal_operator(q, grid, lambda, s_);
+  }
+
+  std::unique_ptr<NormalOperator> circulant(const std::vector<float>& eig, const ImageGrid& grid) override {
+    DeviceScope scope(device_);
+    return make_circulant_operator(eig, grid, s_);
+  }
+
+  void gradient(const BackendVector& x, BackendVector& g, const ImageGrid& grid) override {
+    DeviceScope scope(device_);
+    tv_gradient(as_gpu(x), as_gpu(g), grid, s_);
+  }
+
+  void gradient_adjoint(const BackendVector& g, BackendVector& x, const ImageGrid& grid) override {
+    DeviceScope scope(device_);
+    tv_gradient_adjoint(as_gpu(g), as_gpu(x), grid, s_);
+  }
+
+  void tv_shrink(const BackendVector& g, BackendVector& z, BackendVector& u, const ImageGrid& grid,
+                 double t) override {
+    DeviceScope scope(device_);
+    gpu::tv_shrink(as_gpu(g), as_gpu(z), as_gpu(u), grid, t, s_);
   }
 
   VecPtr upload(const std::vector<cfloat>& host) override {

@@ -1,5 +1,8 @@
 #include "recon/backend.hpp"
 
+#include "recon/precond.hpp"
+#include "recon/tv.hpp"
+
 namespace fhd {
 
 std::vector<cfloat> center_window(const std::vector<cfloat>& grid, const ImageGrid& over, const ImageGrid& image) {
@@ -18,6 +21,48 @@ std::vector<cfloat> Backend::grid_to_image(const std::vector<cfloat>& weighted_d
   std::vector<cfloat> g = grid_scatter(weighted_data, image, over, kernel);
   centered_idft(g, over);
   return center_window(g, over, image);
+}
+
+namespace {
+
+// Backend::circulant's default: the host circulant, moving vectors through the host.
+class DownloadCirculant : public NormalOperator {
+ public:
+  DownloadCirculant(Backend& be, const std::vector<float>& eig, const ImageGrid& grid) : be_(be), c_(eig, grid) {}
+  void apply(const BackendVector& x, BackendVector& y) override {
+    std::vector<cfloat> h = be_.download(x);
+    c_.apply(h.data(), h.data());
+    be_.copy(*be_.upload(h), y);
+  }
+
+ private:
+  Backend& be_;
+  HostCirculant c_;
+};
+
+}  // namespace
+
+std::unique_ptr<NormalOperator> Backend::circulant(const std::vector<float>& eig, const ImageGrid& grid) {
+  return std::make_unique<DownloadCirculant>(*this, eig, grid);
+}
+
+void Backend::gradient(const BackendVector& x, BackendVector& g, const ImageGrid& grid) {
+  std::vector<cfloat> hx = download(x), hg(g.size());
+  gradient_host(hx.data(), hg.data(), grid);
+  copy(*upload(hg), g);
+}
+
+void Backend::gradient_adjoint(const BackendVector& g, BackendVector& x, const ImageGrid& grid) {
+  std::vector<cfloat> hg = download(g), hx(x.size());
+  gradient_adjoint_host(hg.data(), hx.data(), grid);
+  copy(*upload(hx), x);
+}
+
+void Backend::tv_shrink(const BackendVector& g, BackendVector& z, BackendVector& u, const ImageGrid& grid, double t) {
+  std::vector<cfloat> hg = download(g), hz = download(z), hu = download(u);
+  tv_shrink_host(hg.data(), hz.data(), hu.data(), grid, t);
+  copy(*upload(hz), z);
+  copy(*upload(hu), u);
 }
 
 }  // namespace fhd

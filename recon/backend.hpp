@@ -105,6 +105,20 @@ class Backend {
   // oversampled grid on the device and moves only the window.
   virtual std::vector<cfloat> grid_to_image(const std::vector<cfloat>& weighted_data, const ImageGrid& image,
                                             const ImageGrid& over, const GridKernel& kernel);
+
+  // ---- Preconditioner and total variation (recon/precond.hpp, recon/tv.hpp).
+  // The defaults run on the host through download/upload (recon/backend.cpp);
+  // the GPU backend overrides them to stay on the device.
+  // y = C x, C the circulant on `grid` with eigenvalues `eig` (FFT order).
+  virtual std::unique_ptr<NormalOperator> circulant(const std::vector<float>& eig, const ImageGrid& grid);
+  // g = D x: forward differences along each axis of length > 1, one image per
+  // axis (gradient_axes(grid) * voxels elements), 0 at the far end of the axis.
+  virtual void gradient(const BackendVector& x, BackendVector& g, const ImageGrid& grid);
+  virtual void gradient_adjoint(const BackendVector& g, BackendVector& x, const ImageGrid& grid);  // x = D^H g
+  // ADMM's z and u steps, per voxel over the axes: v = g + u,
+  // z = v max(0, 1 - t / |v|) (isotropic shrinkage), u = v - z.
+  virtual void tv_shrink(const BackendVector& g, BackendVector& z, BackendVector& u, const ImageGrid& grid,
+                         double t);
 };
 
 // The central `image` window of a grid of size `over` whose index over.n/2 is

@@ -15,30 +15,36 @@ CgResult conjugate_gradient(Backend& backend, NormalOperator& op, const BackendV
     return result;
   }
   VecPtr r = backend.zeros(x.size()), p = backend.zeros(x.size()), ap = backend.zeros(x.size());
+  VecPtr z = opt.precond ? backend.zeros(x.size()) : nullptr;
+  BackendVector& zr = z ? *z : *r;  // the preconditioned residual (r itself without M)
   backend.copy(rhs, *r);
   if (backend.dot(x, x).real() != 0.0) {  // r = rhs - A x only for a non-zero start
     op.apply(x, *ap);
     backend.axpy(-1.0, *ap, *r);
   }
-  backend.copy(*r, *p);
+  if (z) opt.precond->apply(*r, *z);
+  backend.copy(zr, *p);
   double rr = backend.dot(*r, *r).real();
+  double rz = z ? backend.dot(*r, *z).real() : rr;
   result.residuals.push_back(std::sqrt(rr) / rhs_norm);
   result.converged = result.residuals.back() <= opt.tol;
   while (!result.converged && result.iters < opt.iters) {
     op.apply(*p, *ap);
     const double pap = backend.dot(*p, *ap).real();  // real: the operator is Hermitian
-    if (!(pap > 0.0)) break;                          // breakdown (p in the null space) or NaN
-    const double alpha = rr / pap;
+    if (!(pap > 0.0) || !(rz > 0.0)) break;           // breakdown (p in the null space) or NaN
+    const double alpha = rz / pap;
     backend.axpy(alpha, *p, x);
     backend.axpy(-alpha, *ap, *r);
-    const double rr_next = backend.dot(*r, *r).real();
+    rr = backend.dot(*r, *r).real();
     ++result.iters;
-    result.residuals.push_back(std::sqrt(rr_next) / rhs_norm);
+    result.residuals.push_back(std::sqrt(rr) / rhs_norm);
     if (opt.on_iter) opt.on_iter(result.iters, result.residuals.back());
     if (opt.on_iterate) opt.on_iterate(result.iters, x);
     result.converged = result.residuals.back() <= opt.tol;
-    backend.xpay(*r, rr_next / rr, *p);
-    rr = rr_next;
+    if (z) opt.precond->apply(*r, *z);
+    const double rz_next = z ? backend.dot(*r, *z).real() : rr;
+    backend.xpay(zr, rz_next / rz, *p);
+    rz = rz_next;
   }
   return result;
 }

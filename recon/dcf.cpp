@@ -96,7 +96,46 @@ std::vector<std::size_t> cell_order(const Trajectory& t, const GridMap& map) {
   return order;
 }
 
+// Fraction of consecutive sample pairs on one line through the origin: the
+// cross product of k_m and k_m+1 small against their lengths (a sample at the
+// origin is on every line). in_plane: kx-ky only.
+double collinear_fraction(const Trajectory& t, bool in_plane) {
+  if (t.size() < 2) return 0.0;
+  std::size_t hits = 0;
+  for (std::size_t m = 0; m + 1 < t.size(); ++m) {
+    const double a[3] = {t.kx[m], t.ky[m], in_plane ? 0.0 : t.kz[m]};
+    const double b[3] = {t.kx[m + 1], t.ky[m + 1], in_plane ? 0.0 : t.kz[m + 1]};
+    const double c[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+    const double na = std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+    const double nb = std::sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
+    const double nc = std::sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+    if (nc <= 1e-4 * na * nb + 1e-6) ++hits;
+  }
+  return double(hits) / double(t.size() - 1);
+}
+
+// Readouts have tens to hundreds of samples, so a line change costs one pair in
+// that many; random samples are almost never collinear with the origin.
+const double kCollinear = 0.9;
+
 }  // namespace
+
+std::string detect_radial_kind(const Trajectory& t) {
+  bool flat = true;
+  for (float z : t.kz) flat = flat && z == 0.0f;
+  if (collinear_fraction(t, false) >= kCollinear) return flat ? "radial2d" : "radial3d";
+  if (flat || collinear_fraction(t, true) < kCollinear) return "";
+  // In-plane spokes: a stack of stars when kz takes few values (partitions).
+  std::vector<float> kz(t.kz);
+  std::sort(kz.begin(), kz.end());
+  const std::size_t levels = std::size_t(std::unique(kz.begin(), kz.end()) - kz.begin());
+  return levels * 8 <= t.size() ? "stack-of-stars" : "";
+}
+
+std::string effective_kind(const Trajectory& t, const std::string& traj_kind) {
+  if (is_radial_kind(traj_kind)) return traj_kind;
+  return traj_kind.empty() ? detect_radial_kind(t) : traj_kind;
+}
 
 std::vector<float> radial_weights(const Trajectory& t, const std::string& traj_kind) {
   if (!is_radial_kind(traj_kind))
@@ -165,9 +204,10 @@ std::vector<float> pipe_menon_weights(const Trajectory& t, const ImageGrid& grid
 
 std::vector<float> density_weights(const Trajectory& t, const ImageGrid& grid, const std::string& method,
                                    const std::string& traj_kind) {
-  if (method == "radial") return radial_weights(t, traj_kind);
   if (method == "pipe-menon") return pipe_menon_weights(t, grid);
-  if (method == "auto") return is_radial_kind(traj_kind) ? radial_weights(t, traj_kind) : pipe_menon_weights(t, grid);
+  const std::string kind = method == "radial" || method == "auto" ? effective_kind(t, traj_kind) : traj_kind;
+  if (method == "radial") return radial_weights(t, kind.empty() ? "an imported trajectory (not radial)" : kind);
+  if (method == "auto") return is_radial_kind(kind) ? radial_weights(t, kind) : pipe_menon_weights(t, grid);
   throw InputError("density compensation", "method", method, "must be auto, radial or pipe-menon");
 }
 

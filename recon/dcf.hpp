@@ -13,7 +13,7 @@ namespace fhd {
 // method: "radial" (analytic shells, radial kinds only), "pipe-menon"
 // (iterative, any trajectory) or "auto" (radial for radial3d, radial2d and
 // stack-of-stars, else Pipe-Menon). traj_kind names the trajectory as in
-// trajectory_kinds(); "" is allowed with "pipe-menon" and "auto".
+// trajectory_kinds(); "" (an imported file) means: detect it from the samples.
 // Throws InputError for an unknown method, "radial" on a non-radial kind, or a
 // trajectory that does not look radial.
 // The kinds radial weights apply to (radial3d, radial2d, stack-of-stars).
@@ -21,6 +21,16 @@ bool is_radial_kind(const std::string& kind);
 
 std::vector<float> density_weights(const Trajectory& t, const ImageGrid& grid, const std::string& method,
                                    const std::string& traj_kind);
+
+// The radial kind the samples themselves show, for files that do not name
+// their trajectory: "radial3d" (or "radial2d" when every kz is 0) when almost
+// all consecutive samples lie on one line through the origin, "stack-of-stars"
+// when that holds in the kx-ky plane only and kz takes few values, else "".
+std::string detect_radial_kind(const Trajectory& t);
+
+// The trajectory kind density_weights should treat the samples as: the named
+// kind when it is one, else what detect_radial_kind sees.
+std::string effective_kind(const Trajectory& t, const std::string& traj_kind);
 
 // The analytic radial weights: samples are grouped by radius (3D |k| for
 // radial3d; in-plane radius per kz partition for radial2d and stack-of-stars,

@@ -1,9 +1,12 @@
 #include "recon/pipeline.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
 #include "recon/dcf.hpp"
+#include "recon/precond.hpp"
+#include "recon/tv.hpp"
 #include "recon/gridding.hpp"
 #include "recon/metrics.hpp"
 #include "recon/qcache.hpp"
@@ -11,6 +14,8 @@
 
 namespace fhd {
 namespace {
+
+const int kTvStartIters = 10;  // preconditioned CG steps on the unregularized problem before ADMM
 
 // Runs one stage: tells the observer, times it, records it.
 class StageRunner {
@@ -71,6 +76,65 @@ double sum_stages(const std::vector<StageTime>& log, std::size_t from) {
   return s;
 }
 
+// PSNR of each iterate against the phantom (when known), timed apart so the
+// method's time is the solver's alone.
+struct PsnrRecorder {
+  Backend& be;
+  const std::vector<float>& reference;
+  std::vector<double>& out;
+  double seconds = 0;
+  void operator()(int, const BackendVector& x) {
+    if (reference.empty()) return;
+    auto t0 = std::chrono::steady_clock::now();
+    out.push_back(psnr(be.download(x), reference));
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+};
+
+// 99th percentile of |x|: the image scale TV's lambda is relative to (robust to a few bright voxels).
+double image_scale(const std::vector<cfloat>& x) {
+  std::vector<float> mag(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) mag[i] = std::abs(x[i]);
+  if (mag.empty()) return 0.0;
+  auto k = mag.begin() + std::ptrdiff_t(0.99 * double(mag.size() - 1));
+  std::nth_element(mag.begin(), k, mag.end());
+  return *k;
+}
+
+// (Preconditioned) CG on the l2 problem from x's start; returns its result.
+CgResult solve_l2(Backend& be, const std::vector<cfloat>& q, const ImageGrid& grid, double lambda_abs,
+                  const BackendVector& rhs, BackendVector& x, const ReconOptions& opt, int iters,
+                  PsnrRecorder* rec) {
+  auto normal = be.normal(q, grid, lambda_abs);
+  std::unique_ptr<NormalOperator> precond;
+  if (opt.precondition) precond = make_preconditioner(be, q, grid, lambda_abs);
+  CgOptions cg;
+  cg.iters = iters;
+  cg.tol = opt.tol;
+  cg.precond = precond.get();
+  if (opt.observer.progress)
+    cg.on_iter = [&](int it, double) { opt.observer.progress(double(it) / std::max(1, iters)); };
+  if (rec) cg.on_iterate = std::ref(*rec);
+  return conjugate_gradient(be, *normal, rhs, x, cg);
+}
+
+// TV by ADMM, started from a few preconditioned CG steps on the l2 problem,
+// whose image also sets the scale TV's lambda is relative to.
+int solve_tv(Backend& be, const std::vector<cfloat>& q, double q0, const ImageGrid& grid, const BackendVector& rhs,
+             BackendVector& x, const ReconOptions& opt, PsnrRecorder& rec, ReconResult& res) {
+  res.cg = solve_l2(be, q, grid, 0.0, rhs, x, opt, kTvStartIters, nullptr);
+  TvOptions tv;
+  tv.lambda = opt.lambda * q0 * image_scale(be.download(x));
+  tv.rho = opt.tv_rho * q0;
+  tv.outer = opt.iters;
+  tv.inner = opt.tv_inner;
+  tv.precondition = opt.precondition;
+  tv.on_iterate = std::ref(rec);
+  if (opt.observer.progress) tv.on_iter = [&](int it) { opt.observer.progress(double(it) / std::max(1, opt.iters)); };
+  res.lambda_abs = tv.lambda;
+  return admm_tv(be, q, grid, rhs, x, tv).outer;
+}
+
 void iterative(Backend& be, const Scan& scan, const ReconOptions& opt, ReconResult& res) {
   StageRunner stages(opt.observer, res.stages);
   std::size_t first = res.stages.size();
@@ -82,26 +146,30 @@ void iterative(Backend& be, const Scan& scan, const ReconOptions& opt, ReconResu
   // eigenvalue, of FhF, so one lambda means the same for any sample count.
   ImageGrid dbl = scan.grid.doubled();
   std::size_t zero = std::size_t(dbl.nx / 2) + std::size_t(dbl.nx) * (dbl.ny / 2 + std::size_t(dbl.ny) * (dbl.nz / 2));
-  res.lambda_abs = opt.lambda * std::abs(q[zero]);
-  std::vector<cfloat> image;
-  stages.run("CG", [&] {
-    auto normal = be.normal(q, scan.grid, res.lambda_abs);
+  const double q0 = std::abs(q[zero]);
+  res.lambda_abs = opt.lambda * q0;
+  MethodResult m{"iterative", {}, 0, {}, {}, 0, {}};
+  PsnrRecorder rec{be, res.reference, m.psnr_per_iter};
+  const bool tv = opt.reg == "tv";
+  stages.run(tv ? "ADMM-TV" : "CG", [&] {
     VecPtr rhs = be.upload(fhd);
     VecPtr x = be.zeros(fhd.size());
-    CgOptions cg;
-    cg.iters = opt.iters;
-    cg.tol = opt.tol;
-    if (opt.observer.progress)
-      cg.on_iter = [&](int it, double) { opt.observer.progress(double(it) / opt.iters); };
-    if (!res.reference.empty()) {  // semi-convergence: the iterates' PSNR (one download each)
-      res.cg_psnr.push_back(psnr(std::vector<cfloat>(fhd.size()), res.reference));
-      cg.on_iterate = [&](int, const BackendVector& xi) { res.cg_psnr.push_back(psnr(be.download(xi), res.reference)); };
+    if (tv) {
+      m.iters = solve_tv(be, q, q0, scan.grid, *rhs, *x, opt, rec, res);
+    } else {
+      res.cg = solve_l2(be, q, scan.grid, res.lambda_abs, *rhs, *x, opt, opt.iters, &rec);
+      m.iters = res.cg.iters;
     }
-    res.cg = conjugate_gradient(be, *normal, *rhs, *x, cg);
-    image = be.download(*x);
+    m.image = be.download(*x);
   });
-  stages.last().note = std::to_string(res.cg.iters) + " iterations";
-  res.methods.push_back({"iterative", std::move(image), sum_stages(res.stages, first), {}, {}});
+  stages.last().seconds -= rec.seconds;
+  stages.last().note = std::to_string(m.iters) + (tv ? " ADMM iterations" : " iterations");
+  if (!res.reference.empty()) {  // ReconResult::cg_psnr: the zero start first, then the record
+    res.cg_psnr = {psnr(std::vector<cfloat>(fhd.size()), res.reference)};
+    res.cg_psnr.insert(res.cg_psnr.end(), m.psnr_per_iter.begin(), m.psnr_per_iter.end());
+  }
+  m.seconds = sum_stages(res.stages, first);
+  res.methods.push_back(std::move(m));
   res.fhd = std::move(fhd);
 }
 
@@ -151,6 +219,7 @@ ReconResult run_reconstruction(Backend& be, const Scan& scan, const ReconOptions
   ReconResult res;
   res.grid = scan.grid;
   be.set_trajectory(scan.traj);
+  // The reference first: the iterative methods record their PSNR per iteration against it.
   if (opt.phantom) res.reference = voxel_image(*opt.phantom, scan.grid.nx, scan.grid.ny, scan.grid.nz);
   iterative(be, scan, opt, res);
   if (opt.gridding) gridding(be, scan, opt, res);

@@ -19,11 +19,20 @@ struct StageObserver {
   std::function<void(const std::string& stage, double seconds)> end;
 };
 
+// TV's default lambda (relative to Q(0) times the image scale; docs/accuracy.md).
+constexpr double kTvLambda = 0.003;
+
 struct ReconOptions {
   FhdOptions fhd;               // kernel and trig mode for FhD and Q
   int iters = 100;               // CG iterations (at most)
   double tol = 1e-5;            // CG stops when ||r|| / ||FhD|| falls below
   double lambda = 0.0;          // relative to Q(0) = sum |Phi|^2, the mean eigenvalue of FhF
+  bool precondition = true;     // circulant preconditioner for CG (recon/precond.hpp)
+  std::string reg = "l2";       // l2 (first differences, CG) | tv (isotropic TV, ADMM; recon/tv.hpp)
+  // TV: lambda relative to Q(0) times the image scale (docs/accuracy.md);
+  // rho relative to Q(0); iters counts ADMM iterations of tv_inner CG steps each.
+  double tv_rho = 0.1;
+  int tv_inner = 5;
   bool gridding = true;         // also run the gridding baselines
   std::string dcf = "auto";     // density compensation for gridding: auto|radial|pipe-menon
   std::string q_cache_dir;      // "" = do not cache Q
@@ -42,6 +51,8 @@ struct MethodResult {
   std::vector<cfloat> image;  // grid.voxels(), x fastest
   double seconds = 0;         // the stages this method needed
   std::optional<double> psnr, nrmse;  // against the phantom, when known
+  int iters = 0;              // iterations it took (CG, or ADMM for TV); 0 for direct methods
+  std::vector<double> psnr_per_iter;  // [i] after iteration i + 1, when the phantom is known
 };
 
 struct ReconResult {
@@ -51,7 +62,7 @@ struct ReconResult {
   std::vector<float> reference;  // phantom at voxel centers (empty when unknown)
   std::vector<cfloat> fhd;       // the right-hand side CG solved with (for accuracy checks)
   CgResult cg;
-  // PSNR (dB) of the CG iterate against the phantom: [0] for the zero start,
+  // PSNR (dB) of the iterate (CG, or ADMM for --reg tv) against the phantom: [0] for the zero start,
   // [i] after iteration i. Empty when no phantom is known.
   std::vector<double> cg_psnr;
   bool q_cached = false;

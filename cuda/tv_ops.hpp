@@ -1,0 +1,23 @@
+#pragma once
+// GPU pieces of issue 10's solvers (cuda/tv_ops.cu): the circulant
+// preconditioner and total variation's finite differences and shrinkage. They
+// follow the host references in recon/precond.hpp and recon/tv.hpp.
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <vector>
+
+#include "recon/backend.hpp"
+
+namespace fhd::gpu {
+
+class GpuVector;
+
+// y = IFFT(eig . FFT(x)) on `grid` (cuFFT at N, not at the doubled grid).
+std::unique_ptr<NormalOperator> make_circulant_operator(const std::vector<float>& eig, const ImageGrid& grid,
+                                                        cudaStream_t s);
+void tv_gradient(const GpuVector& x, GpuVector& g, const ImageGrid& grid, cudaStream_t s);
+void tv_gradient_adjoint(const GpuVector& g, GpuVector& x, const ImageGrid& grid, cudaStream_t s);
+void tv_shrink(const GpuVector& g, GpuVector& z, GpuVector& u, const ImageGrid& grid, double t, cudaStream_t s);
+
+}  // namespace fhd::gpu
