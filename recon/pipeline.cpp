@@ -173,15 +173,22 @@ void iterative(Backend& be, const Scan& scan, const ReconOptions& opt, ReconResu
   res.fhd = std::move(fhd);
 }
 
-void gridding(Backend& be, const Scan& scan, const ReconOptions& opt, ReconResult& res) {
+// The gridding baselines' density weights: the file's, else computed. Runs
+// before the expensive stages, so a --dcf the trajectory cannot take fails first.
+std::vector<float> density_stage(const Scan& scan, const ReconOptions& opt, ReconResult& res, double& seconds) {
   StageRunner stages(opt.observer, res.stages);
   std::vector<float> dcf = scan.dcf;
-  double dcf_s = 0;
   if (dcf.empty()) {
     auto kind = scan.provenance.count("trajectory") ? scan.provenance.at("trajectory") : std::string();
-    dcf_s = stages.run("density compensation",
-                       [&] { dcf = density_weights(scan.traj, scan.grid, opt.dcf, kind); });
+    seconds = stages.run("density compensation",
+                         [&] { dcf = density_weights(scan.traj, scan.grid, opt.dcf, kind); });
   }
+  return dcf;
+}
+
+void gridding(Backend& be, const Scan& scan, const ReconOptions& opt, const std::vector<float>& dcf, double dcf_s,
+              ReconResult& res) {
+  StageRunner stages(opt.observer, res.stages);
   struct Variant {
     const char* name;
     GridKernel kernel;
@@ -221,8 +228,11 @@ ReconResult run_reconstruction(Backend& be, const Scan& scan, const ReconOptions
   be.set_trajectory(scan.traj);
   // The reference first: the iterative methods record their PSNR per iteration against it.
   if (opt.phantom) res.reference = voxel_image(*opt.phantom, scan.grid.nx, scan.grid.ny, scan.grid.nz);
+  double dcf_s = 0;
+  std::vector<float> dcf;
+  if (opt.gridding) dcf = density_stage(scan, opt, res, dcf_s);
   iterative(be, scan, opt, res);
-  if (opt.gridding) gridding(be, scan, opt, res);
+  if (opt.gridding) gridding(be, scan, opt, dcf, dcf_s, res);
   if (opt.phantom) ceiling(opt, scan.grid, res);
   score(res);
   return res;

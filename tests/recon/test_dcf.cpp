@@ -7,6 +7,7 @@
 #include "catch.hpp"
 #include "phantom/trajectory.hpp"
 #include "recon/dcf.hpp"
+#include "recon/error.hpp"
 
 using namespace fhd;
 
@@ -152,4 +153,21 @@ TEST_CASE("density_weights dispatches and rejects bad requests", "[dcf]") {
     r.kz.push_back(0.f);
   }
   CHECK_THROWS(radial_weights(r, "radial2d"));
+}
+
+TEST_CASE("radial geometry is detected from the samples of a trajectory that does not name its kind", "[dcf]") {
+  CHECK(detect_radial_kind(traj("radial3d", 16, 16, 16)) == "radial3d");
+  CHECK(detect_radial_kind(traj("radial2d", 32, 32, 1)) == "radial2d");
+  CHECK(detect_radial_kind(traj("stack-of-stars", 16, 16, 8)) == "stack-of-stars");
+  CHECK(detect_radial_kind(traj("random", 16, 16, 16)) == "");
+  CHECK(detect_radial_kind(traj("spiral2d", 32, 32, 1)) == "");
+  CHECK(detect_radial_kind(traj("stack-of-spirals", 16, 16, 8)) == "");
+  // An imported radial file ("" kind) gets the same weights as the named kind,
+  // under auto and under an explicit radial.
+  const Trajectory t = traj("radial3d", 16, 16, 16);
+  const ImageGrid g{16, 16, 16};
+  const std::vector<float> named = density_weights(t, g, "auto", "radial3d");
+  CHECK(density_weights(t, g, "auto", "") == named);
+  CHECK(density_weights(t, g, "radial", "") == named);
+  CHECK_THROWS_AS(density_weights(traj("random", 8, 8, 8), ImageGrid{8, 8, 8}, "radial", ""), InputError);
 }

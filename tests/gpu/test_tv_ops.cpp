@@ -1,0 +1,66 @@
+// The GPU circulant preconditioner and TV kernels against the host references
+// (recon/precond.cpp, recon/tv.cpp), and TV/PCG end to end against the CPU backend.
+#include "catch.hpp"
+#include "recon/cg.hpp"
+#include "recon/precond.hpp"
+#include "recon/tv.hpp"
+#include "test_backend_util.hpp"
+
+using namespace fhd;
+using namespace fhd::gpu_test;
+
+TEST_CASE("gpu circulant, gradient, adjoint and shrink equal the host references", "[gpu][tv]") {
+  FHD_NEED_GPU();
+  auto gpu = make_gpu_backend();
+  for (const ImageGrid& g : {ImageGrid{17, 12, 1}, ImageGrid{9, 8, 7}}) {
+    INFO(grid_name(g));
+    const std::size_t n = g.voxels(), ng = n * std::size_t(gradient_axes(g));
+    const std::vector<cfloat> x = random_complex(n, 1), h = random_complex(ng, 2), u0 = random_complex(ng, 3);
+    std::vector<float> eig(n);
+    for (std::size_t i = 0; i < n; ++i) eig[i] = 0.5f + float(i % 7);
+    std::vector<cfloat> want(n);
+    HostCirculant(eig, g).apply(x.data(), want.data());
+    VecPtr xv = gpu->upload(x), yv = gpu->zeros(n);
+    gpu->circulant(eig, g)->apply(*xv, *yv);
+    CHECK(rel_l2(gpu->download(*yv), want) < 1e-5);
+
+    std::vector<cfloat> gw(ng), aw(n);
+    gradient_host(x.data(), gw.data(), g);
+    gradient_adjoint_host(h.data(), aw.data(), g);
+    VecPtr gv = gpu->zeros(ng), hv = gpu->upload(h), av = gpu->zeros(n);
+    gpu->gradient(*xv, *gv, g);
+    gpu->gradient_adjoint(*hv, *av, g);
+    CHECK(rel_l2(gpu->download(*gv), gw) < 1e-6);
+    CHECK(rel_l2(gpu->download(*av), aw) < 1e-6);
+
+    std::vector<cfloat> zw(ng), uw = u0;
+    tv_shrink_host(h.data(), zw.data(), uw.data(), g, 1.7);
+    VecPtr zv = gpu->zeros(ng), uv = gpu->upload(u0);
+    gpu->tv_shrink(*hv, *zv, *uv, g, 1.7);
+    CHECK(rel_l2(gpu->download(*zv), zw) < 1e-6);
+    CHECK(rel_l2(gpu->download(*uv), uw) < 1e-6);
+  }
+}
+
+TEST_CASE("gpu TV by ADMM equals the CPU backend's", "[gpu][tv]") {
+  FHD_NEED_GPU();
+  auto gpu = make_gpu_backend();
+  auto cpu = make_cpu_backend();
+  const ImageGrid g{24, 20, 1};
+  const Trajectory t = random_trajectory(2 * g.voxels(), g, 5);
+  const std::vector<cfloat> d = random_complex(t.size(), 6);
+  std::vector<std::vector<cfloat>> out;
+  for (Backend* be : {cpu.get(), gpu.get()}) {
+    be->set_trajectory(t);
+    const std::vector<cfloat> q = be->q({}, g, {}), b = be->fhd(d, g, {});
+    const double q0 = std::abs(q[g.nx + std::size_t(2 * g.nx) * g.ny]);
+    VecPtr bv = be->upload(b), x = be->zeros(g.voxels());
+    TvOptions opt;
+    opt.lambda = 0.05 * q0;
+    opt.rho = 0.1 * q0;
+    opt.outer = 20;
+    admm_tv(*be, q, g, *bv, *x, opt);
+    out.push_back(be->download(*x));
+  }
+  CHECK(rel_l2(out[1], out[0]) < 1e-3);
+}
