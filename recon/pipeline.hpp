@@ -20,7 +20,7 @@ struct StageObserver {
 };
 
 // TV's default lambda (relative to Q(0) times the image scale; docs/accuracy.md).
-constexpr double kTvLambda = 0.003;
+constexpr double kTvLambda = 0.03;
 
 struct ReconOptions {
   FhdOptions fhd;               // kernel and trig mode for FhD and Q
