@@ -19,26 +19,6 @@ constexpr unsigned kThreads = 256;
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; \
        i < (n); i += std::size_t(gridDim.x) * blockDim.x)
 
-// Length and stride of each axis of length > 1 (as recon/tv.cpp's Axes).
-struct Axes {
-  int count;
-  int len[3];
-  long long stride[3];
-};
-
-Axes axes_of(const ImageGrid& g) {
-  Axes a{};
-  const int n[3] = {g.nx, g.ny, g.nz};
-  const long long s[3] = {1, g.nx, (long long)g.nx * g.ny};
-  for (int i = 0; i < 3; ++i)
-    if (n[i] > 1) {
-      a.len[a.count] = n[i];
-      a.stride[a.count] = s[i];
-      ++a.count;
-    }
-  return a;
-}
-
 __device__ inline int coord(std::size_t v, long long s, int len) { return int((v / s) % len); }
 
 __global__ void scale_real_kernel(float2* __restrict__ a, const float* __restrict__ w, std::size_t n) {
@@ -48,7 +28,7 @@ __global__ void scale_real_kernel(float2* __restrict__ a, const float* __restric
   }
 }
 
-__global__ void gradient_kernel(const float2* __restrict__ x, float2* __restrict__ g, Axes a, std::size_t n) {
+__global__ void gradient_kernel(const float2* __restrict__ x, float2* __restrict__ g, GradientAxes a, std::size_t n) {
   GRID_STRIDE(v, n) {
     const float2 xv = x[v];
     for (int k = 0; k < a.count; ++k) {
@@ -62,7 +42,7 @@ __global__ void gradient_kernel(const float2* __restrict__ x, float2* __restrict
   }
 }
 
-__global__ void gradient_adjoint_kernel(const float2* __restrict__ g, float2* __restrict__ x, Axes a, std::size_t n) {
+__global__ void gradient_adjoint_kernel(const float2* __restrict__ g, float2* __restrict__ x, GradientAxes a, std::size_t n) {
   GRID_STRIDE(v, n) {
     float2 s = make_float2(0.f, 0.f);
     for (int k = 0; k < a.count; ++k) {
@@ -149,14 +129,14 @@ std::unique_ptr<NormalOperator> make_circulant_operator(const std::vector<float>
 void tv_gradient(const GpuVector& x, GpuVector& g, const ImageGrid& grid, cudaStream_t s) {
   check_sizes(x.size(), g.size(), grid, "gradient");
   const std::size_t n = grid.voxels();
-  gradient_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(x.buf.get(), g.buf.get(), axes_of(grid), n);
+  gradient_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(x.buf.get(), g.buf.get(), gradient_axes_of(grid), n);
   CUDA_CHECK_LAUNCH();
 }
 
 void tv_gradient_adjoint(const GpuVector& g, GpuVector& x, const ImageGrid& grid, cudaStream_t s) {
   check_sizes(x.size(), g.size(), grid, "gradient adjoint");
   const std::size_t n = grid.voxels();
-  gradient_adjoint_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(g.buf.get(), x.buf.get(), axes_of(grid), n);
+  gradient_adjoint_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(g.buf.get(), x.buf.get(), gradient_axes_of(grid), n);
   CUDA_CHECK_LAUNCH();
 }
 

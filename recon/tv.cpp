@@ -8,16 +8,15 @@
 namespace fhd {
 namespace {
 
-// Length and stride of each axis of length > 1, in x, y, z order.
-struct Axes {
-  int count = 0;
-  int len[3];
-  std::ptrdiff_t stride[3];
-};
-Axes axes_of(const ImageGrid& g) {
-  Axes a;
+// Coordinate of voxel v along an axis of length len and stride s.
+inline int coord(std::ptrdiff_t v, std::ptrdiff_t s, int len) { return int((v / s) % len); }
+
+}  // namespace
+
+GradientAxes gradient_axes_of(const ImageGrid& g) {
+  GradientAxes a;
   const int n[3] = {g.nx, g.ny, g.nz};
-  const std::ptrdiff_t s[3] = {1, g.nx, std::ptrdiff_t(g.nx) * g.ny};
+  const long long s[3] = {1, g.nx, (long long)g.nx * g.ny};
   for (int i = 0; i < 3; ++i)
     if (n[i] > 1) {
       a.len[a.count] = n[i];
@@ -27,15 +26,10 @@ Axes axes_of(const ImageGrid& g) {
   return a;
 }
 
-// Coordinate of voxel v along an axis of length len and stride s.
-inline int coord(std::ptrdiff_t v, std::ptrdiff_t s, int len) { return int((v / s) % len); }
-
-}  // namespace
-
-int gradient_axes(const ImageGrid& grid) { return axes_of(grid).count; }
+int gradient_axes(const ImageGrid& grid) { return gradient_axes_of(grid).count; }
 
 void gradient_host(const cfloat* x, cfloat* g, const ImageGrid& grid) {
-  const Axes a = axes_of(grid);
+  const GradientAxes a = gradient_axes_of(grid);
   const std::ptrdiff_t n = std::ptrdiff_t(grid.voxels());
   for (int k = 0; k < a.count; ++k) {
     cfloat* gk = g + k * n;
@@ -46,7 +40,7 @@ void gradient_host(const cfloat* x, cfloat* g, const ImageGrid& grid) {
 }
 
 void gradient_adjoint_host(const cfloat* g, cfloat* x, const ImageGrid& grid) {
-  const Axes a = axes_of(grid);
+  const GradientAxes a = gradient_axes_of(grid);
   const std::ptrdiff_t n = std::ptrdiff_t(grid.voxels());
 #pragma omp parallel for
   for (std::ptrdiff_t v = 0; v < n; ++v) {

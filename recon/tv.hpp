@@ -18,6 +18,15 @@ namespace fhd {
 // Axes of length > 1: the number of difference images in D x.
 int gradient_axes(const ImageGrid& grid);
 
+// Length and stride of each axis of length > 1, in x, y, z order (plain data:
+// the GPU kernels take it by value).
+struct GradientAxes {
+  int count = 0;
+  int len[3] = {1, 1, 1};
+  long long stride[3] = {1, 1, 1};
+};
+GradientAxes gradient_axes_of(const ImageGrid& g);
+
 // g (gradient_axes * voxels, one image per axis in x, y, z order) = D x.
 void gradient_host(const cfloat* x, cfloat* g, const ImageGrid& grid);
 // x = D^H g.
