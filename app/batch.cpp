@@ -9,7 +9,7 @@
 #include "app/batch_scan.hpp"
 #include "app/batch_workers.hpp"
 #include "io/atomic_file.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 using nlohmann::json;
 

@@ -5,7 +5,7 @@
 
 #include "app/batch.hpp"
 #include "app/batch_plan.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "recon/metrics.hpp"
 #include "recon/reference.hpp"
 

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "io/atomic_file.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -13,7 +13,7 @@
 #include "app/recon_options.hpp"
 #include "io/figures.hpp"
 #include "io/report.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

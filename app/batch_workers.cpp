@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 extern char** environ;
 

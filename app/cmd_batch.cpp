@@ -10,7 +10,7 @@
 #include "app/batch_scan.hpp"
 #include "app/commands.hpp"
 #include "app/option_checks.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fhd::app {
 namespace {

@@ -17,7 +17,7 @@
 #include "io/bar_chart.hpp"
 #include "io/figures.hpp"
 #include "io/report.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 #ifdef FHD_HAVE_CUDA
 #include "cuda/bench.hpp"

@@ -10,7 +10,7 @@
 #include "app/commands.hpp"
 #include "io/atomic_file.hpp"
 #include "io/report.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 #ifdef FHD_HAVE_CUDA
 #include "cuda/nufft_bench.hpp"

@@ -6,7 +6,7 @@
 #include "app/option_checks.hpp"
 #include "app/commands.hpp"
 #include "app/scan_input.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "app/source.hpp"
 
 namespace fhd::app {

@@ -8,7 +8,7 @@
 #include "app/option_checks.hpp"
 #include "app/commands.hpp"
 #include "app/recon_options.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 #ifdef FHD_HAVE_CUDA
 #include "cuda/tune.hpp"

@@ -10,7 +10,7 @@
 #include "app/validate.hpp"
 #include "io/atomic_file.hpp"
 #include "io/report.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fhd::app {
 namespace {

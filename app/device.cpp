@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #ifdef FHD_HAVE_CUDA
 #include "cuda/gpu_backend.hpp"
 #endif

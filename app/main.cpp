@@ -9,7 +9,7 @@
 #include "app/log.hpp"
 #include "app/recon_options.hpp"
 #include "io/atomic_file.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fhd::app {
 namespace {

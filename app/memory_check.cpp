@@ -3,7 +3,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "io/validate.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fhd::app {
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 
 #include "recon/dcf.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fhd::app {
 

@@ -12,7 +12,7 @@
 #include "io/h5util.hpp"
 #include "io/image_out.hpp"
 #include "io/report.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fhd::app {
 namespace {

@@ -37,10 +37,6 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
   cmd.add_flag("--no-cache", o.no_cache, "neither read nor write the Q cache");
 }
 
-TrigMode parse_trig(const std::string& s) {
-  return s == "double" ? TrigMode::Double : s == "sfu" ? TrigMode::Sfu : TrigMode::Single;
-}
-
 ReconOptions make_recon_options(const SolverOptions& o, const Phantom* phantom, Progress& progress) {
   ReconOptions r;
   r.fhd.trig = parse_trig(o.trig);

@@ -24,7 +24,6 @@ struct SolverOptions {
 };
 
 void add_solver_options(CLI::App& cmd, SolverOptions& o);
-TrigMode parse_trig(const std::string& s);
 // Progress must outlive the returned options (the observer points to it).
 ReconOptions make_recon_options(const SolverOptions& o, const Phantom* phantom, Progress& progress);
 // The command line of this process, for reports.

@@ -9,7 +9,7 @@
 #include "io/cfl.hpp"
 #include "io/h5util.hpp"
 #include "io/scan_file.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #ifdef FHD_HAVE_ISMRMRD
 #include "io/ismrmrd_io.hpp"
 #endif

@@ -10,7 +10,7 @@
 #include "recon/coil_compress.hpp"
 #include "recon/coil_noise.hpp"
 #include "app/scan_input.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fhd::app {
 

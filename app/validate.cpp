@@ -14,7 +14,7 @@
 
 #include "app/device.hpp"
 #include "app/log.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "recon/metrics.hpp"
 #include "recon/pipeline.hpp"
 

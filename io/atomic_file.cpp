@@ -21,7 +21,7 @@
 #include <system_error>
 #include <thread>
 
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fhd {
 namespace fs = std::filesystem;

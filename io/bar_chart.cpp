@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "io/atomic_file.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 #ifdef FHD_HAVE_PNG
 #include <png.h>

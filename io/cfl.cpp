@@ -9,7 +9,7 @@
 
 #include "io/atomic_file.hpp"
 #include "io/validate.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "cfl I/O assumes a little-endian host");
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "io/report.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 #if defined(FHD_HAVE_CAIRO)
 #include <cairo.h>

@@ -14,7 +14,7 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fhd::h5 {
 

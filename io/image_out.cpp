@@ -6,7 +6,7 @@
 
 #include "io/atomic_file.hpp"
 #include "io/h5util.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 #if defined(FHD_HAVE_NIFTI)
 #include <nifti1_io.h>

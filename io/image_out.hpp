@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "io/units.hpp"
+#include "core/units.hpp"
 #include "recon/types.hpp"
 
 namespace fhd {

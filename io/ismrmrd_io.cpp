@@ -1,6 +1,6 @@
 #include "io/ismrmrd_io.hpp"
 
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 #if defined(FHD_HAVE_ISMRMRD)
 #include <ismrmrd/dataset.h>

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "io/units.hpp"
+#include "core/units.hpp"
 #include "io/validate.hpp"
 #include "recon/types.hpp"
 

@@ -3,7 +3,7 @@
 #include <fstream>
 
 #include "io/atomic_file.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fhd {
 

@@ -6,7 +6,7 @@
 #include "io/atomic_file.hpp"
 #include "io/h5util.hpp"
 #include "io/validate.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fhd {
 namespace {

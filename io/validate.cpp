@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fhd {
 namespace {

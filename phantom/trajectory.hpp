@@ -1,20 +1,16 @@
 #pragma once
-// k-space trajectories in cycles/FOV (CONVENTIONS.md): full Nyquist coverage on
-// an axis of N voxels is k in [-N/2, N/2). phantom/ depends on nothing of ours,
-// so the Trajectory type lives here and recon/ uses it.
+// Trajectory generators (radial, stack-of-*, spirals, random) in cycles/FOV
+// (CONVENTIONS.md): full Nyquist coverage on an axis of N voxels is k in
+// [-N/2, N/2). The Trajectory type itself is core's (core/trajectory.hpp).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/trajectory.hpp"
+
 namespace fhd {
 
-// Structure of arrays: the kernels read kx, ky, kz as separate streams.
-struct Trajectory {
-  std::vector<float> kx, ky, kz;
-  std::size_t size() const { return kx.size(); }
-  void resize(std::size_t m) { kx.resize(m); ky.resize(m); kz.resize(m); }
-};
 
 struct TrajectorySpec {
   // radial3d (kooshball), stack-of-stars, stack-of-spirals, radial2d, spiral2d, random

@@ -3,7 +3,7 @@
 #include <numeric>
 #include <string>
 
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fhd {
 

@@ -8,7 +8,7 @@
 #include <mutex>
 
 #include "recon/dcf.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "recon/gridding.hpp"
 #include "recon/toeplitz.hpp"
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "recon/cpu_fhd.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "recon/gridding_cpu.hpp"
 #include "recon/toeplitz.hpp"
 

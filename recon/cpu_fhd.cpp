@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <stdexcept>
 
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "recon/fast_trig.hpp"
 
 #include <omp.h>

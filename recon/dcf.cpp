@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <numeric>
 
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "recon/gridding.hpp"
 #include "recon/kaiser_bessel.hpp"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "recon/kaiser_bessel.hpp"
 
 namespace fhd {

@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "recon/gridding.hpp"
 #include "recon/gridding_cpu.hpp"
 

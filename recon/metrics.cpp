@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fhd {
 namespace {

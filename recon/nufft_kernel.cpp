@@ -5,7 +5,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fhd::nufft {
 

@@ -12,7 +12,7 @@
 
 #include "app/batch.hpp"
 #include "app/source.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "recon/metrics.hpp"
 #include "catch.hpp"
 #include "test_util.hpp"

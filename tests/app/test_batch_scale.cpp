@@ -14,7 +14,7 @@
 #include "app/batch.hpp"
 #include "app/batch_workers.hpp"
 #include "catch.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "test_util.hpp"
 
 namespace fs = std::filesystem;

@@ -12,7 +12,7 @@
 #include "catch.hpp"
 #include "io/cfl.hpp"
 #include "io/scan_file.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "test_util.hpp"
 
 namespace fs = std::filesystem;

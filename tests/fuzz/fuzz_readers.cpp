@@ -34,7 +34,7 @@
 #include "cuda/tune.hpp"
 #include "io/cfl.hpp"
 #include "io/scan_file.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "recon/qcache.hpp"
 #if defined(FHD_HAVE_ISMRMRD)
 #include "io/ismrmrd_io.hpp"

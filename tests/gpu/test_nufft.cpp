@@ -7,7 +7,7 @@
 
 #include "cuda/nufft.hpp"
 #include "recon/direct_sum.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "test_backend_util.hpp"
 
 using namespace fhd;

@@ -8,7 +8,7 @@
 #include <random>
 #include <string>
 
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "recon/types.hpp"
 
 namespace fhd::test {

@@ -5,7 +5,7 @@
 #include "catch.hpp"
 #include "phantom/coils.hpp"
 #include "recon/coil_compress.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "test_util.hpp"
 
 using namespace fhd;

@@ -8,7 +8,7 @@
 #include "phantom/phantom.hpp"
 #include "phantom/trajectory.hpp"
 #include "recon/coil_maps.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "test_util.hpp"
 
 using namespace fhd;

@@ -6,7 +6,7 @@
 #include "phantom/coils.hpp"
 #include "recon/coil_linalg.hpp"
 #include "recon/coil_noise.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "test_util.hpp"
 
 using namespace fhd;

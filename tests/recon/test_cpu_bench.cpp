@@ -22,10 +22,6 @@ long env_or(const char* name, long fallback) {
   return v ? std::atol(v) : fallback;
 }
 
-TrigMode parse_trig(const std::string& s) {
-  return s == "double" ? TrigMode::Double : s == "single" ? TrigMode::Single : TrigMode::Sfu;
-}
-
 }  // namespace
 
 TEST_CASE("cpu FhD/Q throughput", "[.cpu-bench]") {

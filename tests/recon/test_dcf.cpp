@@ -7,7 +7,7 @@
 #include "catch.hpp"
 #include "phantom/trajectory.hpp"
 #include "recon/dcf.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 using namespace fhd;
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "recon/nufft_kernel.hpp"
 
 using namespace fhd;
