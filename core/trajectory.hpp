@@ -1,5 +1,5 @@
 #pragma once
-// A k-space trajectory: sample positions in cycles/FOV (CONVENTIONS.md). Full
+// A k-space trajectory: sample positions in cycles/FOV (docs/conventions.md). Full
 // Nyquist coverage on an axis of N voxels is k in [-N/2, N/2). Every layer uses
 // this type; phantom/ generates trajectories, io/ reads and writes them.
 #include <cstddef>

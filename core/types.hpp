@@ -1,5 +1,5 @@
 #pragma once
-// Types every layer shares (CONVENTIONS.md): complex scalars, the image grid,
+// Types every layer shares (docs/conventions.md): complex scalars, the image grid,
 // the trig mode of the FhD/Q kernels.
 #include <complex>
 #include <cstddef>

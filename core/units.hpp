@@ -1,6 +1,6 @@
 #pragma once
 // Physical units at the output boundary. fhdrecon computes with FOV = 1
-// (unitless, CONVENTIONS.md); formats that need millimetres (NIfTI, ISMRMRD)
+// (unitless, docs/conventions.md); formats that need millimetres (NIfTI, ISMRMRD)
 // get this FOV unless the caller passes one (docs/formats.md).
 #include <array>
 

@@ -3,7 +3,7 @@
 // that cannot fit becomes one clear DeviceError
 //   "out of GPU memory: need 2.00 GiB for the Toeplitz spectrum, 1.31 GiB free"
 // instead of a crash or a bare cudaErrorMemoryAllocation later on.
-// No managed memory: plain cudaMalloc (DEVICE.md, the lent machine's rule).
+// No managed memory: plain cudaMalloc (docs/gpu-backend.md, "Device, stream, errors").
 #include <cuda_runtime.h>
 
 #include <cstddef>

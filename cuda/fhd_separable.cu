@@ -1,4 +1,4 @@
-// Step 8 of the ladder: the separable form (CONVENTIONS.md). On the Cartesian
+// Step 8 of the ladder: the separable form (docs/conventions.md). On the Cartesian
 // grid exp(i2pi k.x) = ex ey ez, so with p = iy + ly*iz
 //   out[ix, p] = sum_m Ex[ix, m] * B[m, p],   B[m, p] = w_m Ey[iy, m] Ez[iz, m],
 // one complex matrix product per chunk of K samples (cuBLAS, column-major:

@@ -15,7 +15,7 @@ __global__ void mu_kernel(const float2* __restrict__ phi, const float2* __restri
       continue;
     }
     const float2 p = phi[i];
-    // rMu = rPhi*rD + iPhi*iD, iMu = rPhi*iD - iPhi*rD (CONVENTIONS.md)
+    // rMu = rPhi*rD + iPhi*iD, iMu = rPhi*iD - iPhi*rD (docs/conventions.md)
     mu[i] = make_float2(p.x * di.x + p.y * di.y, p.x * di.y - p.y * di.x);
   }
 }

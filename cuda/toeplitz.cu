@@ -1,5 +1,5 @@
 // The Toeplitz normal operator FhF + lambda R^H R on cuFFT, and the centered
-// inverse DFT. Definitions follow CONVENTIONS.md and the CPU operator:
+// inverse DFT. Definitions follow docs/conventions.md and the CPU operator:
 //   FhF x = crop( IFFT( FFT(h) * FFT(pad(x)) ) ) / L,   L = doubled voxel count,
 // where h is Q rearranged so lag 0 sits at index 0 (Q index j holds lag j - n
 // per axis: h[(j - n) mod 2n] = Q[j]), pad(x) puts x at the low corner of the

@@ -1,5 +1,5 @@
 #pragma once
-// Outputs appear whole or not at all (ARCHITECTURE.md).
+// Outputs appear whole or not at all (docs/architecture.md, "Durable outputs").
 // - One file: AtomicOutput writes to a temporary name in the destination's
 //   directory, fsyncs it, then renames it over the destination. A reader never
 //   sees half a file and a failed write never clobbers an earlier good one.

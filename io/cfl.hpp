@@ -1,9 +1,9 @@
 #pragma once
-// BART's .cfl/.hdr pair (docs/formats.md, shared/docs/BART.md):
+// BART's .cfl/.hdr pair (docs/formats.md, "BART"; docs/conventions.md, "Interop"):
 //   NAME.hdr  text, "# Dimensions" then 16 integers (dimension 0 first)
 //   NAME.cfl  raw little-endian complex64, dimension 0 fastest
 // Scaling at this boundary: BART's nufft is unitary (1/sqrt(Ntot)); fhdrecon's
-// data is the plain sum (CONVENTIONS.md). k-space read from BART is multiplied
+// data is the plain sum (docs/conventions.md). k-space read from BART is multiplied
 // by sqrt(Nx*Ny*Nz); k-space written for BART is divided by it. Trajectories
 // (cycles/FOV in both) and images are not scaled.
 #include <array>

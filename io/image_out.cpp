@@ -90,7 +90,7 @@ void write_nifti(const std::string& path, const std::vector<float>& magnitude, c
   nim->dy = nim->pixdim[2] = float(vox[1]);
   nim->dz = nim->pixdim[3] = float(vox[2]);
   nim->xyz_units = NIFTI_UNITS_MM;
-  // Scanner coordinates, no rotation, voxel N/2 (our origin, CONVENTIONS.md) at 0 mm.
+  // Scanner coordinates, no rotation, voxel N/2 (our origin, docs/conventions.md) at 0 mm.
   nim->qform_code = NIFTI_XFORM_SCANNER_ANAT;
   nim->quatern_b = nim->quatern_c = nim->quatern_d = 0;
   nim->qfac = 1;

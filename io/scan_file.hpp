@@ -1,7 +1,7 @@
 #pragma once
 // fhdrecon's own HDF5 scan file (schema "1.0", "1.1" with coils or noise; docs/formats.md).
 //   /trajectory  float32 [M,3]        (kx, ky, kz) per sample, cycles/FOV
-//   /kspace      compound {r,i} [M]   D_m, non-unitary convention (CONVENTIONS.md);
+//   /kspace      compound {r,i} [M]   D_m, non-unitary convention (docs/conventions.md);
 //                or [C,M]             C coils sharing the trajectory (schema 1.1)
 //   /noise       compound {r,i} [C,Mn] optional noise-only samples per coil (1.1;
 //                [Mn] for one coil), for prewhitening

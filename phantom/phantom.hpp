@@ -1,6 +1,6 @@
 #pragma once
 // Analytic phantoms with exact k-space (no inverse crime). Geometry and scaling
-// follow CONVENTIONS.md: FOV = 1, x in [-1/2, 1/2), the Koay 2007 phantom is
+// follow docs/conventions.md: FOV = 1, x in [-1/2, 1/2), the Koay 2007 phantom is
 // defined on u in [-1,1]^3 and mapped by x = u/2.
 #include <complex>
 #include <cstdint>
@@ -37,7 +37,7 @@ inline double voxel_center(int i, int n) { return double(i - n / 2) / double(n);
 // x fastest (index = ix + nx*(iy + ny*iz)).
 std::vector<float> voxel_image(const Phantom& p, int nx, int ny, int nz);
 
-// D_m = S(k_m) * nx*ny*nz (CONVENTIONS.md "Data scaling"), in float64 then rounded.
+// D_m = S(k_m) * nx*ny*nz (docs/conventions.md "Data scaling"), in float64 then rounded.
 // Throws std::invalid_argument for a 2D phantom with nz != 1 and a 3D phantom
 // with nz == 1 (its kz = 0 data would be a projection, not the slice I0 holds).
 std::vector<std::complex<float>> synthesize(const Phantom& p, const Trajectory& t, int nx, int ny,

@@ -1,6 +1,6 @@
 // The 3D (Koay 2007) and 2D (modified, Toft) Shepp-Logan phantoms as sums of
 // ellipsoids with analytic Fourier transforms. Tables are in u units ([-1,1]);
-// CONVENTIONS.md maps them to FOV units by x = u/2, done once at construction.
+// docs/conventions.md maps them to FOV units by x = u/2, done once at construction.
 #include <algorithm>
 #include <array>
 #include <cmath>

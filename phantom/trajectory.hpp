@@ -1,6 +1,6 @@
 #pragma once
 // Trajectory generators (radial, stack-of-*, spirals, random) in cycles/FOV
-// (CONVENTIONS.md): full Nyquist coverage on an axis of N voxels is k in
+// (docs/conventions.md): full Nyquist coverage on an axis of N voxels is k in
 // [-N/2, N/2). The Trajectory type itself is core's (core/trajectory.hpp).
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// The Backend seam (ARCHITECTURE.md): one interface, a CPU implementation in
+// The Backend seam (docs/architecture.md): one interface, a CPU implementation in
 // recon/ (OpenMP, FFTW, BLAS) and a GPU one in cuda/. The pipeline and CG are
 // written once against it. recon/ never includes a CUDA header.
 #include <functional>

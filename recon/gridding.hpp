@@ -1,5 +1,5 @@
 #pragma once
-// The gridding baseline (CONVENTIONS.md "Baseline"): density-weighted samples
+// The gridding baseline (docs/conventions.md "Gridding baseline"): density-weighted samples
 // are spread onto an oversampled Cartesian grid, inverse FFT, crop,
 // deapodize. docs/gridding.md derives the scaling.
 #include <vector>

@@ -1,5 +1,5 @@
 #pragma once
-// Image quality metrics (CONVENTIONS.md "Metrics"). All sums in double; no
+// Image quality metrics (docs/conventions.md "Metrics"). All sums in double; no
 // rescaling of the image: a wrong scale is an error the metrics must show.
 #include <vector>
 

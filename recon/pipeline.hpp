@@ -1,5 +1,5 @@
 #pragma once
-// The reconstruction pipeline: chains the stages of ARCHITECTURE.md on one
+// The reconstruction pipeline: chains the stages of docs/architecture.md on one
 // Backend and times each. Each stage is one call on plain data.
 #include <functional>
 #include <optional>

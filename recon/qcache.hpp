@@ -1,6 +1,6 @@
 #pragma once
 // A cache of Q on disk. Q depends only on the trajectory, the weights
-// |Phi|^2, the image grid and the trig mode (CONVENTIONS.md), and is the
+// |Phi|^2, the image grid and the trig mode (docs/conventions.md), and is the
 // costliest stage of a reconstruction (8x the voxels of FhD), so a second run
 // over the same trajectory loads it instead. Backend-neutral, host only.
 //

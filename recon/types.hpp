@@ -1,5 +1,5 @@
 #pragma once
-// The scan every stage reads (CONVENTIONS.md); grids, complex types and trig
+// The scan every stage reads (docs/conventions.md); grids, complex types and trig
 // modes are core's (core/types.hpp).
 #include <complex>
 #include <cstddef>
@@ -16,7 +16,7 @@ namespace fhd {
 struct Scan {
   ImageGrid grid;
   Trajectory traj;
-  std::vector<cfloat> data;  // D_m, non-unitary convention (CONVENTIONS.md)
+  std::vector<cfloat> data;  // D_m, non-unitary convention (docs/conventions.md)
   std::vector<cfloat> phi;   // Phi(k_m); empty means Phi = 1 (Dirac basis)
   std::vector<float> dcf;    // density weights for gridding; empty = compute
   std::vector<cfloat> noise; // this coil's noise-only samples (noise calibration); empty = none

@@ -39,7 +39,7 @@ def cfl(base, real=False):
 def h5(path, ds):
     subprocess.run(['h5dump', '-d', ds, '-b', 'LE', '-o', 'dump.bin', path], check=True, capture_output=True)
     a = array.array('f'); a.frombytes(open('dump.bin', 'rb').read()); return list(a)
-def psnr(img, ref):  # CONVENTIONS.md: magnitude, no rescaling
+def psnr(img, ref):  # docs/conventions.md: magnitude, no rescaling
     mse = sum((x - y) ** 2 for x, y in zip(img, ref)) / len(ref)
     return 20 * math.log10(max(abs(v) for v in ref) / math.sqrt(mse))
 ref_a = cfl('ref', real=True)

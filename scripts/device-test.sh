@@ -4,7 +4,8 @@
 #   scripts/device-test.sh [build] [test] [bench] [e2e] [tune] [validate] [sanitize]
 #   (default: all but sanitize, which runs compute-sanitizer over the [gpu] tests)
 # Run through the device tool with carry [".devdeps"]; .devdeps holds the .deb
-# files of DEVICE.md (make it with scripts/fetch-devdeps.sh).
+# files of the packages the GPU machine's image lacks (docs/gpu-backend.md,
+# "Building on the GPU machine"; make it with scripts/fetch-devdeps.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Downloads (here, where apt works) the Debian packages the GPU image lacks, into
-# .devdeps/, for scripts/device-test.sh to unpack there (docs/DEVICE.md).
+# .devdeps/, for scripts/device-test.sh to unpack there (docs/gpu-backend.md, "Building on the GPU machine").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .devdeps && cd .devdeps

@@ -3,7 +3,8 @@
 # tests and bench-nufft, optionally the cuFINUFFT peer and the end-to-end runs;
 # logs under $OUT, a short table last.
 #   scripts/nufft-device.sh [test] [bench] [sweep] [peer] [e2e]   (default: test bench)
-# Carry .devdeps (and .peers for `peer`, a copy of the peers folder).
+# Carry .devdeps (and .peers for `peer`: an optional local copy of peer tools,
+# cuFINUFFT with its build.sh and run.sh, not part of this repository).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -12,7 +13,8 @@ BUILD=${BUILD:-/tmp/b}
 steps=("$@")
 ((${#steps[@]})) || steps=(test bench)
 has() { [[ " ${steps[*]} " == *" $1 "* ]]; }
-# The peers folder is carried at the checkout's root; this script may run in a worktree under .wt/.
+# PEERS: where that copy is; by default .peers at the checkout's root (or two levels up when
+# this script runs in a git worktree under .wt/).
 PEERS=${PEERS:-$PWD/.peers}
 [[ -d $PEERS ]] || PEERS=$(cd ../.. && pwd)/.peers
 

@@ -72,7 +72,7 @@ TEST_CASE("bart: BART's trajectory and k-space reconstruct as well here as in ba
   if (!have_bart()) FHD_SKIP("bart is not on PATH");
   const fs::path d = bart_dir("a");
   const std::string n = std::to_string(kN);
-  // bart phantom -k is not scaled like its image phantom: pi N sqrt(2 pi) / 8 (shared/docs/BART.md).
+  // bart phantom -k is not scaled like its image phantom: pi N sqrt(2 pi) / 8 (docs/conventions.md, "Interop").
   const double scale = M_PI * kN * std::sqrt(2 * M_PI) / 8;
   sh(d, "bart traj -x " + n + " -o 2 -y 101 -r traj");
   sh(d, "bart phantom -k -t traj ksp0 && bart scale " + std::to_string(scale) + " ksp0 ksp");

@@ -14,7 +14,7 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-// A table row in u units (CONVENTIONS.md / MATLAB's modified Shepp-Logan).
+// A table row in u units (docs/phantom.md / MATLAB's modified Shepp-Logan).
 struct Row {
   double p, a, b, c, x0, y0, z0, phi;
 };

@@ -93,7 +93,7 @@ TEST_CASE("cpu backend mu and vector ops", "[cpu]") {
   CHECK(b->mu({}, d) == d);
   const std::vector<cfloat> mu = b->mu(phi, d);
   for (std::size_t m = 0; m < d.size(); ++m) {
-    // rMu = rPhi rD + iPhi iD, iMu = rPhi iD - iPhi rD (CONVENTIONS.md)
+    // rMu = rPhi rD + iPhi iD, iMu = rPhi iD - iPhi rD (docs/conventions.md)
     CHECK(std::abs(mu[m].real() - (phi[m].real() * d[m].real() + phi[m].imag() * d[m].imag())) < 1e-5);
     CHECK(std::abs(mu[m].imag() - (phi[m].real() * d[m].imag() - phi[m].imag() * d[m].real())) < 1e-5);
   }
