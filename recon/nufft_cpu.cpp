@@ -1,4 +1,4 @@
-// The CPU NUFFT (see nufft_cpu.hpp and docs/nufft.md).
+// The CPU NUFFT (see nufft_cpu.hpp and docs/cpu-backend.md, "NUFFT").
 //
 // Point m sits at fine-grid coordinate u = k_m nf / N (mod nf) on each axis:
 // exp(+i 2 pi k x_j) with x_j = j/N is N-periodic in k, which is exactly the
@@ -58,7 +58,7 @@ bool power_of_two(int m) { return m > 0 && (m & (m - 1)) == 0; }
 // fine_size, except powers of two from 256 up: FFTW_ESTIMATE's plans for them
 // thrash the cache (256^3 single precision: 3.2 s, against 0.41 s for 270^3
 // and 0.185 s for a FFTW_MEASURE plan that itself takes 17 s to make; 2 cores,
-// docs/nufft.md). The next even 5-smooth size is both faster and more accurate.
+// docs/cpu-backend.md, "NUFFT"). The next even 5-smooth size is both faster and more accurate.
 int cpu_fine_size(int n, const KernelParams& kp) {
   int m = fine_size(n, kp);
   if (m < 256 || !power_of_two(m)) return m;

@@ -1,5 +1,5 @@
 #pragma once
-// The CPU NUFFT (docs/nufft.md): tolerance-controlled type 1 (adjoint) and
+// The CPU NUFFT (docs/cpu-backend.md, "NUFFT"): tolerance-controlled type 1 (adjoint) and
 // type 2 (forward) transforms between a trajectory and a Cartesian grid, in the
 // project's conventions (voxel x_i = (i - len/2)/N, k in cycles/FOV):
 //   type 1: f_n = sum_m c_m exp(+i 2 pi k_m . x_n)   (cmpFhD; Q on the doubled grid)

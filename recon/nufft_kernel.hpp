@@ -27,7 +27,7 @@ struct KernelParams {
 // other sigma:   w = ceil(ln(1/tol) / (pi sqrt(1 - 1/sigma))) + 1, beta = 0.97 pi (1 - 1/(2 sigma)) w
 // w is clamped to [2, 16]. The + 1 is ours: FINUFFT's published width at
 // sigma = 1.25 measured 2-3x tol per axis (1D, n = 16..200; 5x in 3D); one cell
-// more brings it under tol (docs/nufft.md). In single precision sigma = 1.25
+// more brings it under tol (docs/cpu-backend.md, "NUFFT"). In single precision sigma = 1.25
 // also floors at ~5e-6 per axis (1/phihat at the band edge amplifies rounding):
 // ask for sigma = 2 below tol 1e-5.
 KernelParams kernel_for(double tol, double sigma);
