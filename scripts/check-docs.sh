@@ -6,7 +6,8 @@
 #   (b) every relative link [text](target) in README.md and docs/*.md points
 #       at a file or folder that exists in the repository (http(s), mailto and
 #       pure #anchors are skipped; a #anchor after a file name is dropped);
-#   (c) README.md links every page of docs/.
+#   (c) README.md links every page of docs/;
+#   (d) every docs/NAME.md named in any file (comments included) exists.
 # Prints each offender as FILE:LINE: problem and exits 1 if there is any.
 #   bash scripts/check-docs.sh
 set -uo pipefail
@@ -61,6 +62,14 @@ done
 # (c) README.md links every page of docs/.
 for doc in docs/*.md; do
   grep -q -F "]($doc" README.md || report "README.md: does not link $doc"
+done
+
+# (d) docs pages named anywhere, e.g. in a comment "(docs/gridding.md)".
+for f in "${files[@]}"; do
+  [[ $f == "$self" || ! -f $f ]] && continue
+  while IFS= read -r hit; do
+    [[ -e ${hit#*:} ]] || report "$f:${hit%%:*}: names a missing page: ${hit#*:}"
+  done < <(grep -I -n -o -E 'docs/[A-Za-z0-9_.-]+\.md' -- "$f")
 done
 
 if ((bad)); then
