@@ -5,7 +5,9 @@
 #       ../shared folder (the pattern is `outside` below);
 #   (b) every relative link [text](target) in README.md and docs/*.md points
 #       at a file or folder that exists in the repository (http(s), mailto and
-#       pure #anchors are skipped; a #anchor after a file name is dropped);
+#       pure #anchors are skipped); a #anchor after a .md file name must be
+#       one of that page's headings, as GitHub makes them (lower case, spaces
+#       to hyphens, punctuation dropped);
 #   (c) README.md links every page of docs/;
 #   (d) every docs/NAME.md named in any file (comments included) exists.
 # Prints each offender as FILE:LINE: problem and exits 1 if there is any.
@@ -16,6 +18,11 @@ root=$PWD
 self=scripts/check-docs.sh
 bad=0
 report() { echo "$1"; bad=1; }
+# The anchors of a markdown page's headings, one a line (GitHub's rule, without
+# the -1, -2 suffixes of repeated headings).
+anchors() {
+  sed -n 's/^#\{1,6\} \{1,\}//p' "$1" | tr 'A-Z' 'a-z' | LC_ALL=C tr -cd 'a-z0-9 _\n-' | tr ' ' '-'
+}
 
 # Files to scan: the tracked ones in a git checkout, else every file but build outputs.
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
@@ -55,6 +62,8 @@ for page in "${pages[@]}"; do
       report "$page:$line: link leaves the repository: $target"
     elif [[ ! -e $resolved ]]; then
       report "$page:$line: broken link: $target"
+    elif [[ $target == *'#'* && $resolved == *.md ]] && ! anchors "$resolved" | grep -qxF -- "${target#*#}"; then
+      report "$page:$line: no heading for the anchor: $target"
     fi
   done < <(grep -n -o -E '\[[^]]*\]\([^) ]+\)' -- "$page")
 done
