@@ -21,7 +21,7 @@ report() { echo "$1"; bad=1; }
 # The anchors of a markdown page's headings, one a line (GitHub's rule, without
 # the -1, -2 suffixes of repeated headings).
 anchors() {
-  sed -n 's/^#\{1,6\} \{1,\}//p' "$1" | tr 'A-Z' 'a-z' | LC_ALL=C tr -cd 'a-z0-9 _\n-' | tr ' ' '-'
+  sed -n 's/^#\{1,6\} \{1,\}//p' "$1" | tr '[:upper:]' '[:lower:]' | LC_ALL=C tr -cd 'a-z0-9 _\n-' | tr ' ' '-'
 }
 
 # Files to scan: the tracked ones in a git checkout, else every file but build outputs.
@@ -73,12 +73,14 @@ for doc in docs/*.md; do
   grep -q -F "]($doc" README.md || report "README.md: does not link $doc"
 done
 
-# (d) docs pages named anywhere, e.g. in a comment "(docs/gridding.md)".
+# (d) docs pages named anywhere, e.g. in a comment "(docs/gridding.md)"; not a
+# longer path that ends so (another project's tree/docs/x.md in a URL).
 for f in "${files[@]}"; do
   [[ $f == "$self" || ! -f $f ]] && continue
   while IFS= read -r hit; do
-    [[ -e ${hit#*:} ]] || report "$f:${hit%%:*}: names a missing page: ${hit#*:}"
-  done < <(grep -I -n -o -E 'docs/[A-Za-z0-9_.-]+\.md' -- "$f")
+    name=docs/${hit#*docs/}
+    [[ -e $name ]] || report "$f:${hit%%:*}: names a missing page: $name"
+  done < <(grep -I -n -o -E '(^|[^A-Za-z0-9_./-])docs/[A-Za-z0-9_.-]+\.md' -- "$f")
 done
 
 if ((bad)); then
