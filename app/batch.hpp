@@ -1,7 +1,7 @@
 #pragma once
 // The batch job (docs/batch.md, docs/cluster.md): planning in batch_plan, one
 // scan in batch_scan (run in a child process by batch_workers), rows and
-// summaries in batch_summary; multi-coil combination here.
+// summaries in batch_summary. Coils are combined in recon (reconstruct_coils).
 #include <string>
 #include <vector>
 
@@ -13,14 +13,6 @@
 #include "recon/pipeline.hpp"
 
 namespace fhd::app {
-
-// Reconstructs every coil (they share one trajectory) and combines each
-// method's image by root sum of squares, sqrt(sum_c |img_c|^2). Q is computed
-// once: coils after the first load it from the Q cache (a private temporary
-// cache when opt.q_cache_dir is empty). PSNR/NRMSE only when opt.phantom is
-// set. One coil: exactly run_reconstruction. Throws InputError when the coils
-// differ in grid or trajectory.
-ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils, const ReconOptions& opt);
 
 // Every coil of a source: scan, then more_coils.
 std::vector<const Scan*> coil_list(const Source& src);

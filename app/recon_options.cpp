@@ -1,6 +1,8 @@
 #include "app/option_checks.hpp"
 #include "app/recon_options.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include "recon/qcache.hpp"
 #ifdef FHD_HAVE_CUDA
 #include "cuda/tune.hpp"
@@ -11,6 +13,14 @@ namespace fhd::app {
 void add_solver_options(CLI::App& cmd, SolverOptions& o) {
   cmd.add_option("--trig", o.trig, "sine/cosine in FhD and Q: double | single | sfu")
       ->check(CLI::IsMember({"double", "single", "sfu"}))
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.trig_given = true; });
+  cmd.add_option("--fhd", o.fhd, "how FhD and Q are computed: exact (every sample-voxel pair) | nufft (--nufft-tol)")
+      ->check(CLI::IsMember({"exact", "nufft"}))
+      ->capture_default_str();
+  cmd.add_option("--nufft-tol", o.nufft_tol, "relative accuracy of the NUFFT (with --fhd nufft)")
+      ->check(finite_number())
+      ->check(CLI::Range(1e-7, 1e-1))
       ->capture_default_str();
   cmd.add_option("--kernel", o.kernel, "FhD/Q kernel variant (default: the backend's fastest accurate one)");
   cmd.add_option("--iters", o.iters, "CG iterations (at most)")->check(CLI::Range(0, 100000))->capture_default_str();
@@ -37,10 +47,22 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
   cmd.add_flag("--no-cache", o.no_cache, "neither read nor write the Q cache");
 }
 
+std::shared_ptr<const Truth> truth_of(const Phantom& p) {
+  auto t = std::make_shared<Truth>();
+  const Phantom* ph = &p;
+  t->image = [ph](const ImageGrid& g) { return voxel_image(*ph, g.nx, g.ny, g.nz); };
+  t->kspace = [ph](double kx, double ky, double kz) { return ph->kspace(kx, ky, kz); };
+  return t;
+}
+
 ReconOptions make_recon_options(const SolverOptions& o, const Phantom* phantom, Progress& progress) {
   ReconOptions r;
   r.fhd.trig = parse_trig(o.trig);
   r.fhd.kernel = o.kernel;
+  r.fhd.method = o.fhd == "nufft" ? FhdMethod::Nufft : FhdMethod::Exact;
+  r.fhd.nufft_tol = o.nufft_tol;
+  if (r.fhd.method == FhdMethod::Nufft && (o.trig_given || !o.kernel.empty()))
+    spdlog::warn("--trig and --kernel apply to the exact kernels only; --fhd nufft ignores them");
   r.iters = o.iters;
   r.tol = o.tol;
   r.reg = o.reg;
@@ -52,7 +74,7 @@ ReconOptions make_recon_options(const SolverOptions& o, const Phantom* phantom, 
 #ifdef FHD_HAVE_CUDA
   if (!o.cache_dir.empty()) tune::set_cache_dir(o.cache_dir);  // tuned launch profiles live beside Q
 #endif
-  r.phantom = phantom;
+  if (phantom) r.truth = truth_of(*phantom);
   r.observer.begin = [&progress](const std::string& s) { progress.begin(s); };
   r.observer.progress = [&progress](double f) { progress.update(f); };
   r.observer.end = [&progress](const std::string& s, double t) { progress.end(s, t); };

@@ -4,13 +4,17 @@
 #include <string>
 
 #include "app/log.hpp"
+#include "phantom/phantom.hpp"
 #include "recon/pipeline.hpp"
 
 namespace fhd::app {
 
 struct SolverOptions {
   std::string trig = "single";
+  bool trig_given = false;
   std::string kernel;
+  std::string fhd = "exact";    // exact (the gather, the book's method) | nufft (tolerance-controlled)
+  double nufft_tol = 1e-6;
   int iters = 100;
   double tol = 1e-6;
   double lambda = 0.03;         // l2's default; TV's is kTvLambda unless --lambda is given
@@ -24,6 +28,8 @@ struct SolverOptions {
 };
 
 void add_solver_options(CLI::App& cmd, SolverOptions& o);
+// What recon scores against, from a phantom (which must outlive the result).
+std::shared_ptr<const Truth> truth_of(const Phantom& p);
 // Progress must outlive the returned options (the observer points to it).
 ReconOptions make_recon_options(const SolverOptions& o, const Phantom* phantom, Progress& progress);
 // The command line of this process, for reports.

@@ -158,7 +158,6 @@ DataSet make_data(const SourceOptions& o, int ref_voxels) {
   d.probe = probe_voxels(s.grid.voxels(), ref_voxels);
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Backend> cpu = make_cpu_backend();
-  cpu->set_trajectory(s.traj);
   d.fhd_ref = fhd_direct_at(s.traj, cpu->mu(s.phi, s.data), s.grid, d.probe);
   spdlog::info("validate: {}: float64 FhD reference at {} voxels in {:.1f} s", d.label, d.probe.size(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -172,7 +171,7 @@ std::vector<ValidateRow> run_row(Backend& be, const DataSet& d, const RowSpec& s
   ro.fhd.trig = spec.trig;
   ro.fhd.kernel = spec.kernel;
   ro.gridding = extras;
-  ro.phantom = extras ? d.src.phantom.get() : nullptr;
+  ro.truth = extras ? truth_of(*d.src.phantom) : nullptr;
   ro.q_cache_dir.clear();  // every row computes its own Q: honest times, its own trig
   ReconResult r = run_reconstruction(be, d.src.scan, ro);
   std::vector<ValidateRow> out;

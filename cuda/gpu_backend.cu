@@ -86,129 +86,51 @@ std::string dims_string(const ImageGrid& g) {
   return std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz);
 }
 
-class GpuBackend : public Backend {
+// A trajectory on the device, with the host copy every Points keeps.
+class GpuPoints : public Points {
  public:
-  explicit GpuBackend(int device) : device_(device) {
-    const std::string why = unusable_reason(device);
-    if (!why.empty()) throw DeviceError("GPU backend: " + why);
-    desc_ = describe(device);
-    CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
-    dot_ = std::make_unique<DotReducer>();
-  }
-  ~GpuBackend() override {
-    cudaSetDevice(device_);
-    cudaStreamSynchronize(s_);
-    dot_.reset();
-    traj_ = DeviceTrajectory{};
-    cudaStreamDestroy(s_);
-  }
-
-  std::string name() const override { return "gpu " + std::to_string(device_) + ": " + desc_; }
-  bool is_gpu() const override { return true; }
-
-  void set_trajectory(const Trajectory& t) override {
-    DeviceScope scope(device_);
+  GpuPoints(const Trajectory& t, cudaStream_t s) : Points(t) {
     const std::size_t m = t.kx.size();
-    if (t.ky.size() != m || (t.kz.size() != m && !t.kz.empty()))
-      throw InputError("trajectory", "kx/ky/kz sizes",
-                       std::to_string(m) + "/" + std::to_string(t.ky.size()) + "/" + std::to_string(t.kz.size()),
-                       "must be equal (kz may be empty for 2D)");
     const std::string what = "the trajectory (" + std::to_string(m) + " samples)";
-    traj_ = DeviceTrajectory{};
     require_free(3.0 * m * sizeof(float), what);
-    traj_.kx.allocate(m, what);
-    traj_.ky.allocate(m, what);
-    traj_.kz.allocate(m, what);
-    gpu::upload(t.kx.data(), m, traj_.kx.get(), s_);
-    gpu::upload(t.ky.data(), m, traj_.ky.get(), s_);
+    dev.kx.allocate(m, what);
+    dev.ky.allocate(m, what);
+    dev.kz.allocate(m, what);
+    gpu::upload(t.kx.data(), m, dev.kx.get(), s);
+    gpu::upload(t.ky.data(), m, dev.ky.get(), s);
     if (t.kz.empty()) {
-      if (m) CUDA_CHECK(cudaMemsetAsync(traj_.kz.get(), 0, m * sizeof(float), s_));
+      if (m) CUDA_CHECK(cudaMemsetAsync(dev.kz.get(), 0, m * sizeof(float), s));
     } else {
-      gpu::upload(t.kz.data(), m, traj_.kz.get(), s_);
+      gpu::upload(t.kz.data(), m, dev.kz.get(), s);
     }
-    traj_.m = m;
-    has_traj_ = true;
+    dev.m = m;
+    CUDA_CHECK(cudaStreamSynchronize(s));  // the host copy may go before the upload ends otherwise
   }
+  DeviceTrajectory dev;
+};
 
-  std::vector<cfloat> mu(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) override {
-    DeviceScope scope(device_);
-    const std::size_t m = data.size();
-    if (!phi.empty() && phi.size() != m)
-      throw InputError("mu", "phi size", std::to_string(phi.size()),
-                       "must be 0 (Dirac basis) or the number of samples, " + std::to_string(m));
-    const std::string what = "cmpMu (" + std::to_string(m) + " samples)";
-    require_free(double(m) * sizeof(float2) * (phi.empty() ? 2 : 3), what);
-    DeviceBuffer<float2> d(m, what), p(phi.size(), what), out(m, what);
-    gpu::upload(as_f2(data.data()), m, d.get(), s_);
-    gpu::upload(as_f2(phi.data()), phi.size(), p.get(), s_);
-    launch_mu(phi.empty() ? nullptr : p.get(), d.get(), out.get(), m, s_);
-    std::vector<cfloat> host(m);
-    gpu::download(out.get(), m, as_f2(host.data()), s_);
-    return host;
-  }
+const DeviceTrajectory& on_device(const Points& k) {
+  const auto* p = dynamic_cast<const GpuPoints*>(&k);
+  if (!p) throw std::invalid_argument("gpu backend: got points that another backend uploaded");
+  return p->dev;
+}
 
-  std::vector<cfloat> fhd(const std::vector<cfloat>& mu, const ImageGrid& grid, const FhdOptions& opt) override {
-    DeviceScope scope(device_);
-    require_samples(mu.size(), "fhd", "mu size");
-    const std::string what = "cmpFhD (" + std::to_string(mu.size()) + " samples)";
-    DeviceBuffer<float2> w(mu.size(), what);
-    gpu::upload(as_f2(mu.data()), mu.size(), w.get(), s_);
-    if (opt.method == FhdMethod::Nufft)
-      return nufft_fhd_device(traj_.kx.get(), traj_.ky.get(), traj_.kz.get(), traj_.m, w.get(), grid, opt.nufft_tol, s_);
-    const OutGrid g{grid.nx, grid.ny, grid.nz, grid.nx, grid.ny, grid.nz};
-    return gather(w.get(), g, opt, "the FhD image on " + dims_string(grid));
-  }
+void same_size(const GpuVector& a, const GpuVector& b, const char* where) {
+  if (a.size() != b.size())
+    throw std::invalid_argument(std::string("gpu backend: ") + where + " of vectors of sizes " +
+                                std::to_string(a.size()) + " and " + std::to_string(b.size()));
+}
 
-  std::vector<cfloat> q(const std::vector<float>& w, const ImageGrid& grid, const FhdOptions& opt) override {
-    DeviceScope scope(device_);
-    if (!w.empty()) require_samples(w.size(), "q", "weights size");
-    const std::size_t m = traj_.m;
-    const std::string what = "cmpQ weights (" + std::to_string(m) + " samples)";
-    DeviceBuffer<float2> wc(m, what);
-    if (w.empty()) {
-      launch_fill(make_float2(1.f, 0.f), wc.get(), m, s_);
-    } else {
-      DeviceBuffer<float> wr(m, what);
-      gpu::upload(w.data(), m, wr.get(), s_);
-      launch_real_to_complex(wr.get(), wc.get(), m, s_);
-      CUDA_CHECK(cudaStreamSynchronize(s_));  // wr is freed at scope end
-    }
-    if (opt.method == FhdMethod::Nufft)
-      return nufft_q_device(traj_.kx.get(), traj_.ky.get(), traj_.kz.get(), m, wc.get(), grid, opt.nufft_tol, s_);
-    return q_from_half(wc.get(), grid, opt);
-  }
-
-  std::unique_ptr<NormalOperator> normal(const std::vector<cfloat>& q, const ImageGrid& grid,
-                                         double lambda) override {
-    DeviceScope scope(device_);
-    return make_normal_operator(q, grid, lambda, s_);
-  }
-
-  std::unique_ptr<NormalOperator> circulant(const std::vector<float>& eig, const ImageGrid& grid) override {
-    DeviceScope scope(device_);
-    return make_circulant_operator(eig, grid, s_);
-  }
-
-  void gradient(const BackendVector& x, BackendVector& g, const ImageGrid& grid) override {
-    DeviceScope scope(device_);
-    tv_gradient(as_gpu(x), as_gpu(g), grid, s_);
-  }
-
-  void gradient_adjoint(const BackendVector& g, BackendVector& x, const ImageGrid& grid) override {
-    DeviceScope scope(device_);
-    tv_gradient_adjoint(as_gpu(g), as_gpu(x), grid, s_);
-  }
-
-  void tv_shrink(const BackendVector& g, BackendVector& z, BackendVector& u, const ImageGrid& grid,
-                 double t) override {
-    DeviceScope scope(device_);
-    gpu::tv_shrink(as_gpu(g), as_gpu(z), as_gpu(u), grid, t, s_);
-  }
+// Device vectors on the backend's stream; only dot's scalar and download
+// make the host wait.
+class GpuVectorOps : public VectorOps {
+ public:
+  GpuVectorOps(int device, cudaStream_t s) : device_(device), s_(s), dot_(std::make_unique<DotReducer>()) {}
 
   VecPtr upload(const std::vector<cfloat>& host) override {
     DeviceScope scope(device_);
     auto v = std::make_unique<GpuVector>(host.size(), "a vector of " + std::to_string(host.size()) + " elements");
-    gpu::upload(as_f2(host.data()), host.size(), v->buf.get(), s_);
+    gpu::upload(reinterpret_cast<const float2*>(host.data()), host.size(), v->buf.get(), s_);
     return v;
   }
 
@@ -223,7 +145,7 @@ class GpuBackend : public Backend {
     DeviceScope scope(device_);
     const GpuVector& g = as_gpu(v);
     std::vector<cfloat> host(g.size());
-    gpu::download(g.buf.get(), g.size(), as_f2(host.data()), s_);
+    gpu::download(g.buf.get(), g.size(), reinterpret_cast<float2*>(host.data()), s_);
     return host;
   }
 
@@ -260,21 +182,148 @@ class GpuBackend : public Backend {
     return dot_->dot(gx.buf.get(), gy.buf.get(), gx.size(), s_);
   }
 
-  std::vector<cfloat> grid_scatter(const std::vector<cfloat>& weighted_data, const ImageGrid& image,
+ private:
+  int device_;
+  cudaStream_t s_;
+  std::unique_ptr<DotReducer> dot_;
+};
+
+class GpuBackend : public Backend {
+ public:
+  explicit GpuBackend(int device) : device_(device) {
+    const std::string why = unusable_reason(device);
+    if (!why.empty()) throw DeviceError("GPU backend: " + why);
+    desc_ = describe(device);
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
+    vec_ = std::make_unique<GpuVectorOps>(device, s_);
+  }
+  ~GpuBackend() override {
+    cudaSetDevice(device_);
+    cudaStreamSynchronize(s_);
+    vec_.reset();
+    cudaStreamDestroy(s_);
+  }
+
+  std::string name() const override { return "gpu " + std::to_string(device_) + ": " + desc_; }
+  bool is_gpu() const override { return true; }
+  VectorOps& vec() override { return *vec_; }
+
+  std::unique_ptr<Points> upload_points(const Trajectory& t) override {
+    DeviceScope scope(device_);
+    const std::size_t m = t.kx.size();
+    if (t.ky.size() != m || (t.kz.size() != m && !t.kz.empty()))
+      throw InputError("trajectory", "kx/ky/kz lengths",
+                       std::to_string(m) + "/" + std::to_string(t.ky.size()) + "/" + std::to_string(t.kz.size()),
+                       "must be equal (kz may be empty for 2D)");
+    return std::make_unique<GpuPoints>(t, s_);
+  }
+
+  std::vector<cfloat> mu(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) override {
+    DeviceScope scope(device_);
+    const std::size_t m = data.size();
+    if (!phi.empty() && phi.size() != m)
+      throw InputError("mu", "phi size", std::to_string(phi.size()),
+                       "must be 0 (Dirac basis) or the number of samples, " + std::to_string(m));
+    const std::string what = "cmpMu (" + std::to_string(m) + " samples)";
+    require_free(double(m) * sizeof(float2) * (phi.empty() ? 2 : 3), what);
+    DeviceBuffer<float2> d(m, what), p(phi.size(), what), out(m, what);
+    gpu::upload(as_f2(data.data()), m, d.get(), s_);
+    gpu::upload(as_f2(phi.data()), phi.size(), p.get(), s_);
+    launch_mu(phi.empty() ? nullptr : p.get(), d.get(), out.get(), m, s_);
+    std::vector<cfloat> host(m);
+    gpu::download(out.get(), m, as_f2(host.data()), s_);
+    return host;
+  }
+
+  std::vector<cfloat> fhd(const Points& k, const std::vector<cfloat>& mu, const ImageGrid& grid,
+                          const FhdOptions& opt) override {
+    DeviceScope scope(device_);
+    const DeviceTrajectory& traj = on_device(k);
+    require_samples(traj, mu.size(), "fhd", "mu size");
+    const std::string what = "cmpFhD (" + std::to_string(mu.size()) + " samples)";
+    DeviceBuffer<float2> w(mu.size(), what);
+    gpu::upload(as_f2(mu.data()), mu.size(), w.get(), s_);
+    if (opt.method == FhdMethod::Nufft)
+      return nufft_fhd_device(traj.kx.get(), traj.ky.get(), traj.kz.get(), traj.m, w.get(), grid, opt.nufft_tol, s_);
+    const OutGrid g{grid.nx, grid.ny, grid.nz, grid.nx, grid.ny, grid.nz};
+    return gather(traj, w.get(), g, opt, "the FhD image on " + dims_string(grid));
+  }
+
+  std::vector<cfloat> q(const Points& k, const std::vector<float>& w, const ImageGrid& grid,
+                        const FhdOptions& opt) override {
+    DeviceScope scope(device_);
+    const DeviceTrajectory& traj = on_device(k);
+    if (!w.empty()) require_samples(traj, w.size(), "q", "weights size");
+    const std::size_t m = traj.m;
+    const std::string what = "cmpQ weights (" + std::to_string(m) + " samples)";
+    DeviceBuffer<float2> wc(m, what);
+    if (w.empty()) {
+      launch_fill(make_float2(1.f, 0.f), wc.get(), m, s_);
+    } else {
+      DeviceBuffer<float> wr(m, what);
+      gpu::upload(w.data(), m, wr.get(), s_);
+      launch_real_to_complex(wr.get(), wc.get(), m, s_);
+      CUDA_CHECK(cudaStreamSynchronize(s_));  // wr is freed at scope end
+    }
+    if (opt.method == FhdMethod::Nufft)
+      return nufft_q_device(traj.kx.get(), traj.ky.get(), traj.kz.get(), m, wc.get(), grid, opt.nufft_tol, s_);
+    return q_from_half(traj, wc.get(), grid, opt);
+  }
+
+  // The NUFFT's type 2 on the device; the exact forward model runs on the host (Backend's default).
+  std::vector<cfloat> forward(const Points& k, const std::vector<cfloat>& image, const ImageGrid& grid,
+                              const FhdOptions& opt) override {
+    if (opt.method != FhdMethod::Nufft) return Backend::forward(k, image, grid, opt);
+    DeviceScope scope(device_);
+    NufftOptions o;
+    o.tol = opt.nufft_tol;
+    return nufft_type2(k.host(), image, grid, o);
+  }
+
+  std::unique_ptr<NormalOperator> normal(const std::vector<cfloat>& q, const ImageGrid& grid,
+                                         double lambda) override {
+    DeviceScope scope(device_);
+    return make_normal_operator(q, grid, lambda, s_);
+  }
+
+  std::unique_ptr<NormalOperator> circulant(const std::vector<float>& eig, const ImageGrid& grid) override {
+    DeviceScope scope(device_);
+    return make_circulant_operator(eig, grid, s_);
+  }
+
+  void gradient(const BackendVector& x, BackendVector& g, const ImageGrid& grid) override {
+    DeviceScope scope(device_);
+    tv_gradient(as_gpu(x), as_gpu(g), grid, s_);
+  }
+
+  void gradient_adjoint(const BackendVector& g, BackendVector& x, const ImageGrid& grid) override {
+    DeviceScope scope(device_);
+    tv_gradient_adjoint(as_gpu(g), as_gpu(x), grid, s_);
+  }
+
+  void tv_shrink(const BackendVector& g, BackendVector& z, BackendVector& u, const ImageGrid& grid,
+                 double t) override {
+    DeviceScope scope(device_);
+    gpu::tv_shrink(as_gpu(g), as_gpu(z), as_gpu(u), grid, t, s_);
+  }
+
+  std::vector<cfloat> grid_scatter(const Points& k, const std::vector<cfloat>& weighted_data, const ImageGrid& image,
                                    const ImageGrid& over, const GridKernel& kernel) override {
     DeviceScope scope(device_);
-    require_samples(weighted_data.size(), "grid_scatter", "data size");
-    return gpu::grid_scatter(traj_, weighted_data, image, over, kernel, ScatterMethod::Auto, s_);
+    const DeviceTrajectory& traj = on_device(k);
+    require_samples(traj, weighted_data.size(), "grid_scatter", "data size");
+    return gpu::grid_scatter(traj, weighted_data, image, over, kernel, ScatterMethod::Auto, s_);
   }
 
   // Scatter, inverse FFT and crop on the device: only the image window crosses
   // to the host (at 128^3 with 2x oversampling, 16 MiB instead of 3 x 128 MiB).
-  std::vector<cfloat> grid_to_image(const std::vector<cfloat>& weighted_data, const ImageGrid& image,
-                                    const ImageGrid& over, const GridKernel& kernel) override {
+  std::vector<cfloat> grid_to_image(const Points& k, const std::vector<cfloat>& weighted_data,
+                                    const ImageGrid& image, const ImageGrid& over, const GridKernel& kernel) override {
     DeviceScope scope(device_);
-    require_samples(weighted_data.size(), "grid_to_image", "data size");
+    const DeviceTrajectory& traj = on_device(k);
+    require_samples(traj, weighted_data.size(), "grid_to_image", "data size");
     DeviceBuffer<float2> grid =
-        gpu::grid_scatter_on_device(traj_, weighted_data, image, over, kernel, ScatterMethod::Auto, s_);
+        gpu::grid_scatter_on_device(traj, weighted_data, image, over, kernel, ScatterMethod::Auto, s_);
     const std::string what = "the gridding image " + dims_string(image);
     DeviceBuffer<float2> work(over.voxels(), what), out(image.voxels(), what);
     gpu::centered_idft_window(grid.get(), work.get(), over, image, out.get(), s_);
@@ -292,23 +341,17 @@ class GpuBackend : public Backend {
   static float2* as_f2(cfloat* p) { return reinterpret_cast<float2*>(p); }
   static const float2* as_f2(const cfloat* p) { return reinterpret_cast<const float2*>(p); }
 
-  void require_samples(std::size_t n, const char* where, const char* field) const {
-    if (!has_traj_) throw std::logic_error(std::string("gpu backend: ") + where + " called before set_trajectory");
-    if (n != traj_.m)
+  static void require_samples(const DeviceTrajectory& traj, std::size_t n, const char* where, const char* field) {
+    if (n != traj.m)
       throw InputError(where, field, std::to_string(n),
-                       "must equal the trajectory's " + std::to_string(traj_.m) + " samples");
-  }
-
-  static void same_size(const GpuVector& a, const GpuVector& b, const char* where) {
-    if (a.size() != b.size())
-      throw std::invalid_argument(std::string("gpu backend: ") + where + " of vectors of sizes " +
-                                  std::to_string(a.size()) + " and " + std::to_string(b.size()));
+                       "must equal the trajectory's " + std::to_string(traj.m) + " samples");
   }
 
   // out = sum_m w_m exp(+i 2 pi k_m . x) on g through the kernel table.
-  std::vector<cfloat> gather(const float2* w, const OutGrid& g, const FhdOptions& opt, const std::string& what) {
+  std::vector<cfloat> gather(const DeviceTrajectory& traj, const float2* w, const OutGrid& g, const FhdOptions& opt,
+                             const std::string& what) {
     DeviceBuffer<float2> out(g.points(), what);
-    gather_into(w, g, opt, out.get());
+    gather_into(traj, w, g, opt, out.get());
     std::vector<cfloat> host(g.points());
     gpu::download(out.get(), g.points(), as_f2(host.data()), s_);
     return host;
@@ -316,14 +359,15 @@ class GpuBackend : public Backend {
 
   // out = sum_m w_m exp(i 2 pi k_m . x) on g, with the kernel the options name
   // and its tuned launch configuration (cuda/tune.hpp) when a profile has one.
-  void gather_into(const float2* w, const OutGrid& g, const FhdOptions& opt, float2* out) {
+  void gather_into(const DeviceTrajectory& traj, const float2* w, const OutGrid& g, const FhdOptions& opt,
+                   float2* out) {
     if (g.points() == 0) return;
     const KernelVariant& v = find_kernel(opt.kernel.empty() ? default_kernel(opt.trig) : opt.kernel);
-    if (traj_.m == 0) {
+    if (traj.m == 0) {
       launch_fill(make_float2(0.f, 0.f), out, g.points(), s_);
       return;
     }
-    const SampleSet s{traj_.kx.get(), traj_.ky.get(), traj_.kz.get(), w, traj_.m};
+    const SampleSet s{traj.kx.get(), traj.ky.get(), traj.kz.get(), w, traj.m};
     v.launch(s, g, out, opt.trig, tuned_config(v.name, opt.trig), s_);
   }
 
@@ -333,19 +377,20 @@ class GpuBackend : public Backend {
     return len > 1 ? double(origin + box / 2 - len / 2) / double(n) : 0.0;
   }
 
-  void gather_box(const float2* w, const ImageGrid& img, const int origin[3], const int box[3], float2* out,
-                  DeviceBuffer<float2>& shifted, const FhdOptions& opt) {
+  void gather_box(const DeviceTrajectory& traj, const float2* w, const ImageGrid& img, const int origin[3],
+                  const int box[3], float2* out, DeviceBuffer<float2>& shifted, const FhdOptions& opt) {
     const ImageGrid d = img.doubled();
-    const SampleSet s{traj_.kx.get(), traj_.ky.get(), traj_.kz.get(), w, traj_.m};
+    const SampleSet s{traj.kx.get(), traj.ky.get(), traj.kz.get(), w, traj.m};
     launch_phase_shift(s, box_shift(origin[0], box[0], d.nx, img.nx), box_shift(origin[1], box[1], d.ny, img.ny),
                        box_shift(origin[2], box[2], d.nz, img.nz), shifted.get(), s_);
-    gather_into(shifted.get(), OutGrid{box[0], box[1], box[2], img.nx, img.ny, img.nz}, opt, out);
+    gather_into(traj, shifted.get(), OutGrid{box[0], box[1], box[2], img.nx, img.ny, img.nz}, opt, out);
   }
 
   // Q(-y) = conj(Q(y)): compute the mirror axis's slices 0..n (z in 3D, y in
   // 2D) and the faces through index 0 whose mirror is off the grid (lag +n);
   // the rest is conjugate mirrors. About half the pairs of the full grid.
-  std::vector<cfloat> q_from_half(const float2* w, const ImageGrid& img, const FhdOptions& opt) {
+  std::vector<cfloat> q_from_half(const DeviceTrajectory& traj, const float2* w, const ImageGrid& img,
+                                  const FhdOptions& opt) {
     const ImageGrid d = img.doubled();
     const bool is3d = d.nz > 1;
     const int n = is3d ? img.nz : img.ny, rest = n - 1;
@@ -356,13 +401,13 @@ class GpuBackend : public Backend {
     const int face1_org[3] = {1, 0, n + 1};
     const int face1_box[3] = {d.nx - 1, 1, is3d ? rest : 0};
     const std::string what = "Q on the doubled grid " + dims_string(d);
-    DeviceBuffer<float2> shifted(traj_.m, "cmpQ shifted weights");
+    DeviceBuffer<float2> shifted(traj.m, "cmpQ shifted weights");
     DeviceBuffer<float2> half(std::size_t(half_box[0]) * half_box[1] * half_box[2], what);
     DeviceBuffer<float2> face0(std::size_t(face0_box[1]) * face0_box[2], what);
     DeviceBuffer<float2> face1(is3d ? std::size_t(face1_box[0]) * face1_box[2] : 0, what);
-    gather_box(w, img, zero, half_box, half.get(), shifted, opt);
-    gather_box(w, img, face0_org, face0_box, face0.get(), shifted, opt);
-    if (is3d) gather_box(w, img, face1_org, face1_box, face1.get(), shifted, opt);
+    gather_box(traj, w, img, zero, half_box, half.get(), shifted, opt);
+    gather_box(traj, w, img, face0_org, face0_box, face0.get(), shifted, opt);
+    if (is3d) gather_box(traj, w, img, face1_org, face1_box, face1.get(), shifted, opt);
     DeviceBuffer<float2> q(d.voxels(), what);
     launch_assemble_q(half.get(), face0.get(), face1.get(), d.nx, d.ny, d.nz, q.get(), s_);
     std::vector<cfloat> host(d.voxels());
@@ -373,9 +418,7 @@ class GpuBackend : public Backend {
   int device_;
   std::string desc_;
   cudaStream_t s_ = nullptr;
-  DeviceTrajectory traj_;
-  bool has_traj_ = false;
-  std::unique_ptr<DotReducer> dot_;
+  std::unique_ptr<GpuVectorOps> vec_;
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "recon/backend.hpp"
 
+#include "recon/direct_sum.hpp"
+#include "recon/nufft_cpu.hpp"
 #include "recon/precond.hpp"
 #include "recon/tv.hpp"
 
@@ -16,9 +18,9 @@ std::vector<cfloat> center_window(const std::vector<cfloat>& grid, const ImageGr
   return out;
 }
 
-std::vector<cfloat> Backend::grid_to_image(const std::vector<cfloat>& weighted_data, const ImageGrid& image,
-                                           const ImageGrid& over, const GridKernel& kernel) {
-  std::vector<cfloat> g = grid_scatter(weighted_data, image, over, kernel);
+std::vector<cfloat> Backend::grid_to_image(const Points& k, const std::vector<cfloat>& weighted_data,
+                                           const ImageGrid& image, const ImageGrid& over, const GridKernel& kernel) {
+  std::vector<cfloat> g = grid_scatter(k, weighted_data, image, over, kernel);
   centered_idft(g, over);
   return center_window(g, over, image);
 }
@@ -30,9 +32,10 @@ class DownloadCirculant : public NormalOperator {
  public:
   DownloadCirculant(Backend& be, const std::vector<float>& eig, const ImageGrid& grid) : be_(be), c_(eig, grid) {}
   void apply(const BackendVector& x, BackendVector& y) override {
-    std::vector<cfloat> h = be_.download(x);
+    VectorOps& v = be_.vec();
+    std::vector<cfloat> h = v.download(x);
     c_.apply(h.data(), h.data());
-    be_.copy(*be_.upload(h), y);
+    v.copy(*v.upload(h), y);
   }
 
  private:
@@ -47,22 +50,37 @@ std::unique_ptr<NormalOperator> Backend::circulant(const std::vector<float>& eig
 }
 
 void Backend::gradient(const BackendVector& x, BackendVector& g, const ImageGrid& grid) {
-  std::vector<cfloat> hx = download(x), hg(g.size());
+  VectorOps& v = vec();
+  std::vector<cfloat> hx = v.download(x), hg(g.size());
   gradient_host(hx.data(), hg.data(), grid);
-  copy(*upload(hg), g);
+  v.copy(*v.upload(hg), g);
 }
 
 void Backend::gradient_adjoint(const BackendVector& g, BackendVector& x, const ImageGrid& grid) {
-  std::vector<cfloat> hg = download(g), hx(x.size());
+  VectorOps& v = vec();
+  std::vector<cfloat> hg = v.download(g), hx(x.size());
   gradient_adjoint_host(hg.data(), hx.data(), grid);
-  copy(*upload(hx), x);
+  v.copy(*v.upload(hx), x);
 }
 
 void Backend::tv_shrink(const BackendVector& g, BackendVector& z, BackendVector& u, const ImageGrid& grid, double t) {
-  std::vector<cfloat> hg = download(g), hz = download(z), hu = download(u);
+  VectorOps& v = vec();
+  std::vector<cfloat> hg = v.download(g), hz = v.download(z), hu = v.download(u);
   tv_shrink_host(hg.data(), hz.data(), hu.data(), grid, t);
-  copy(*upload(hz), z);
-  copy(*upload(hu), u);
+  v.copy(*v.upload(hz), z);
+  v.copy(*v.upload(hu), u);
+}
+
+// The host forward model: the CPU NUFFT, or the float64 direct sum rounded.
+std::vector<cfloat> Backend::forward(const Points& k, const std::vector<cfloat>& image, const ImageGrid& grid,
+                                     const FhdOptions& opt) {
+  if (opt.method == FhdMethod::Nufft) {
+    nufft::Options o;
+    o.tol = opt.nufft_tol;
+    return nufft::CpuPlan(k.host(), grid, grid, o).type2(image);
+  }
+  const std::vector<cdouble> d = forward_reference(k.host(), image, grid);
+  return std::vector<cfloat>(d.begin(), d.end());
 }
 
 }  // namespace fhd

@@ -1,7 +1,10 @@
 #pragma once
 // The Backend seam (docs/architecture.md): one interface, a CPU implementation in
-// recon/ (OpenMP, FFTW, BLAS) and a GPU one in cuda/. The pipeline and CG are
-// written once against it. recon/ never includes a CUDA header.
+// recon/ (OpenMP, FFTW, BLAS) and a GPU one in cuda/. Three parts: vector
+// operations (VectorOps, for solvers), uploaded trajectories (Points) and the
+// operators that take them. A Plan (recon/plan.hpp) binds one trajectory and
+// grid to a backend; the pipeline, CG and ADMM are written once against these.
+// recon/ never includes a CUDA header.
 #include <functional>
 #include <memory>
 #include <string>
@@ -55,31 +58,12 @@ struct GridKernel {
   double beta = 0.0;          // KB shape; 0 = Beatty et al. 2005 optimum for width and oversampling
 };
 
-class Backend {
+// The BLAS-1 operations every solver needs (CG, ADMM), apart from the
+// operators, like BART's vec_iter_s: a solver is written once against this
+// table and runs wherever the vectors live. Reductions accumulate in double.
+class VectorOps {
  public:
-  virtual ~Backend() = default;
-  // Plain description for logs: "cpu (2 threads, FFTW, OpenBLAS)", "gpu 0: NVIDIA H100 ...".
-  virtual std::string name() const = 0;
-  virtual bool is_gpu() const = 0;
-
-  // Plan (FINUFFT style): set the trajectory once, then execute many times.
-  virtual void set_trajectory(const Trajectory& traj) = 0;
-
-  // cmpMu: Mu_m = conj(Phi_m) * D_m; phi empty means Phi = 1.
-  virtual std::vector<cfloat> mu(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) = 0;
-  // cmpFhD: FhD_n = sum_m Mu_m exp(+i 2 pi k_m . x_n) on grid's voxel centers.
-  virtual std::vector<cfloat> fhd(const std::vector<cfloat>& mu, const ImageGrid& grid,
-                                  const FhdOptions& opt) = 0;
-  // Q(y_j) = sum_m w_m exp(+i 2 pi k_m . y_j) on grid.doubled(), w_m = |Phi_m|^2
-  // (w empty means 1).
-  virtual std::vector<cfloat> q(const std::vector<float>& w, const ImageGrid& grid,
-                                const FhdOptions& opt) = 0;
-
-  // Toeplitz normal operator from Q on the doubled grid; lambda is absolute.
-  virtual std::unique_ptr<NormalOperator> normal(const std::vector<cfloat>& q, const ImageGrid& grid,
-                                                 double lambda) = 0;
-
-  // Vectors and the BLAS-1 operations CG needs. Reductions accumulate in double.
+  virtual ~VectorOps() = default;
   virtual VecPtr upload(const std::vector<cfloat>& host) = 0;
   virtual VecPtr zeros(std::size_t n) = 0;
   virtual std::vector<cfloat> download(const BackendVector& v) = 0;
@@ -87,11 +71,66 @@ class Backend {
   virtual void axpy(cdouble a, const BackendVector& x, BackendVector& y) = 0;  // y = a x + y
   virtual void xpay(const BackendVector& x, cdouble a, BackendVector& y) = 0;  // y = x + a y
   virtual cdouble dot(const BackendVector& x, const BackendVector& y) = 0;     // sum conj(x) y
+};
+
+// A trajectory uploaded once to where its backend computes (a host copy for
+// the CPU, device arrays for the GPU). Every trajectory-bound operation takes
+// it explicitly: no backend holds a "current" trajectory.
+class Points {
+ public:
+  explicit Points(Trajectory host) : host_(std::move(host)) {}
+  virtual ~Points() = default;
+  std::size_t size() const { return host_.size(); }
+  const Trajectory& host() const { return host_; }  // the k values, for host-side work (DCF, checks)
+
+ private:
+  Trajectory host_;
+};
+
+class Plan;
+struct PlanOptions;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // Plain description for logs: "cpu (2 threads, FFTW, OpenBLAS)", "gpu 0: NVIDIA H100 ...".
+  virtual std::string name() const = 0;
+  virtual bool is_gpu() const = 0;
+
+  // The vectors' operations, for solvers (recon/cg.hpp, recon/tv.hpp).
+  virtual VectorOps& vec() = 0;
+
+  // A plan per trajectory and image grid (recon/plan.hpp): uploads k once and
+  // owns what depends only on the trajectory (Q, FFT(Q) per lambda, the DCF).
+  std::unique_ptr<Plan> make_plan(const Trajectory& traj, const ImageGrid& grid, const PlanOptions& opt);
+
+  // Uploads k (lengths checked: kz may be empty for 2D). The operators below
+  // take the result; it must come from this backend.
+  virtual std::unique_ptr<Points> upload_points(const Trajectory& traj) = 0;
+
+  // cmpMu: Mu_m = conj(Phi_m) * D_m; phi empty means Phi = 1.
+  virtual std::vector<cfloat> mu(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) = 0;
+  // cmpFhD (the adjoint): FhD_n = sum_m Mu_m exp(+i 2 pi k_m . x_n) on grid's voxel centers.
+  virtual std::vector<cfloat> fhd(const Points& k, const std::vector<cfloat>& mu, const ImageGrid& grid,
+                                  const FhdOptions& opt) = 0;
+  // Q(y_j) = sum_m w_m exp(+i 2 pi k_m . y_j) on grid.doubled(), w_m = |Phi_m|^2
+  // (w empty means 1).
+  virtual std::vector<cfloat> q(const Points& k, const std::vector<float>& w, const ImageGrid& grid,
+                                const FhdOptions& opt) = 0;
+  // The forward model with Phi = 1: D_m = sum_n x_n exp(-i 2 pi k_m . x_n).
+  // The default runs on the host: the CPU NUFFT for method Nufft, else the
+  // direct sum (O(M N), for tests and small problems); the GPU overrides Nufft.
+  virtual std::vector<cfloat> forward(const Points& k, const std::vector<cfloat>& image, const ImageGrid& grid,
+                                      const FhdOptions& opt);
+
+  // Toeplitz normal operator from Q on the doubled grid; lambda is absolute.
+  virtual std::unique_ptr<NormalOperator> normal(const std::vector<cfloat>& q, const ImageGrid& grid,
+                                                 double lambda) = 0;
 
   // Gridding scatter: sum_m w_m D_m C(u - u_m) onto `over` (an oversampled grid),
   // sample m at grid coordinate u_m = k_m * (over.n / N) + over.n / 2 per axis.
-  // Returns the grid (x fastest, DC at index over.n/2). Uses the trajectory set last.
-  virtual std::vector<cfloat> grid_scatter(const std::vector<cfloat>& weighted_data,
+  // Returns the grid (x fastest, DC at index over.n/2).
+  virtual std::vector<cfloat> grid_scatter(const Points& k, const std::vector<cfloat>& weighted_data,
                                            const ImageGrid& image, const ImageGrid& over,
                                            const GridKernel& kernel) = 0;
 
@@ -103,8 +142,8 @@ class Backend {
   // and the central image.nx x ny x nz window (x_i = (i - N/2)/N as for voxels).
   // This default composes the calls above on the host; the GPU keeps the
   // oversampled grid on the device and moves only the window.
-  virtual std::vector<cfloat> grid_to_image(const std::vector<cfloat>& weighted_data, const ImageGrid& image,
-                                            const ImageGrid& over, const GridKernel& kernel);
+  virtual std::vector<cfloat> grid_to_image(const Points& k, const std::vector<cfloat>& weighted_data,
+                                            const ImageGrid& image, const ImageGrid& over, const GridKernel& kernel);
 
   // ---- Preconditioner and total variation (recon/precond.hpp, recon/tv.hpp).
   // The defaults run on the host through download/upload (recon/backend.cpp);

@@ -4,46 +4,46 @@
 
 namespace fhd {
 
-CgResult conjugate_gradient(Backend& backend, NormalOperator& op, const BackendVector& rhs, BackendVector& x,
+CgResult conjugate_gradient(VectorOps& vec, NormalOperator& op, const BackendVector& rhs, BackendVector& x,
                             const CgOptions& opt) {
   CgResult result;
-  const double rhs_norm = std::sqrt(backend.dot(rhs, rhs).real());
+  const double rhs_norm = std::sqrt(vec.dot(rhs, rhs).real());
   if (rhs_norm == 0.0) {  // the solution is 0 whatever the start
-    backend.axpy(-1.0, x, x);
+    vec.axpy(-1.0, x, x);
     result.residuals.push_back(0.0);
     result.converged = true;
     return result;
   }
-  VecPtr r = backend.zeros(x.size()), p = backend.zeros(x.size()), ap = backend.zeros(x.size());
-  VecPtr z = opt.precond ? backend.zeros(x.size()) : nullptr;
+  VecPtr r = vec.zeros(x.size()), p = vec.zeros(x.size()), ap = vec.zeros(x.size());
+  VecPtr z = opt.precond ? vec.zeros(x.size()) : nullptr;
   BackendVector& zr = z ? *z : *r;  // the preconditioned residual (r itself without M)
-  backend.copy(rhs, *r);
-  if (backend.dot(x, x).real() != 0.0) {  // r = rhs - A x only for a non-zero start
+  vec.copy(rhs, *r);
+  if (vec.dot(x, x).real() != 0.0) {  // r = rhs - A x only for a non-zero start
     op.apply(x, *ap);
-    backend.axpy(-1.0, *ap, *r);
+    vec.axpy(-1.0, *ap, *r);
   }
   if (z) opt.precond->apply(*r, *z);
-  backend.copy(zr, *p);
-  double rr = backend.dot(*r, *r).real();
-  double rz = z ? backend.dot(*r, *z).real() : rr;
+  vec.copy(zr, *p);
+  double rr = vec.dot(*r, *r).real();
+  double rz = z ? vec.dot(*r, *z).real() : rr;
   result.residuals.push_back(std::sqrt(rr) / rhs_norm);
   result.converged = result.residuals.back() <= opt.tol;
   while (!result.converged && result.iters < opt.iters) {
     op.apply(*p, *ap);
-    const double pap = backend.dot(*p, *ap).real();  // real: the operator is Hermitian
+    const double pap = vec.dot(*p, *ap).real();  // real: the operator is Hermitian
     if (!(pap > 0.0) || !(rz > 0.0)) break;           // breakdown (p in the null space) or NaN
     const double alpha = rz / pap;
-    backend.axpy(alpha, *p, x);
-    backend.axpy(-alpha, *ap, *r);
-    rr = backend.dot(*r, *r).real();
+    vec.axpy(alpha, *p, x);
+    vec.axpy(-alpha, *ap, *r);
+    rr = vec.dot(*r, *r).real();
     ++result.iters;
     result.residuals.push_back(std::sqrt(rr) / rhs_norm);
     if (opt.on_iter) opt.on_iter(result.iters, result.residuals.back());
     if (opt.on_iterate) opt.on_iterate(result.iters, x);
     result.converged = result.residuals.back() <= opt.tol;
     if (z) opt.precond->apply(*r, *z);
-    const double rz_next = z ? backend.dot(*r, *z).real() : rr;
-    backend.xpay(zr, rz_next / rz, *p);
+    const double rz_next = z ? vec.dot(*r, *z).real() : rr;
+    vec.xpay(zr, rz_next / rz, *p);
     rz = rz_next;
   }
   return result;

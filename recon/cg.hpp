@@ -1,6 +1,6 @@
 #pragma once
 // Conjugate gradients on (FhF + lambda R^H R) x = rhs, written once against
-// Backend + NormalOperator so the CPU and GPU backends share it. Only scalars
+// VectorOps + NormalOperator so the CPU and GPU backends share it. Only scalars
 // (dot products) cross to the host per iteration. With a preconditioner M
 // (symmetric positive definite, recon/precond.hpp) it is preconditioned CG:
 // the same solution, reached in fewer iterations.
@@ -28,7 +28,7 @@ struct CgResult {
 
 // x holds the start on entry (zeros for the usual start) and the solution on return.
 // The residual is the recursively updated one (no extra operator apply).
-CgResult conjugate_gradient(Backend& backend, NormalOperator& op, const BackendVector& rhs, BackendVector& x,
+CgResult conjugate_gradient(VectorOps& vec, NormalOperator& op, const BackendVector& rhs, BackendVector& x,
                             const CgOptions& opt);
 
 }  // namespace fhd

@@ -8,6 +8,7 @@
 #include "recon/cpu_fhd.hpp"
 #include "core/error.hpp"
 #include "recon/gridding_cpu.hpp"
+#include "recon/nufft_cpu.hpp"
 #include "recon/toeplitz.hpp"
 
 #ifdef _OPENMP
@@ -62,45 +63,9 @@ void permute(const std::vector<cfloat>& in, std::vector<cfloat>& out, const Imag
       }
 }
 
-class CpuBackend : public Backend {
+// Host vectors; elementwise ops in double, rounded once to float.
+class CpuVectorOps : public VectorOps {
  public:
-  std::string name() const override {
-#ifdef FHD_HAVE_CBLAS
-    const char* blas = "OpenBLAS";
-#else
-    const char* blas = "no BLAS";
-#endif
-    return "cpu (" + std::to_string(thread_count()) + " threads, FFTW, " + blas + ")";
-  }
-  bool is_gpu() const override { return false; }
-
-  void set_trajectory(const Trajectory& traj) override {
-    if (traj.ky.size() != traj.size() || traj.kz.size() != traj.size())
-      throw InputError("trajectory", "kx/ky/kz lengths", std::to_string(traj.size()), "must be equal");
-    traj_ = traj;
-  }
-
-  std::vector<cfloat> mu(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) override {
-    if (phi.empty()) return data;
-    if (phi.size() != data.size())
-      throw InputError("mu", "phi length", std::to_string(phi.size()),
-                       "must equal the data length " + std::to_string(data.size()));
-    std::vector<cfloat> out(data.size());
-    for (std::size_t m = 0; m < data.size(); ++m) out[m] = std::conj(phi[m]) * data[m];
-    return out;
-  }
-
-  std::vector<cfloat> fhd(const std::vector<cfloat>& mu, const ImageGrid& grid, const FhdOptions& opt) override {
-    return cpu_fhd(traj_, mu, grid, opt);
-  }
-  std::vector<cfloat> q(const std::vector<float>& w, const ImageGrid& grid, const FhdOptions& opt) override {
-    return cpu_q(traj_, w, grid, opt);
-  }
-  std::unique_ptr<NormalOperator> normal(const std::vector<cfloat>& q, const ImageGrid& grid,
-                                         double lambda) override {
-    return std::make_unique<ToeplitzOperator>(q, grid, lambda);
-  }
-
   VecPtr upload(const std::vector<cfloat>& host) override { return std::make_unique<CpuVector>(host); }
   VecPtr zeros(std::size_t n) override { return std::make_unique<CpuVector>(std::vector<cfloat>(n)); }
   std::vector<cfloat> download(const BackendVector& v) override { return as_cpu(v).data; }
@@ -108,8 +73,6 @@ class CpuBackend : public Backend {
     check_same_size(src, dst, "copy");
     as_cpu(dst).data = as_cpu(src).data;
   }
-
-  // Elementwise ops in double, rounded once to float.
   void axpy(cdouble a, const BackendVector& x, BackendVector& y) override {
     check_same_size(x, y, "axpy");
     const cfloat* xs = as_cpu(x).data.data();
@@ -137,10 +100,68 @@ class CpuBackend : public Backend {
     }
     return {re, im};
   }
+};
 
-  std::vector<cfloat> grid_scatter(const std::vector<cfloat>& weighted_data, const ImageGrid& image,
+nufft::Options nufft_options(const FhdOptions& opt) {
+  nufft::Options o;
+  o.tol = opt.nufft_tol;
+  return o;
+}
+
+class CpuBackend : public Backend {
+ public:
+  std::string name() const override {
+#ifdef FHD_HAVE_CBLAS
+    const char* blas = "OpenBLAS";
+#else
+    const char* blas = "no BLAS";
+#endif
+    return "cpu (" + std::to_string(thread_count()) + " threads, FFTW, " + blas + ")";
+  }
+  bool is_gpu() const override { return false; }
+  VectorOps& vec() override { return vec_; }
+
+  // The CPU computes from the host copy every Points holds.
+  std::unique_ptr<Points> upload_points(const Trajectory& traj) override {
+    if (traj.ky.size() != traj.size() || (traj.kz.size() != traj.size() && !traj.kz.empty()))
+      throw InputError("trajectory", "kx/ky/kz lengths", std::to_string(traj.size()),
+                       "must be equal (kz may be empty for 2D)");
+    Trajectory t = traj;
+    if (t.kz.empty()) t.kz.assign(t.size(), 0.0f);
+    return std::make_unique<Points>(std::move(t));
+  }
+
+  std::vector<cfloat> mu(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) override {
+    if (phi.empty()) return data;
+    if (phi.size() != data.size())
+      throw InputError("mu", "phi length", std::to_string(phi.size()),
+                       "must equal the data length " + std::to_string(data.size()));
+    std::vector<cfloat> out(data.size());
+    for (std::size_t m = 0; m < data.size(); ++m) out[m] = std::conj(phi[m]) * data[m];
+    return out;
+  }
+
+  std::vector<cfloat> fhd(const Points& k, const std::vector<cfloat>& mu, const ImageGrid& grid,
+                          const FhdOptions& opt) override {
+    check_samples(k, mu.size(), "fhd", "mu length");
+    if (opt.method == FhdMethod::Nufft) return nufft::CpuPlan(k.host(), grid, grid, nufft_options(opt)).type1(mu);
+    return cpu_fhd(k.host(), mu, grid, opt);
+  }
+  std::vector<cfloat> q(const Points& k, const std::vector<float>& w, const ImageGrid& grid,
+                        const FhdOptions& opt) override {
+    if (!w.empty()) check_samples(k, w.size(), "q", "weights length");
+    if (opt.method == FhdMethod::Nufft) return nufft::q_by_nufft(k.host(), w, grid, nufft_options(opt));
+    return cpu_q(k.host(), w, grid, opt);
+  }
+  std::unique_ptr<NormalOperator> normal(const std::vector<cfloat>& q, const ImageGrid& grid,
+                                         double lambda) override {
+    return std::make_unique<ToeplitzOperator>(q, grid, lambda);
+  }
+
+  std::vector<cfloat> grid_scatter(const Points& k, const std::vector<cfloat>& weighted_data, const ImageGrid& image,
                                    const ImageGrid& over, const GridKernel& kernel) override {
-    return cpu_grid_scatter(traj_, weighted_data, image, over, kernel);
+    check_samples(k, weighted_data.size(), "grid_scatter", "data length");
+    return cpu_grid_scatter(k.host(), weighted_data, image, over, kernel);
   }
 
   void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims) override {
@@ -152,7 +173,13 @@ class CpuBackend : public Backend {
   }
 
  private:
-  Trajectory traj_;
+  static void check_samples(const Points& k, std::size_t n, const char* where, const char* field) {
+    if (n != k.size())
+      throw InputError(where, field, std::to_string(n),
+                       "must equal the trajectory's " + std::to_string(k.size()) + " samples");
+  }
+
+  CpuVectorOps vec_;
 };
 
 }  // namespace

@@ -95,22 +95,25 @@ std::vector<cfloat> deapodize(std::vector<cfloat> img, const ImageGrid& image, c
 
 }  // namespace
 
-std::vector<cfloat> gridding_recon(Backend& be, const Trajectory& t, const std::vector<cfloat>& data,
-                                   const std::vector<float>& dcf, const ImageGrid& grid,
-                                   const GridKernel& k) {
-  if (data.size() != t.size())
+std::vector<cfloat> gridding_recon(Backend& be, const Points& pts, const std::vector<cfloat>& data,
+                                   const std::vector<float>& dcf, const ImageGrid& grid, const GridKernel& k) {
+  if (data.size() != pts.size())
     throw InputError("gridding", "samples", std::to_string(data.size()),
-                     "data length differs from the trajectory's " + std::to_string(t.size()));
-  if (!dcf.empty() && dcf.size() != t.size())
+                     "data length differs from the trajectory's " + std::to_string(pts.size()));
+  if (!dcf.empty() && dcf.size() != pts.size())
     throw InputError("gridding", "dcf", std::to_string(dcf.size()),
-                     "length differs from the trajectory's " + std::to_string(t.size()));
+                     "length differs from the trajectory's " + std::to_string(pts.size()));
   ResolvedKernel rk = resolve_kernel(k);
   std::vector<cfloat> weighted(data);
   if (!dcf.empty())
     for (std::size_t m = 0; m < weighted.size(); ++m) weighted[m] *= dcf[m];
   ImageGrid over = oversampled_grid(grid, k.oversampling);
-  be.set_trajectory(t);
-  return deapodize(be.grid_to_image(weighted, grid, over, k), grid, over, rk);
+  return deapodize(be.grid_to_image(pts, weighted, grid, over, k), grid, over, rk);
+}
+
+std::vector<cfloat> gridding_recon(Backend& be, const Trajectory& t, const std::vector<cfloat>& data,
+                                   const std::vector<float>& dcf, const ImageGrid& grid, const GridKernel& k) {
+  return gridding_recon(be, *be.upload_points(t), data, dcf, grid, k);
 }
 
 }  // namespace fhd

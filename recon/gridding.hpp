@@ -60,12 +60,14 @@ void gather(const Trajectory& t, const float* grid, const GridMap& map, const Re
 double deapodization(const ResolvedKernel& k, int i, int n, int g);
 
 // Gridding reconstruction: w_m D_m onto the oversampled grid (be.grid_scatter
-// after be.set_trajectory(t)), be.centered_idft, crop the central N, divide by
+// on the uploaded points k), be.centered_idft, crop the central N, divide by
 // the kernel's transform and by Nx*Ny*Nz. With dcf in (cycles/FOV)^d per sample
 // (recon/dcf.hpp) and D_m = S(k_m) Nx Ny Nz, the result approximates the
 // phantom at voxel centers. An empty dcf means unit weights.
+std::vector<cfloat> gridding_recon(Backend& be, const Points& k, const std::vector<cfloat>& data,
+                                   const std::vector<float>& dcf, const ImageGrid& grid, const GridKernel& kernel);
+// The same for a trajectory not yet uploaded (one-off calls; a Plan keeps its points).
 std::vector<cfloat> gridding_recon(Backend& be, const Trajectory& t, const std::vector<cfloat>& data,
-                                   const std::vector<float>& dcf, const ImageGrid& grid,
-                                   const GridKernel& k);
+                                   const std::vector<float>& dcf, const ImageGrid& grid, const GridKernel& kernel);
 
 }  // namespace fhd

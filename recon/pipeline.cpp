@@ -4,12 +4,10 @@
 #include <chrono>
 #include <cmath>
 
-#include "recon/dcf.hpp"
-#include "recon/precond.hpp"
+#include "core/error.hpp"
 #include "recon/tv.hpp"
 #include "recon/gridding.hpp"
 #include "recon/metrics.hpp"
-#include "recon/qcache.hpp"
 #include "recon/reference.hpp"
 
 namespace fhd {
@@ -33,41 +31,38 @@ class StageRunner {
     return s;
   }
   StageTime& last() { return log_.back(); }
+  // A stage timed by the caller (work that may or may not have run).
+  void record(const std::string& name, double seconds, const std::string& note) {
+    if (obs_.begin) obs_.begin(name);
+    if (obs_.end) obs_.end(name, seconds);
+    log_.push_back({name, seconds, note});
+  }
 
  private:
   const StageObserver& obs_;
   std::vector<StageTime>& log_;
 };
 
-std::vector<float> phi_weights(const std::vector<cfloat>& phi) {
-  std::vector<float> w(phi.size());
-  for (std::size_t i = 0; i < phi.size(); ++i) w[i] = std::norm(phi[i]);
-  return w;
-}
-
 FhdOptions with_progress(FhdOptions o, const StageObserver& obs) {
   if (obs.progress) o.progress = obs.progress;
   return o;
 }
 
-// Q from the cache when present, else computed (and stored).
-std::vector<cfloat> obtain_q(Backend& be, const Scan& scan, const ReconOptions& opt, StageRunner& stages,
-                             bool& cached) {
-  std::vector<float> w = phi_weights(scan.phi);
-  std::vector<cfloat> q;
-  std::string key;
-  if (!opt.q_cache_dir.empty()) {
-    key = q_key(scan.traj, w, scan.grid, opt.fhd.trig, opt.fhd.kernel);
-    if (auto hit = load_q(opt.q_cache_dir, key)) {
-      q = std::move(*hit);
-      cached = true;
-      stages.run("Q", [] {}, "cached");
-      return q;
-    }
+// Q from the plan: a stage when computed or read from the disk cache, none
+// when an earlier coil already brought it into memory.
+void q_stage(Plan& plan, StageRunner& stages, bool& cached) {
+  const PlanCounts before = plan.counts();
+  double s = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  plan.q();
+  s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const PlanCounts& after = plan.counts();
+  if (after.q_loaded > before.q_loaded) {
+    cached = true;
+    stages.record("Q", s, "cached");
+  } else if (after.q_computed > before.q_computed) {
+    stages.record("Q", s, "");
   }
-  stages.run("Q", [&] { q = be.q(w, scan.grid, with_progress(opt.fhd, opt.observer)); });
-  if (!key.empty()) store_q(opt.q_cache_dir, key, q);
-  return q;
 }
 
 double sum_stages(const std::vector<StageTime>& log, std::size_t from) {
@@ -79,14 +74,14 @@ double sum_stages(const std::vector<StageTime>& log, std::size_t from) {
 // PSNR of each iterate against the phantom (when known), timed apart so the
 // method's time is the solver's alone.
 struct PsnrRecorder {
-  Backend& be;
+  VectorOps& vec;
   const std::vector<float>& reference;
   std::vector<double>& out;
   double seconds = 0;
   void operator()(int, const BackendVector& x) {
     if (reference.empty()) return;
     auto t0 = std::chrono::steady_clock::now();
-    out.push_back(psnr(be.download(x), reference));
+    out.push_back(psnr(vec.download(x), reference));
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 };
@@ -102,29 +97,26 @@ double image_scale(const std::vector<cfloat>& x) {
 }
 
 // (Preconditioned) CG on the l2 problem from x's start; returns its result.
-CgResult solve_l2(Backend& be, const std::vector<cfloat>& q, const ImageGrid& grid, double lambda_abs,
-                  const BackendVector& rhs, BackendVector& x, const ReconOptions& opt, int iters,
-                  PsnrRecorder* rec) {
-  auto normal = be.normal(q, grid, lambda_abs);
-  std::unique_ptr<NormalOperator> precond;
-  if (opt.precondition) precond = make_preconditioner(be, q, grid, lambda_abs);
+CgResult solve_l2(Plan& plan, double lambda_abs, const BackendVector& rhs, BackendVector& x, const ReconOptions& opt,
+                  int iters, PsnrRecorder* rec) {
   CgOptions cg;
   cg.iters = iters;
   cg.tol = opt.tol;
-  cg.precond = precond.get();
+  cg.precond = opt.precondition ? &plan.preconditioner(lambda_abs) : nullptr;
   if (opt.observer.progress)
     cg.on_iter = [&](int it, double) { opt.observer.progress(double(it) / std::max(1, iters)); };
   if (rec) cg.on_iterate = std::ref(*rec);
-  return conjugate_gradient(be, *normal, rhs, x, cg);
+  return conjugate_gradient(plan.backend().vec(), plan.normal(lambda_abs), rhs, x, cg);
 }
 
 // TV by ADMM, started from a few preconditioned CG steps on the l2 problem,
 // whose image also sets the scale TV's lambda is relative to.
-int solve_tv(Backend& be, const std::vector<cfloat>& q, double q0, const ImageGrid& grid, const BackendVector& rhs,
-             BackendVector& x, const ReconOptions& opt, PsnrRecorder& rec, ReconResult& res) {
-  res.cg = solve_l2(be, q, grid, 0.0, rhs, x, opt, kTvStartIters, nullptr);
+int solve_tv(Plan& plan, const BackendVector& rhs, BackendVector& x, const ReconOptions& opt, PsnrRecorder& rec,
+             ReconResult& res) {
+  res.cg = solve_l2(plan, 0.0, rhs, x, opt, kTvStartIters, nullptr);
+  const double q0 = plan.q0();
   TvOptions tv;
-  tv.lambda = opt.lambda * q0 * image_scale(be.download(x));
+  tv.lambda = opt.lambda * q0 * image_scale(plan.backend().vec().download(x));
   tv.rho = opt.tv_rho * q0;
   tv.outer = opt.iters;
   tv.inner = opt.tv_inner;
@@ -132,35 +124,33 @@ int solve_tv(Backend& be, const std::vector<cfloat>& q, double q0, const ImageGr
   tv.on_iterate = std::ref(rec);
   if (opt.observer.progress) tv.on_iter = [&](int it) { opt.observer.progress(double(it) / std::max(1, opt.iters)); };
   res.lambda_abs = tv.lambda;
-  return admm_tv(be, q, grid, rhs, x, tv).outer;
+  return admm_tv(plan, rhs, x, tv).outer;
 }
 
-void iterative(Backend& be, const Scan& scan, const ReconOptions& opt, ReconResult& res) {
+void iterative(Plan& plan, const std::vector<cfloat>& data, const ReconOptions& opt, ReconResult& res) {
   StageRunner stages(opt.observer, res.stages);
   std::size_t first = res.stages.size();
+  VectorOps& vec = plan.backend().vec();
   std::vector<cfloat> mu, fhd;
-  stages.run("cmpMu", [&] { mu = be.mu(scan.phi, scan.data); });
-  stages.run("cmpFhD", [&] { fhd = be.fhd(mu, scan.grid, with_progress(opt.fhd, opt.observer)); });
-  std::vector<cfloat> q = obtain_q(be, scan, opt, stages, res.q_cached);
+  stages.run("cmpMu", [&] { mu = plan.mu(data); });
+  stages.run("cmpFhD", [&] { fhd = plan.fhd_of_mu(mu); });
+  q_stage(plan, stages, res.q_cached);
   // lambda is relative to Q(0) = sum |Phi|^2: the diagonal, hence mean
   // eigenvalue, of FhF, so one lambda means the same for any sample count.
-  ImageGrid dbl = scan.grid.doubled();
-  std::size_t zero = std::size_t(dbl.nx / 2) + std::size_t(dbl.nx) * (dbl.ny / 2 + std::size_t(dbl.ny) * (dbl.nz / 2));
-  const double q0 = std::abs(q[zero]);
-  res.lambda_abs = opt.lambda * q0;
+  res.lambda_abs = opt.lambda * plan.q0();
   MethodResult m{"iterative", {}, 0, {}, {}, 0, {}};
-  PsnrRecorder rec{be, res.reference, m.psnr_per_iter};
+  PsnrRecorder rec{vec, res.reference, m.psnr_per_iter};
   const bool tv = opt.reg == "tv";
   stages.run(tv ? "ADMM-TV" : "CG", [&] {
-    VecPtr rhs = be.upload(fhd);
-    VecPtr x = be.zeros(fhd.size());
+    VecPtr rhs = vec.upload(fhd);
+    VecPtr x = vec.zeros(fhd.size());
     if (tv) {
-      m.iters = solve_tv(be, q, q0, scan.grid, *rhs, *x, opt, rec, res);
+      m.iters = solve_tv(plan, *rhs, *x, opt, rec, res);
     } else {
-      res.cg = solve_l2(be, q, scan.grid, res.lambda_abs, *rhs, *x, opt, opt.iters, &rec);
+      res.cg = solve_l2(plan, res.lambda_abs, *rhs, *x, opt, opt.iters, &rec);
       m.iters = res.cg.iters;
     }
-    m.image = be.download(*x);
+    m.image = vec.download(*x);
   });
   stages.last().seconds -= rec.seconds;
   stages.last().note = std::to_string(m.iters) + (tv ? " ADMM iterations" : " iterations");
@@ -173,20 +163,19 @@ void iterative(Backend& be, const Scan& scan, const ReconOptions& opt, ReconResu
   res.fhd = std::move(fhd);
 }
 
-// The gridding baselines' density weights: the file's, else computed. Runs
-// before the expensive stages, so a --dcf the trajectory cannot take fails first.
-std::vector<float> density_stage(const Scan& scan, const ReconOptions& opt, ReconResult& res, double& seconds) {
+// The gridding baselines' density weights from the plan (the file's, else
+// computed once). Runs before the expensive stages, so a --dcf the trajectory
+// cannot take fails first.
+double density_stage(Plan& plan, const ReconOptions& opt, ReconResult& res) {
   StageRunner stages(opt.observer, res.stages);
-  std::vector<float> dcf = scan.dcf;
-  if (dcf.empty()) {
-    auto kind = scan.provenance.count("trajectory") ? scan.provenance.at("trajectory") : std::string();
-    seconds = stages.run("density compensation",
-                         [&] { dcf = density_weights(scan.traj, scan.grid, opt.dcf, kind); });
+  if (!plan.options().dcf_given.empty()) {
+    plan.dcf();
+    return 0.0;
   }
-  return dcf;
+  return stages.run("density compensation", [&] { plan.dcf(); });
 }
 
-void gridding(Backend& be, const Scan& scan, const ReconOptions& opt, const std::vector<float>& dcf, double dcf_s,
+void gridding(Plan& plan, const std::vector<cfloat>& data, const ReconOptions& opt, double dcf_s,
               ReconResult& res) {
   StageRunner stages(opt.observer, res.stages);
   struct Variant {
@@ -198,18 +187,74 @@ void gridding(Backend& be, const Scan& scan, const ReconOptions& opt, const std:
   tri.width = 2.0;
   for (const Variant& v : {Variant{"gridding-trilinear", tri}, Variant{"gridding-kb", GridKernel{}}}) {
     std::vector<cfloat> image;
-    double s = stages.run(v.name, [&] {
-      image = gridding_recon(be, scan.traj, scan.data, dcf, scan.grid, v.kernel);
-    });
+    double s = stages.run(v.name, [&] { image = plan.grid(data, v.kernel); });
     res.methods.push_back({v.name, std::move(image), s + dcf_s, {}, {}});
   }
 }
 
 void ceiling(const ReconOptions& opt, const ImageGrid& grid, ReconResult& res) {
+  if (!opt.truth || !opt.truth->kspace) return;
   StageRunner stages(opt.observer, res.stages);
   std::vector<cfloat> image;
-  double s = stages.run("band-limited ceiling", [&] { image = band_limited_reference(*opt.phantom, grid); });
+  double s = stages.run("band-limited ceiling", [&] { image = band_limited_image(opt.truth->kspace, grid); });
   res.methods.push_back({"band-limited ceiling", std::move(image), s, {}, {}});
+}
+
+void check_same_trajectory(const Scan& a, const Scan& b) {
+  if (!(a.grid == b.grid) || a.traj.kx != b.traj.kx || a.traj.ky != b.traj.ky || a.traj.kz != b.traj.kz ||
+      a.phi != b.phi)
+    throw InputError("coils: the coils of one scan must share grid, trajectory and Phi");
+}
+
+// One coil through the plan: the iterative method, then the gridding baselines.
+ReconResult reconstruct_one(Plan& plan, const std::vector<cfloat>& data, const ReconOptions& opt, double dcf_s,
+                            const std::vector<float>& reference) {
+  ReconResult r;
+  r.grid = plan.grid();
+  r.reference = reference;
+  iterative(plan, data, opt, r);
+  if (opt.gridding) gridding(plan, data, opt, dcf_s, r);
+  return r;
+}
+
+// acc += |r|^2 per method (acc's images hold the running sum in their real
+// part), and the stage times by stage name.
+void add_coil(ReconResult& acc, const ReconResult& r) {
+  for (std::size_t i = 0; i < acc.methods.size() && i < r.methods.size(); ++i) {
+    std::vector<cfloat>& a = acc.methods[i].image;
+    const std::vector<cfloat>& b = r.methods[i].image;
+    for (std::size_t v = 0; v < a.size(); ++v) a[v] += std::norm(b[v]);
+    acc.methods[i].seconds += r.methods[i].seconds;
+  }
+  for (const StageTime& t : r.stages)
+    for (StageTime& a : acc.stages)
+      if (a.name == t.name) {
+        a.seconds += t.seconds;
+        break;
+      }
+}
+
+void root_sum_of_squares(ReconResult& acc, std::size_t coils) {
+  for (MethodResult& m : acc.methods)
+    for (cfloat& v : m.image) v = std::sqrt(v.real());
+  const std::string n = std::to_string(coils) + " coils";
+  for (StageTime& s : acc.stages) s.note = s.note.empty() ? n : s.note + ", " + n;
+  acc.cg_psnr.clear();  // per-coil iterates are not the combined image's
+  for (MethodResult& m : acc.methods) m.psnr_per_iter.clear();
+}
+
+}  // namespace
+
+PlanOptions plan_options(const Scan& scan, const ReconOptions& opt) {
+  PlanOptions p;
+  p.fhd = with_progress(opt.fhd, opt.observer);
+  p.phi = scan.phi;
+  p.q_cache_dir = opt.q_cache_dir;
+  p.dcf = opt.dcf;
+  auto kind = scan.provenance.find("trajectory");
+  if (kind != scan.provenance.end()) p.trajectory_kind = kind->second;
+  p.dcf_given = scan.dcf;
+  return p;
 }
 
 void score(ReconResult& res) {
@@ -220,22 +265,35 @@ void score(ReconResult& res) {
   }
 }
 
-}  // namespace
+ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils, const ReconOptions& opt) {
+  if (coils.empty()) throw InputError("coils: no coil data");
+  for (const Scan* c : coils) check_same_trajectory(*coils[0], *c);
+  const Scan& s0 = *coils[0];
+  Plan plan(be, s0.traj, s0.grid, plan_options(s0, opt));
+  // The reference first: the iterative method records its PSNR per iteration against it.
+  std::vector<float> reference;
+  if (opt.truth && opt.truth->image) reference = opt.truth->image(s0.grid);
+  ReconResult acc;
+  acc.grid = s0.grid;
+  const double dcf_s = opt.gridding ? density_stage(plan, opt, acc) : 0.0;
+  ReconResult first = reconstruct_one(plan, s0.data, opt, dcf_s, coils.size() == 1 ? reference : std::vector<float>{});
+  first.stages.insert(first.stages.begin(), acc.stages.begin(), acc.stages.end());
+  acc = std::move(first);
+  if (coils.size() > 1) {
+    for (auto& m : acc.methods)
+      for (cfloat& v : m.image) v = std::norm(v);
+    for (std::size_t c = 1; c < coils.size(); ++c) add_coil(acc, reconstruct_one(plan, coils[c]->data, opt, 0.0, {}));
+    root_sum_of_squares(acc, coils.size());
+  }
+  acc.reference = std::move(reference);
+  acc.plan = plan.counts();
+  ceiling(opt, s0.grid, acc);
+  score(acc);
+  return acc;
+}
 
 ReconResult run_reconstruction(Backend& be, const Scan& scan, const ReconOptions& opt) {
-  ReconResult res;
-  res.grid = scan.grid;
-  be.set_trajectory(scan.traj);
-  // The reference first: the iterative methods record their PSNR per iteration against it.
-  if (opt.phantom) res.reference = voxel_image(*opt.phantom, scan.grid.nx, scan.grid.ny, scan.grid.nz);
-  double dcf_s = 0;
-  std::vector<float> dcf;
-  if (opt.gridding) dcf = density_stage(scan, opt, res, dcf_s);
-  iterative(be, scan, opt, res);
-  if (opt.gridding) gridding(be, scan, opt, dcf, dcf_s, res);
-  if (opt.phantom) ceiling(opt, scan.grid, res);
-  score(res);
-  return res;
+  return reconstruct_coils(be, {&scan}, opt);
 }
 
 }  // namespace fhd

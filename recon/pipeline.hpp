@@ -1,14 +1,16 @@
 #pragma once
 // The reconstruction pipeline: chains the stages of docs/architecture.md on one
-// Backend and times each. Each stage is one call on plain data.
+// Plan (one trajectory and grid on one Backend) and times each. Each stage is
+// one call on plain data. Coils share the plan: k is uploaded, Q and the DCF
+// computed, once per scan; each coil pays FhD, its solve and its gridding.
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "phantom/phantom.hpp"
 #include "recon/backend.hpp"
 #include "recon/cg.hpp"
+#include "recon/plan.hpp"
 
 namespace fhd {
 
@@ -17,6 +19,15 @@ struct StageObserver {
   std::function<void(const std::string& stage)> begin;
   std::function<void(double fraction)> progress;
   std::function<void(const std::string& stage, double seconds)> end;
+};
+
+// What is known of the imaged object (a phantom source), for scoring: its
+// image at voxel centres (the PSNR reference) and its continuous Fourier
+// transform S(k), k in cycles/FOV (for the band-limited ceiling). recon/ does
+// not know phantoms; app/ builds this from one.
+struct Truth {
+  std::function<std::vector<float>(const ImageGrid&)> image;
+  std::function<cdouble(double kx, double ky, double kz)> kspace;  // may be empty: no ceiling
 };
 
 // TV's default lambda (relative to Q(0) times the image scale; docs/accuracy.md).
@@ -36,7 +47,7 @@ struct ReconOptions {
   bool gridding = true;         // also run the gridding baselines
   std::string dcf = "auto";     // density compensation for gridding: auto|radial|pipe-menon
   std::string q_cache_dir;      // "" = do not cache Q
-  const Phantom* phantom = nullptr;  // when known: reference image, PSNR, band-limited ceiling
+  std::shared_ptr<const Truth> truth;  // when known: reference image, PSNR, band-limited ceiling
   StageObserver observer;
 };
 
@@ -66,9 +77,23 @@ struct ReconResult {
   // [i] after iteration i. Empty when no phantom is known.
   std::vector<double> cg_psnr;
   bool q_cached = false;
+  PlanCounts plan;        // the plan's once-per-trajectory work (uploads, Q, DCF)
   double lambda_abs = 0;  // lambda actually used in the normal equations
 };
 
+// One scan (one coil): exactly reconstruct_coils(be, {&scan}, opt).
 ReconResult run_reconstruction(Backend& be, const Scan& scan, const ReconOptions& opt);
+
+// Several coils of one scan (same grid, trajectory and Phi; InputError
+// otherwise): one plan, every coil reconstructed with it, the images combined
+// by root sum of squares, scored once against opt.truth. Stage times add up
+// over coils; "Q" and "density compensation" run once.
+ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils, const ReconOptions& opt);
+
+// The plan options a scan and these reconstruction options give.
+PlanOptions plan_options(const Scan& scan, const ReconOptions& opt);
+
+// PSNR and NRMSE of every method against res.reference (nothing when empty).
+void score(ReconResult& res);
 
 }  // namespace fhd

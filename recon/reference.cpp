@@ -26,7 +26,7 @@ bool in_band(int cx, int cy, int cz, const ImageGrid& g) {
 
 }  // namespace
 
-std::vector<cfloat> band_limited_reference(const Phantom& p, const ImageGrid& g) {
+std::vector<cfloat> band_limited_image(const KSpaceFn& kspace, const ImageGrid& g) {
   const std::size_t nv = g.voxels();
   fftw_complex* buf = fftw_alloc_complex(nv);
   const double scale = double(nv);  // D = S * Nvox
@@ -36,7 +36,7 @@ std::vector<cfloat> band_limited_reference(const Phantom& p, const ImageGrid& g)
       for (int cx = 0; cx < g.nx; ++cx) {
         std::size_t at = unshift(cx, g.nx) + std::size_t(g.nx) * (unshift(cy, g.ny) + std::size_t(g.ny) * unshift(cz, g.nz));
         cdouble v = 0.0;
-        if (in_band(cx, cy, cz, g)) v = p.kspace(cx - g.nx / 2, cy - g.ny / 2, cz - g.nz / 2) * scale;
+        if (in_band(cx, cy, cz, g)) v = kspace(cx - g.nx / 2, cy - g.ny / 2, cz - g.nz / 2) * scale;
         buf[at][0] = v.real();
         buf[at][1] = v.imag();
       }

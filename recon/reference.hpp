@@ -1,9 +1,9 @@
 #pragma once
 // The band-limited reference: the best any linear reconstruction from samples
 // inside the band can do, so the ceiling for PSNR against the voxel image.
+#include <functional>
 #include <vector>
 
-#include "phantom/phantom.hpp"
 #include "recon/types.hpp"
 
 namespace fhd {
@@ -13,6 +13,9 @@ namespace fhd {
 // for cubic grids, an ellipsoid otherwise), centered inverse DFT divided by
 // the voxel count: with a full band it would return the phantom's Fourier
 // series at voxel centers. Computed in float64 with FFTW, rounded at the end.
-std::vector<cfloat> band_limited_reference(const Phantom& p, const ImageGrid& g);
+// kspace(kx, ky, kz) is the object's continuous Fourier transform S(k)
+// (phantom/phantom.hpp's Phantom::kspace, for instance).
+using KSpaceFn = std::function<cdouble(double kx, double ky, double kz)>;
+std::vector<cfloat> band_limited_image(const KSpaceFn& kspace, const ImageGrid& g);
 
 }  // namespace fhd

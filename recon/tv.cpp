@@ -3,7 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "recon/precond.hpp"
+#include "recon/plan.hpp"
 
 namespace fhd {
 namespace {
@@ -75,27 +75,31 @@ void tv_shrink_host(const cfloat* g, cfloat* z, cfloat* u, const ImageGrid& grid
   }
 }
 
-TvResult admm_tv(Backend& be, const std::vector<cfloat>& q, const ImageGrid& grid, const BackendVector& fhd,
-                 BackendVector& x, const TvOptions& opt) {
+TvResult admm_tv(Plan& plan, const BackendVector& fhd, BackendVector& x, const TvOptions& opt) {
   if (!(opt.rho > 0.0)) throw std::invalid_argument("admm_tv: rho must be positive");
+  NormalOperator* precond = opt.precondition ? &plan.preconditioner(opt.rho) : nullptr;
+  return admm_tv(plan.backend(), plan.normal(opt.rho), precond, plan.grid(), fhd, x, opt);
+}
+
+TvResult admm_tv(Backend& be, NormalOperator& normal, NormalOperator* precond, const ImageGrid& grid,
+                 const BackendVector& fhd, BackendVector& x, const TvOptions& opt) {
+  if (!(opt.rho > 0.0)) throw std::invalid_argument("admm_tv: rho must be positive");
+  VectorOps& v = be.vec();
   const std::size_t nv = grid.voxels(), ng = nv * std::size_t(gradient_axes(grid));
-  auto normal = be.normal(q, grid, opt.rho);  // FhF + rho D^H D
-  std::unique_ptr<NormalOperator> precond;
-  if (opt.precondition) precond = make_preconditioner(be, q, grid, opt.rho);
-  VecPtr g = be.zeros(ng), z = be.zeros(ng), u = be.zeros(ng), rhs = be.zeros(nv), dhw = be.zeros(nv);
+  VecPtr g = v.zeros(ng), z = v.zeros(ng), u = v.zeros(ng), rhs = v.zeros(nv), dhw = v.zeros(nv);
   be.gradient(x, *z, grid);  // z = D x0, u = 0: the start is feasible
   CgOptions cg;
   cg.iters = opt.inner;
-  cg.precond = precond.get();
+  cg.precond = precond;
   TvResult res;
   for (int it = 1; it <= opt.outer; ++it) {
     // rhs = FhD + rho D^H (z - u); g is scratch for z - u here.
-    be.copy(*z, *g);
-    be.axpy(-1.0, *u, *g);
+    v.copy(*z, *g);
+    v.axpy(-1.0, *u, *g);
     be.gradient_adjoint(*g, *dhw, grid);
-    be.copy(fhd, *rhs);
-    be.axpy(opt.rho, *dhw, *rhs);
-    res.cg_iters += conjugate_gradient(be, *normal, *rhs, x, cg).iters;
+    v.copy(fhd, *rhs);
+    v.axpy(opt.rho, *dhw, *rhs);
+    res.cg_iters += conjugate_gradient(v, normal, *rhs, x, cg).iters;
     be.gradient(x, *g, grid);
     be.tv_shrink(*g, *z, *u, grid, opt.lambda / opt.rho);
     res.outer = it;

@@ -12,6 +12,7 @@
 
 #include "recon/backend.hpp"
 #include "recon/cg.hpp"
+#include "recon/plan.hpp"
 
 namespace fhd {
 
@@ -49,8 +50,12 @@ struct TvResult {
   int cg_iters = 0;     // CG iterations in all
 };
 
-// x holds the start (e.g. the l2 solution, or zeros) and the result.
-TvResult admm_tv(Backend& be, const std::vector<cfloat>& q, const ImageGrid& grid, const BackendVector& fhd,
-                 BackendVector& x, const TvOptions& opt);
+// x holds the start (e.g. the l2 solution, or zeros) and the result. The
+// solver runs against its operators: `normal` = FhF + rho D^H D, `precond`
+// its preconditioner or nullptr (opt.precondition is not read here).
+TvResult admm_tv(Backend& be, NormalOperator& normal, NormalOperator* precond, const ImageGrid& grid,
+                 const BackendVector& fhd, BackendVector& x, const TvOptions& opt);
+// The same with the plan's operators for rho (made once, kept by the plan).
+TvResult admm_tv(Plan& plan, const BackendVector& fhd, BackendVector& x, const TvOptions& opt);
 
 }  // namespace fhd

@@ -160,39 +160,37 @@ TEST_CASE("batch: a missing file is reported in its row, not a crash", "[batch]"
 
 namespace {
 
-// Counts Q computations; everything else goes to the CPU backend.
+// Counts uploads and Q computations; everything else goes to the CPU backend.
 class CountingBackend : public fhd::Backend {
  public:
-  int q_calls = 0;
+  int q_calls = 0, uploads = 0;
   std::string name() const override { return cpu_->name(); }
   bool is_gpu() const override { return false; }
-  void set_trajectory(const fhd::Trajectory& t) override { cpu_->set_trajectory(t); }
+  fhd::VectorOps& vec() override { return cpu_->vec(); }
+  std::unique_ptr<fhd::Points> upload_points(const fhd::Trajectory& t) override {
+    ++uploads;
+    return cpu_->upload_points(t);
+  }
   std::vector<fhd::cfloat> mu(const std::vector<fhd::cfloat>& phi, const std::vector<fhd::cfloat>& d) override {
     return cpu_->mu(phi, d);
   }
-  std::vector<fhd::cfloat> fhd(const std::vector<fhd::cfloat>& mu, const fhd::ImageGrid& g,
+  std::vector<fhd::cfloat> fhd(const fhd::Points& k, const std::vector<fhd::cfloat>& mu, const fhd::ImageGrid& g,
                                const fhd::FhdOptions& o) override {
-    return cpu_->fhd(mu, g, o);
+    return cpu_->fhd(k, mu, g, o);
   }
-  std::vector<fhd::cfloat> q(const std::vector<float>& w, const fhd::ImageGrid& g,
+  std::vector<fhd::cfloat> q(const fhd::Points& k, const std::vector<float>& w, const fhd::ImageGrid& g,
                              const fhd::FhdOptions& o) override {
     ++q_calls;
-    return cpu_->q(w, g, o);
+    return cpu_->q(k, w, g, o);
   }
   std::unique_ptr<fhd::NormalOperator> normal(const std::vector<fhd::cfloat>& q, const fhd::ImageGrid& g,
                                               double lambda) override {
     return cpu_->normal(q, g, lambda);
   }
-  fhd::VecPtr upload(const std::vector<fhd::cfloat>& h) override { return cpu_->upload(h); }
-  fhd::VecPtr zeros(std::size_t n) override { return cpu_->zeros(n); }
-  std::vector<fhd::cfloat> download(const fhd::BackendVector& v) override { return cpu_->download(v); }
-  void copy(const fhd::BackendVector& s, fhd::BackendVector& d) override { cpu_->copy(s, d); }
-  void axpy(fhd::cdouble a, const fhd::BackendVector& x, fhd::BackendVector& y) override { cpu_->axpy(a, x, y); }
-  void xpay(const fhd::BackendVector& x, fhd::cdouble a, fhd::BackendVector& y) override { cpu_->xpay(x, a, y); }
-  fhd::cdouble dot(const fhd::BackendVector& x, const fhd::BackendVector& y) override { return cpu_->dot(x, y); }
-  std::vector<fhd::cfloat> grid_scatter(const std::vector<fhd::cfloat>& wd, const fhd::ImageGrid& image,
-                                        const fhd::ImageGrid& over, const fhd::GridKernel& k) override {
-    return cpu_->grid_scatter(wd, image, over, k);
+  std::vector<fhd::cfloat> grid_scatter(const fhd::Points& k, const std::vector<fhd::cfloat>& wd,
+                                        const fhd::ImageGrid& image, const fhd::ImageGrid& over,
+                                        const fhd::GridKernel& kernel) override {
+    return cpu_->grid_scatter(k, wd, image, over, kernel);
   }
   void centered_idft(std::vector<fhd::cfloat>& g, const fhd::ImageGrid& d) override { cpu_->centered_idft(g, d); }
 
@@ -202,7 +200,8 @@ class CountingBackend : public fhd::Backend {
 
 }  // namespace
 
-TEST_CASE("coils: root sum of squares, Q computed once for all coils", "[batch][coils]") {
+TEST_CASE("coils: root sum of squares; k uploaded, Q and the DCF computed once for all coils, in memory",
+          "[batch][coils]") {
   using namespace fhd;
   app::SourceOptions so;
   so.phantom = "shepp2d";
@@ -216,12 +215,21 @@ TEST_CASE("coils: root sum of squares, Q computed once for all coils", "[batch][
   for (cfloat& d : c1.data) d *= 0.8f;
   ReconOptions ro;
   ro.iters = 6;
-  ro.phantom = src.phantom.get();
+  ro.truth = app::truth_of(*src.phantom);
+  ro.q_cache_dir.clear();  // no disk cache: "once" must hold in memory
   CountingBackend be;
-  ReconResult one = app::reconstruct_coils(be, {&src.scan}, ro);
+  ReconResult one = reconstruct_coils(be, {&src.scan}, ro);
   CHECK(be.q_calls == 1);
-  ReconResult two = app::reconstruct_coils(be, {&c0, &c1}, ro);
-  CHECK(be.q_calls == 2);  // once more, not twice more
+  CHECK(be.uploads == 1);
+  Scan c2 = c0;
+  ReconResult two = reconstruct_coils(be, {&c0, &c1, &c2}, ro);
+  CHECK(be.q_calls == 2);  // once more, not three times more
+  CHECK(be.uploads == 2);
+  CHECK(two.plan.uploads == 1);
+  CHECK(two.plan.q_computed == 1);
+  CHECK(two.plan.q_loaded == 0);
+  CHECK(two.plan.dcf_computed == 1);
+  two = reconstruct_coils(be, {&c0, &c1}, ro);
   REQUIRE(two.methods.size() == one.methods.size());
   for (std::size_t i = 0; i < one.methods.size(); ++i) {
     INFO(one.methods[i].name);
@@ -239,5 +247,5 @@ TEST_CASE("coils: root sum of squares, Q computed once for all coils", "[batch][
   }
   Scan other = c1;
   other.traj.kx[0] += 0.25f;
-  CHECK_THROWS_AS(app::reconstruct_coils(be, {&c0, &other}, ro), InputError);
+  CHECK_THROWS_AS(reconstruct_coils(be, {&c0, &other}, ro), InputError);
 }

@@ -52,7 +52,7 @@ Run per_coil_rss(Backend& be, const std::vector<Scan>& coils, const ReconOptions
   std::vector<const Scan*> ptrs;
   for (const Scan& s : coils) ptrs.push_back(&s);
   auto t0 = std::chrono::steady_clock::now();
-  ReconResult r = app::reconstruct_coils(be, ptrs, ro);
+  ReconResult r = reconstruct_coils(be, ptrs, ro);
   return {psnr(r.methods[0].image, ref), seconds_since(t0)};
 }
 
@@ -99,7 +99,7 @@ TEST_CASE("coil processing: PSNR and time", "[.coils-bench]") {
   one.coils = 1;
   app::Source single = app::make_source(one);
   ReconOptions scored = ro;
-  scored.phantom = single.phantom.get();
+  scored.truth = app::truth_of(*single.phantom);
   t0 = std::chrono::steady_clock::now();
   ReconResult r1 = run_reconstruction(*be, single.scan, scored);
   std::printf("single coil CG (vs the phantom):         PSNR %6.2f dB  %7.2f s\n", *r1.methods[0].psnr,

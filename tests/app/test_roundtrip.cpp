@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 
+#include "app/recon_options.hpp"
 #include "app/scan_input.hpp"
 #include "app/source.hpp"
 #include "catch.hpp"
@@ -40,7 +41,7 @@ ReconResult recon(const Scan& scan, const Phantom* phantom) {
   ReconOptions ro;
   ro.iters = 8;
   ro.lambda = 1e-3;
-  ro.phantom = phantom;
+  if (phantom) ro.truth = app::truth_of(*phantom);
   auto be = make_cpu_backend();
   return run_reconstruction(*be, scan, ro);
 }

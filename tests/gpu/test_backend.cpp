@@ -27,8 +27,8 @@ struct Pair {
   std::unique_ptr<Backend> gpu = make_gpu_backend();
   std::unique_ptr<Backend> cpu = make_cpu_backend();
   void set(const Trajectory& t) {
-    gpu->set_trajectory(t);
-    cpu->set_trajectory(t);
+    auto pts = gpu->upload_points(t);
+    auto pts = cpu->upload_points(t);
   }
 };
 
@@ -86,13 +86,13 @@ TEST_CASE("gpu fhd and q match the float64 sums and the CPU backend", "[gpu][bac
       opt.trig = trig;
       // sfu: hardware sine/cosine after range reduction, about 1e-5 expected.
       const double tol = trig == TrigMode::Sfu ? 1e-4 : 1e-5;
-      const auto fhd_gpu = p.gpu->fhd(mu, g, opt);
-      const auto q_gpu = p.gpu->q(w, g, opt);
+      const auto fhd_gpu = p.gpu->fhd(*pts, mu, g, opt);
+      const auto q_gpu = p.gpu->q(*pts, w, g, opt);
       CHECK(rel_l2(fhd_gpu, fhd_ref) < tol);
       CHECK(rel_l2(q_gpu, q_ref) < tol);
-      CHECK(rel_l2(p.gpu->q({}, g, opt), q1_ref) < tol);
-      CHECK(rel_l2(fhd_gpu, p.cpu->fhd(mu, g, opt)) < 2 * tol);
-      CHECK(rel_l2(q_gpu, p.cpu->q(w, g, opt)) < 2 * tol);
+      CHECK(rel_l2(p.gpu->q(*pts, {}, g, opt), q1_ref) < tol);
+      CHECK(rel_l2(fhd_gpu, p.cpu->fhd(*pts, mu, g, opt)) < 2 * tol);
+      CHECK(rel_l2(q_gpu, p.cpu->q(*pts, w, g, opt)) < 2 * tol);
     }
   }
 }
@@ -102,7 +102,7 @@ TEST_CASE("gpu fhd runs every kernel of the table to the same result", "[gpu][ba
   auto be = make_gpu_backend();
   const ImageGrid g{9, 8, 6};
   const Trajectory t = random_trajectory(5000, g, 6);
-  be->set_trajectory(t);
+  auto pts = be->upload_points(t);
   const auto mu = random_complex(t.size(), 7);
   const auto ref = fhd_reference(t, mu, g);
   for (const auto& v : gpu::kernel_table()) {
@@ -111,7 +111,7 @@ TEST_CASE("gpu fhd runs every kernel of the table to the same result", "[gpu][ba
     opt.kernel = v.name;
     INFO("kernel " << v.name);
     // The TF32 separable variant rounds its operands to 10 mantissa bits.
-    CHECK(rel_l2(be->fhd(mu, g, opt), ref) < (v.name.find("tf32") != std::string::npos ? 2e-3 : 1e-4));
+    CHECK(rel_l2(be->fhd(*pts, mu, g, opt), ref) < (v.name.find("tf32") != std::string::npos ? 2e-3 : 1e-4));
   }
 }
 
@@ -127,15 +127,15 @@ TEST_CASE("gpu Toeplitz normal operator equals the CPU one", "[gpu][backend]") {
       INFO(grid_name(g) << " lambda " << lambda);
       auto og = p.gpu->normal(q, g, lambda);
       auto oc = p.cpu->normal(q, g, lambda);
-      auto xg = p.gpu->upload(x), yg = p.gpu->zeros(g.voxels());
-      auto xc = p.cpu->upload(x), yc = p.cpu->zeros(g.voxels());
+      auto xg = p.gpu->vec().upload(x), yg = p.gpu->vec().zeros(g.voxels());
+      auto xc = p.cpu->vec().upload(x), yc = p.cpu->vec().zeros(g.voxels());
       og->apply(*xg, *yg);
       oc->apply(*xc, *yc);
-      const auto y = p.gpu->download(*yg);
+      const auto y = p.gpu->vec().download(*yg);
       // cuFFT and FFTW in float: both near 1e-6 of the exact result.
-      CHECK(rel_l2(y, p.cpu->download(*yc)) < 1e-5);
+      CHECK(rel_l2(y, p.cpu->vec().download(*yc)) < 1e-5);
       og->apply(*xg, *xg);  // in place: the stencil must read the old x
-      CHECK(rel_l2(p.gpu->download(*xg), y) < 1e-6);
+      CHECK(rel_l2(p.gpu->vec().download(*xg), y) < 1e-6);
     }
   }
 }
@@ -146,29 +146,29 @@ TEST_CASE("gpu vector operations match double arithmetic", "[gpu][backend]") {
   const std::size_t n = 300007;
   const auto x = random_complex(n, 11), y = random_complex(n, 12);
   const cdouble a(0.75, -1.25);
-  auto gx = be->upload(x), gy = be->upload(y);
-  CHECK(be->download(*gx) == x);
+  auto gx = be->vec().upload(x), gy = be->vec().upload(y);
+  CHECK(be->vec().download(*gx) == x);
   cdouble ref_dot = 0;
   for (std::size_t i = 0; i < n; ++i) ref_dot += std::conj(cdouble(x[i])) * cdouble(y[i]);
-  const cdouble d = be->dot(*gx, *gy);
+  const cdouble d = be->vec().dot(*gx, *gy);
   CHECK(std::abs(d - ref_dot) < 1e-9 * std::sqrt(double(n)) * std::abs(ref_dot) + 1e-9);
-  CHECK(be->dot(*gx, *gy) == d);  // fixed reduction order: same bits every time
-  be->axpy(a, *gx, *gy);
+  CHECK(be->vec().dot(*gx, *gy) == d);  // fixed reduction order: same bits every time
+  be->vec().axpy(a, *gx, *gy);
   std::vector<cdouble> ref(n);
   for (std::size_t i = 0; i < n; ++i) ref[i] = a * cdouble(x[i]) + cdouble(y[i]);
-  CHECK(rel_l2(be->download(*gy), ref) < 1e-7);
-  be->xpay(*gx, a, *gy);  // y = x + a (a x + y)
+  CHECK(rel_l2(be->vec().download(*gy), ref) < 1e-7);
+  be->vec().xpay(*gx, a, *gy);  // y = x + a (a x + y)
   for (std::size_t i = 0; i < n; ++i) ref[i] = cdouble(x[i]) + a * cdouble(cfloat(ref[i]));
-  CHECK(rel_l2(be->download(*gy), ref) < 1e-7);
-  auto z = be->zeros(n);
-  CHECK(be->dot(*z, *z) == cdouble(0.0));
-  be->copy(*gx, *z);
-  CHECK(be->download(*z) == x);
+  CHECK(rel_l2(be->vec().download(*gy), ref) < 1e-7);
+  auto z = be->vec().zeros(n);
+  CHECK(be->vec().dot(*z, *z) == cdouble(0.0));
+  be->vec().copy(*gx, *z);
+  CHECK(be->vec().download(*z) == x);
   auto cpu = make_cpu_backend();
-  auto foreign = cpu->upload(x);
+  auto foreign = cpu->vec().upload(x);
   bool threw = false;
   try {
-    be->dot(*foreign, *gx);
+    be->vec().dot(*foreign, *gx);
   } catch (const std::invalid_argument&) {
     threw = true;
   }
@@ -183,8 +183,8 @@ TEST_CASE("gpu CG gives the CPU backend's solution", "[gpu][backend]") {
     p.set(t);
     const auto mu = random_complex(t.size(), 14);
     const FhdOptions opt;
-    const auto rhs = p.cpu->fhd(mu, g, opt);  // one right-hand side and Q for both:
-    const auto q = p.cpu->q({}, g, opt);      // this test is about CG and the operator
+    const auto rhs = p.cpu->fhd(*pts, mu, g, opt);  // one right-hand side and Q for both:
+    const auto q = p.cpu->q(*pts, {}, g, opt);      // this test is about CG and the operator
     const double lambda = 0.05 * double(t.size());
     CgOptions cg;
     cg.iters = 12;
@@ -192,10 +192,10 @@ TEST_CASE("gpu CG gives the CPU backend's solution", "[gpu][backend]") {
     std::vector<CgResult> res;
     for (Backend* be : {p.gpu.get(), p.cpu.get()}) {
       auto op = be->normal(q, g, lambda);
-      auto b = be->upload(rhs);
-      auto xv = be->zeros(g.voxels());
-      res.push_back(conjugate_gradient(*be, *op, *b, *xv, cg));
-      x.push_back(be->download(*xv));
+      auto b = be->vec().upload(rhs);
+      auto xv = be->vec().zeros(g.voxels());
+      res.push_back(conjugate_gradient(be->vec(), *op, *b, *xv, cg));
+      x.push_back(be->vec().download(*xv));
     }
     INFO(grid_name(g) << ": residual gpu " << res[0].residuals.back() << " cpu " << res[1].residuals.back());
     CHECK(res[0].iters == res[1].iters);
@@ -254,7 +254,7 @@ TEST_CASE("gpu grid_scatter equals cpu_grid_scatter, every method", "[gpu][backe
     }
     t.kx[3000] = -0.5f * image.nx;
     t.ky[3001] = -0.5f * image.ny;
-    be->set_trajectory(t);
+    auto pts = be->upload_points(t);
     const auto v = random_complex(t.size(), 17);
     gpu::DeviceTrajectory dt;
     dt.m = t.size();
@@ -271,7 +271,7 @@ TEST_CASE("gpu grid_scatter equals cpu_grid_scatter, every method", "[gpu][backe
       INFO(grid_name(image) << (type == GridKernel::Type::Trilinear ? " trilinear" : " kaiser-bessel"));
       const auto ref = cpu_grid_scatter(t, v, image, over, k);
       // Same taps and weights; only the order of the float sums differs.
-      CHECK(rel_l2(be->grid_scatter(v, image, over, k), ref) < 1e-6);
+      CHECK(rel_l2(be->grid_scatter(*pts, v, image, over, k), ref) < 1e-6);
       for (auto method : {gpu::ScatterMethod::Atomic, gpu::ScatterMethod::Privatized, gpu::ScatterMethod::Hybrid}) {
         INFO("method " << int(method));
         CHECK(rel_l2(gpu::grid_scatter(dt, v, image, over, k, method, s), ref) < 1e-6);
@@ -285,7 +285,7 @@ TEST_CASE("gpu out-of-memory requests raise DeviceError and leave the backend us
   auto be = make_gpu_backend();
   std::string msg;
   try {
-    be->zeros(std::size_t(1) << 40);  // 8 TiB of complex floats
+    be->vec().zeros(std::size_t(1) << 40);  // 8 TiB of complex floats
   } catch (const DeviceError& e) {
     msg = e.what();
   }
@@ -302,8 +302,8 @@ TEST_CASE("gpu out-of-memory requests raise DeviceError and leave the backend us
     msg = e.what();
   }
   CHECK(msg.find("out of GPU memory: need 1024.00 GiB for the Toeplitz normal operator") == 0);
-  auto v = be->upload(random_complex(1000, 18));
-  CHECK(std::real(be->dot(*v, *v)) > 0.0);
+  auto v = be->vec().upload(random_complex(1000, 18));
+  CHECK(std::real(be->vec().dot(*v, *v)) > 0.0);
 }
 
 TEST_CASE("gpu backend refuses misuse with clear errors", "[gpu][backend]") {
@@ -311,15 +311,15 @@ TEST_CASE("gpu backend refuses misuse with clear errors", "[gpu][backend]") {
   auto be = make_gpu_backend();
   bool threw = false;
   try {
-    be->fhd(random_complex(10, 19), ImageGrid{4, 4, 1}, FhdOptions{});
+    be->fhd(*pts, random_complex(10, 19), ImageGrid{4, 4, 1}, FhdOptions{});
   } catch (const std::logic_error&) {
     threw = true;  // before set_trajectory
   }
   CHECK(threw);
-  be->set_trajectory(random_trajectory(10, ImageGrid{4, 4, 1}, 20));
+  auto pts = be->upload_points(random_trajectory(10, ImageGrid{4, 4, 1}, 20));
   threw = false;
   try {
-    be->fhd(random_complex(11, 19), ImageGrid{4, 4, 1}, FhdOptions{});
+    be->fhd(*pts, random_complex(11, 19), ImageGrid{4, 4, 1}, FhdOptions{});
   } catch (const InputError& e) {
     threw = std::string(e.what()).find("mu size") != std::string::npos;
   }

@@ -97,17 +97,17 @@ TEST_CASE("gpu backend stage times at 128^3 with 1M radial samples", "[.][gpu][b
   // Warm-up on a small problem: context, module load, cuFFT and kernel-table setup stay out.
   {
     const ImageGrid s{16, 16, 16};
-    be->set_trajectory(random_trajectory(4096, s, 2));
+    auto pts = be->upload_points(random_trajectory(4096, s, 2));
     const auto mu = be->mu({}, random_complex(4096, 3));
     for (TrigMode trig : {TrigMode::Single, TrigMode::Sfu}) {
       FhdOptions o;
       o.trig = trig;
-      be->fhd(mu, s, o);
-      be->q({}, s, o);
+      be->fhd(*pts, mu, s, o);
+      be->q(*pts, {}, s, o);
     }
   }
 
-  row("set_trajectory (upload k)", median_ms(5, [&] { be->set_trajectory(t); }), "12 B/sample over PCIe");
+  row("set_trajectory (upload k)", median_ms(5, [&] { auto pts = be->upload_points(t); }), "12 B/sample over PCIe");
   std::vector<cfloat> mu;
   row("mu (with host transfers)", median_ms(5, [&] { mu = be->mu({}, data); }), "8 MiB each way");
   std::vector<cfloat> fhd_img, q;
@@ -116,12 +116,12 @@ TEST_CASE("gpu backend stage times at 128^3 with 1M radial samples", "[.][gpu][b
     o.trig = trig;
     const std::string k = gpu::default_kernel(trig);
     const double pairs = double(t.size()) * g.voxels();
-    double ms = median_ms(3, [&] { fhd_img = be->fhd(mu, g, o); });
+    double ms = median_ms(3, [&] { fhd_img = be->fhd(*pts, mu, g, o); });
     char note[160];
     std::snprintf(note, sizeof note, "trig %s, kernel %s, %.2f T pairs/s", to_string(trig), k.c_str(),
                   pairs / ms * 1e-9);
     row("fhd", ms, note);
-    ms = median_ms(1, [&] { q = be->q({}, g, o); });
+    ms = median_ms(1, [&] { q = be->q(*pts, {}, g, o); });
     std::snprintf(note, sizeof note, "trig %s, kernel %s, 256^3 points, %.2f T pairs/s", to_string(trig), k.c_str(),
                   8 * pairs / ms * 1e-9);
     row("q", ms, note);
@@ -133,8 +133,8 @@ TEST_CASE("gpu backend stage times at 128^3 with 1M radial samples", "[.][gpu][b
   std::unique_ptr<NormalOperator> op;
   row("normal operator setup (FFT of Q)", median_ms(3, [&] { op = be->normal(q, g, lambda); }),
       "upload 128 MiB Q, shift, 256^3 FFT");
-  auto x = be->upload(fhd_img);
-  auto y = be->zeros(g.voxels());
+  auto x = be->vec().upload(fhd_img);
+  auto y = be->vec().zeros(g.voxels());
   op->apply(*x, *y);
   row("normal operator apply", median_ms(20, [&] {
         op->apply(*x, *y);
@@ -144,14 +144,14 @@ TEST_CASE("gpu backend stage times at 128^3 with 1M radial samples", "[.][gpu][b
   CgOptions one, eleven;
   one.iters = 1;
   eleven.iters = 11;
-  auto rhs = be->upload(fhd_img);
+  auto rhs = be->vec().upload(fhd_img);
   const double t1 = median_ms(3, [&] {
-    auto x0 = be->zeros(g.voxels());
-    conjugate_gradient(*be, *op, *rhs, *x0, one);
+    auto x0 = be->vec().zeros(g.voxels());
+    conjugate_gradient(be->vec(), *op, *rhs, *x0, one);
   });
   const double t11 = median_ms(3, [&] {
-    auto x0 = be->zeros(g.voxels());
-    conjugate_gradient(*be, *op, *rhs, *x0, eleven);
+    auto x0 = be->vec().zeros(g.voxels());
+    conjugate_gradient(be->vec(), *op, *rhs, *x0, eleven);
   });
   row("CG, 1 iteration (incl. setup)", t1, "");
   row("CG, per iteration ((11 - 1) / 10)", (t11 - t1) / 10, "1 apply, 2 dots, 3 axpy/xpay");
@@ -177,7 +177,7 @@ TEST_CASE("gpu backend stage times at 128^3 with 1M radial samples", "[.][gpu][b
   }
   std::vector<cfloat> gridded;
   const ImageGrid over = oversampled_grid(g, 2.0);
-  row("grid_scatter (whole call, KB)", median_ms(3, [&] { gridded = be->grid_scatter(data, g, over, GridKernel{}); }),
+  row("grid_scatter (whole call, KB)", median_ms(3, [&] { gridded = be->grid_scatter(*pts, data, g, over, GridKernel{}); }),
       "incl. 128 MiB grid download");
   CHECK(finite(gridded));
   std::vector<cfloat> img = gridded;
@@ -197,20 +197,20 @@ TEST_CASE("gpu backend at 256^3 with 4M samples: memory plan holds", "[.][gpu][b
   const auto q = random_complex(g.doubled().voxels(), 4);  // 1 GiB of host Q
   const auto t0 = Clock::now();
   auto op = be->normal(q, g, 1.0);
-  auto rhs = be->upload(random_complex(g.voxels(), 5));
-  auto x = be->zeros(g.voxels());
+  auto rhs = be->vec().upload(random_complex(g.voxels(), 5));
+  auto x = be->vec().zeros(g.voxels());
   CgOptions cg;
   cg.iters = 3;
-  conjugate_gradient(*be, *op, *rhs, *x, cg);
+  conjugate_gradient(be->vec(), *op, *rhs, *x, cg);
   std::printf("256^3 normal operator + 3 CG iterations: %.1f ms, %s GiB free after\n", ms_since(t0),
               gpu::format_gib(double(gpu::free_device_bytes())).c_str());
   TrajectorySpec spec;
   spec.nx = spec.ny = spec.nz = 256;
   spec.total = std::size_t(4) << 20;
   const Trajectory t = make_trajectory(spec);
-  be->set_trajectory(t);
+  auto pts = be->upload_points(t);
   const auto t1 = Clock::now();
-  const auto grid = be->grid_scatter(random_complex(t.size(), 6), g, oversampled_grid(g, 2.0), GridKernel{});
+  const auto grid = be->grid_scatter(*pts, random_complex(t.size(), 6), g, oversampled_grid(g, 2.0), GridKernel{});
   std::printf("256^3 gridding of %zu samples onto 512^3: %.1f ms (incl. 1 GiB download)\n", t.size(),
               ms_since(t1));
   CHECK(finite(grid));

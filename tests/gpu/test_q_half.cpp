@@ -15,14 +15,14 @@ TEST_CASE("backend Q from its Hermitian half matches the float64 sum for every k
     const Trajectory t = test::random_trajectory(700, g, 11);
     const std::vector<float> w(t.size(), 1.0f);
     const std::vector<cdouble> ref = q_reference(t, w, g);
-    be->set_trajectory(t);
+    auto pts = be->upload_points(t);
     for (const gpu::KernelVariant& v : gpu::kernel_table()) {
       if (v.name == "separable-tf32") continue;  // a precision mode, checked by PSNR (accuracy.md)
       for (TrigMode trig : {TrigMode::Single, TrigMode::Sfu}) {
         FhdOptions o;
         o.kernel = v.name;
         o.trig = trig;
-        const double err = test::rel_l2(be->q(w, g, o), ref);
+        const double err = test::rel_l2(be->q(*pts, w, g, o), ref);
         INFO(v.name << " trig " << to_string(trig) << " grid " << gpu_test::grid_name(g) << " relerr " << err);
         // Single: float rounding of ~700 terms (1e-6 measured for FhD); sfu:
         // the hardware sine of a reduced phase (3e-5 for FhD at 1M samples).

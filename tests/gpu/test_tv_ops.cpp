@@ -20,25 +20,25 @@ TEST_CASE("gpu circulant, gradient, adjoint and shrink equal the host references
     for (std::size_t i = 0; i < n; ++i) eig[i] = 0.5f + float(i % 7);
     std::vector<cfloat> want(n);
     HostCirculant(eig, g).apply(x.data(), want.data());
-    VecPtr xv = gpu->upload(x), yv = gpu->zeros(n);
+    VecPtr xv = gpu->vec().upload(x), yv = gpu->vec().zeros(n);
     gpu->circulant(eig, g)->apply(*xv, *yv);
-    CHECK(rel_l2(gpu->download(*yv), want) < 1e-5);
+    CHECK(rel_l2(gpu->vec().download(*yv), want) < 1e-5);
 
     std::vector<cfloat> gw(ng), aw(n);
     gradient_host(x.data(), gw.data(), g);
     gradient_adjoint_host(h.data(), aw.data(), g);
-    VecPtr gv = gpu->zeros(ng), hv = gpu->upload(h), av = gpu->zeros(n);
+    VecPtr gv = gpu->vec().zeros(ng), hv = gpu->vec().upload(h), av = gpu->vec().zeros(n);
     gpu->gradient(*xv, *gv, g);
     gpu->gradient_adjoint(*hv, *av, g);
-    CHECK(rel_l2(gpu->download(*gv), gw) < 1e-6);
-    CHECK(rel_l2(gpu->download(*av), aw) < 1e-6);
+    CHECK(rel_l2(gpu->vec().download(*gv), gw) < 1e-6);
+    CHECK(rel_l2(gpu->vec().download(*av), aw) < 1e-6);
 
     std::vector<cfloat> zw(ng), uw = u0;
     tv_shrink_host(h.data(), zw.data(), uw.data(), g, 1.7);
-    VecPtr zv = gpu->zeros(ng), uv = gpu->upload(u0);
+    VecPtr zv = gpu->vec().zeros(ng), uv = gpu->vec().upload(u0);
     gpu->tv_shrink(*hv, *zv, *uv, g, 1.7);
-    CHECK(rel_l2(gpu->download(*zv), zw) < 1e-6);
-    CHECK(rel_l2(gpu->download(*uv), uw) < 1e-6);
+    CHECK(rel_l2(gpu->vec().download(*zv), zw) < 1e-6);
+    CHECK(rel_l2(gpu->vec().download(*uv), uw) < 1e-6);
   }
 }
 
@@ -51,16 +51,15 @@ TEST_CASE("gpu TV by ADMM equals the CPU backend's", "[gpu][tv]") {
   const std::vector<cfloat> d = random_complex(t.size(), 6);
   std::vector<std::vector<cfloat>> out;
   for (Backend* be : {cpu.get(), gpu.get()}) {
-    be->set_trajectory(t);
-    const std::vector<cfloat> q = be->q({}, g, {}), b = be->fhd(d, g, {});
-    const double q0 = std::abs(q[g.nx + std::size_t(2 * g.nx) * g.ny]);
-    VecPtr bv = be->upload(b), x = be->zeros(g.voxels());
+    Plan plan(*be, t, g, {});
+    const double q0 = plan.q0();
+    VecPtr bv = be->vec().upload(plan.fhd(d)), x = be->vec().zeros(g.voxels());
     TvOptions opt;
     opt.lambda = 0.05 * q0;
     opt.rho = 0.1 * q0;
     opt.outer = 20;
-    admm_tv(*be, q, g, *bv, *x, opt);
-    out.push_back(be->download(*x));
+    admm_tv(plan, *bv, *x, opt);
+    out.push_back(be->vec().download(*x));
   }
   CHECK(rel_l2(out[1], out[0]) < 1e-3);
 }

@@ -100,24 +100,24 @@ TEST_CASE("cpu backend mu and vector ops", "[cpu]") {
   CHECK_THROWS(b->mu(random_complex(3, 1), d));
 
   const std::vector<cfloat> xs = random_complex(1000, 5), ys = random_complex(1000, 6);
-  VecPtr x = b->upload(xs), y = b->upload(ys);
-  const cdouble dot = b->dot(*x, *y);
+  VecPtr x = b->vec().upload(xs), y = b->vec().upload(ys);
+  const cdouble dot = b->vec().dot(*x, *y);
   CHECK(std::abs(dot - inner(xs, ys)) < 1e-9 * std::abs(inner(xs, ys)));
 
   const cdouble a(0.5, -2.0);
-  b->axpy(a, *x, *y);
-  std::vector<cfloat> got = b->download(*y);
+  b->vec().axpy(a, *x, *y);
+  std::vector<cfloat> got = b->vec().download(*y);
   for (std::size_t i = 0; i < xs.size(); ++i) CHECK(std::abs(cdouble(got[i]) - (a * cdouble(xs[i]) + cdouble(ys[i]))) < 1e-5);
 
-  b->xpay(*x, a, *y);  // y = x + a y
+  b->vec().xpay(*x, a, *y);  // y = x + a y
   const std::vector<cfloat> before = got;
-  got = b->download(*y);
+  got = b->vec().download(*y);
   for (std::size_t i = 0; i < xs.size(); ++i) CHECK(std::abs(cdouble(got[i]) - (cdouble(xs[i]) + a * cdouble(before[i]))) < 1e-4);
 
-  VecPtr z = b->zeros(1000);
-  CHECK(b->dot(*z, *z) == cdouble(0.0));
-  b->copy(*x, *z);
-  CHECK(b->download(*z) == xs);
-  VecPtr small = b->zeros(3);
-  CHECK_THROWS(b->copy(*x, *small));
+  VecPtr z = b->vec().zeros(1000);
+  CHECK(b->vec().dot(*z, *z) == cdouble(0.0));
+  b->vec().copy(*x, *z);
+  CHECK(b->vec().download(*z) == xs);
+  VecPtr small = b->vec().zeros(3);
+  CHECK_THROWS(b->vec().copy(*x, *small));
 }

@@ -25,10 +25,10 @@ class GridOnlyBackend : public Backend {
  public:
   std::string name() const override { return "test grid-only"; }
   bool is_gpu() const override { return false; }
-  void set_trajectory(const Trajectory& t) override { traj_ = t; }
-  std::vector<cfloat> grid_scatter(const std::vector<cfloat>& wd, const ImageGrid& image,
+  std::unique_ptr<Points> upload_points(const Trajectory& t) override { return std::make_unique<Points>(t); }
+  std::vector<cfloat> grid_scatter(const Points& pts, const std::vector<cfloat>& wd, const ImageGrid& image,
                                    const ImageGrid& over, const GridKernel& k) override {
-    return cpu_grid_scatter(traj_, wd, image, over, k);
+    return cpu_grid_scatter(pts.host(), wd, image, over, k);
   }
   void centered_idft(std::vector<cfloat>& g, const ImageGrid& d) override {
     const int n[3] = {d.nx, d.ny, d.nz};
@@ -53,21 +53,16 @@ class GridOnlyBackend : public Backend {
   }
   [[noreturn]] void no() const { throw std::logic_error("not in the test backend"); }
   std::vector<cfloat> mu(const std::vector<cfloat>&, const std::vector<cfloat>&) override { no(); }
-  std::vector<cfloat> fhd(const std::vector<cfloat>&, const ImageGrid&, const FhdOptions&) override { no(); }
-  std::vector<cfloat> q(const std::vector<float>&, const ImageGrid&, const FhdOptions&) override { no(); }
+  std::vector<cfloat> fhd(const Points&, const std::vector<cfloat>&, const ImageGrid&, const FhdOptions&) override {
+    no();
+  }
+  std::vector<cfloat> q(const Points&, const std::vector<float>&, const ImageGrid&, const FhdOptions&) override {
+    no();
+  }
   std::unique_ptr<NormalOperator> normal(const std::vector<cfloat>&, const ImageGrid&, double) override {
     no();
   }
-  VecPtr upload(const std::vector<cfloat>&) override { no(); }
-  VecPtr zeros(std::size_t) override { no(); }
-  std::vector<cfloat> download(const BackendVector&) override { no(); }
-  void copy(const BackendVector&, BackendVector&) override { no(); }
-  void axpy(cdouble, const BackendVector&, BackendVector&) override { no(); }
-  void xpay(const BackendVector&, cdouble, BackendVector&) override { no(); }
-  cdouble dot(const BackendVector&, const BackendVector&) override { no(); }
-
- private:
-  Trajectory traj_;
+  VectorOps& vec() override { no(); }
 };
 
 // (1/Nvox) sum_m a_m exp(+i 2 pi k_m . x_n) at voxel centers, float64.

@@ -19,12 +19,12 @@ using Matrix = std::vector<std::vector<cdouble>>;
 // The dense matrix of an operator, column j = op(e_j).
 Matrix dense(Backend& be, NormalOperator& op, std::size_t n) {
   Matrix a(n, std::vector<cdouble>(n));
-  VecPtr y = be.zeros(n);
+  VecPtr y = be.vec().zeros(n);
   for (std::size_t j = 0; j < n; ++j) {
     std::vector<cfloat> e(n, 0.0f);
     e[j] = 1.0f;
-    op.apply(*be.upload(e), *y);
-    const std::vector<cfloat> col = be.download(*y);
+    op.apply(*be.vec().upload(e), *y);
+    const std::vector<cfloat> col = be.vec().download(*y);
     for (std::size_t i = 0; i < n; ++i) a[i][j] = col[i];
   }
   return a;
@@ -54,8 +54,8 @@ TEST_CASE("circulant eigenvalues are T. Chan's: diag(F T F^H) of the Toeplitz ma
   auto be = make_cpu_backend();
   const double pi = 3.14159265358979323846;
   for (const ImageGrid& g : {ImageGrid{6, 4, 1}, ImageGrid{4, 3, 5}}) {
-    be->set_trajectory(random_trajectory(4 * g.voxels(), g, 3));
-    const std::vector<cfloat> q = be->q({}, g, {TrigMode::Double, ""});
+    auto pts = be->upload_points(random_trajectory(4 * g.voxels(), g, 3));
+    const std::vector<cfloat> q = be->q(*pts, {}, g, {TrigMode::Double, ""});
     auto t_op = be->normal(q, g, 0.0);
     const Matrix t = dense(*be, *t_op, g.voxels());
     const std::vector<double> eig = circulant_eigenvalues(q, g, 0.0, 0.0);  // unsmoothed
@@ -87,9 +87,9 @@ TEST_CASE("the preconditioner is symmetric positive definite and PCG keeps the s
     for (double lambda : {0.0, 2.0}) {
       INFO("grid " << g.nx << "x" << g.ny << "x" << g.nz << " lambda " << lambda);
       const Trajectory traj = random_trajectory(3 * g.voxels(), g, 7);
-      be->set_trajectory(traj);
+      auto pts = be->upload_points(traj);
       const FhdOptions fo{TrigMode::Double, ""};
-      const std::vector<cfloat> q = be->q({}, g, fo);
+      const std::vector<cfloat> q = be->q(*pts, {}, g, fo);
       auto m = make_preconditioner(*be, q, g, lambda);
       const Matrix md = dense(*be, *m, g.voxels());
       double asym = 0, scale = 0;
@@ -102,16 +102,16 @@ TEST_CASE("the preconditioner is symmetric positive definite and PCG keeps the s
       CHECK(cholesky_succeeds(md));
 
       auto a = be->normal(q, g, lambda);
-      VecPtr b = be->upload(be->fhd(random_complex(traj.size(), 8), g, fo));
-      VecPtr x_plain = be->zeros(g.voxels()), x_pre = be->zeros(g.voxels());
+      VecPtr b = be->vec().upload(be->fhd(*pts, random_complex(traj.size(), 8), g, fo));
+      VecPtr x_plain = be->vec().zeros(g.voxels()), x_pre = be->vec().zeros(g.voxels());
       CgOptions plain{500, 1e-6, {}};
       CgOptions pre = plain;
       pre.precond = m.get();
-      const CgResult rp = conjugate_gradient(*be, *a, *b, *x_plain, plain);
-      const CgResult rq = conjugate_gradient(*be, *a, *b, *x_pre, pre);
+      const CgResult rp = conjugate_gradient(be->vec(), *a, *b, *x_plain, plain);
+      const CgResult rq = conjugate_gradient(be->vec(), *a, *b, *x_pre, pre);
       CHECK(rp.converged);
       CHECK(rq.converged);
-      CHECK(rel_l2(be->download(*x_pre), be->download(*x_plain)) < 1e-4);
+      CHECK(rel_l2(be->vec().download(*x_pre), be->vec().download(*x_plain)) < 1e-4);
     }
 }
 
@@ -130,17 +130,17 @@ TEST_CASE("PCG needs far fewer iterations on a radial-like density", "[cpu]") {
       t.ky[s * readout + r] = float(k * std::sin(ang));
       t.kz[s * readout + r] = 0.0f;
     }
-  be->set_trajectory(t);
-  const std::vector<cfloat> q = be->q({}, g, {});
+  auto pts = be->upload_points(t);
+  const std::vector<cfloat> q = be->q(*pts, {}, g, {});
   const double lambda = 1e-3 * std::abs(q[g.nx + 2 * g.nx * g.ny]);  // lag 0 on the doubled grid
   auto a = be->normal(q, g, lambda);
   auto m = make_preconditioner(*be, q, g, lambda);
-  VecPtr b = be->upload(be->fhd(random_complex(t.size(), 4), g, {}));
-  VecPtr x1 = be->zeros(g.voxels()), x2 = be->zeros(g.voxels());
+  VecPtr b = be->vec().upload(be->fhd(*pts, random_complex(t.size(), 4), g, {}));
+  VecPtr x1 = be->vec().zeros(g.voxels()), x2 = be->vec().zeros(g.voxels());
   CgOptions plain{1000, 1e-4, {}};
   CgOptions pre = plain;
   pre.precond = m.get();
-  const CgResult rp = conjugate_gradient(*be, *a, *b, *x1, plain), rq = conjugate_gradient(*be, *a, *b, *x2, pre);
+  const CgResult rp = conjugate_gradient(be->vec(), *a, *b, *x1, plain), rq = conjugate_gradient(be->vec(), *a, *b, *x2, pre);
   INFO("plain " << rp.iters << " iterations, preconditioned " << rq.iters);
   CHECK(rq.converged);
   CHECK(5 * rq.iters < 3 * rp.iters);  // measured: 71 against 141
@@ -211,16 +211,18 @@ TEST_CASE("ADMM reaches the known TV minimizer of a 1D step", "[cpu]") {
   std::vector<cfloat> y(g.voxels());
   for (int i = 0; i < g.nx; ++i) y[i] = cfloat(float(i < n1 ? a : b), 0.0f);
   for (bool pre : {false, true}) {
-    VecPtr rhs = be->upload(y), x = be->zeros(g.voxels());
+    VecPtr rhs = be->vec().upload(y), x = be->vec().zeros(g.voxels());
     TvOptions opt;
     opt.lambda = lambda;
     opt.rho = 1.0;
     opt.outer = 300;
     opt.inner = 5;
     opt.precondition = pre;
-    const TvResult r = admm_tv(*be, q, g, *rhs, *x, opt);
+    auto normal = be->normal(q, g, opt.rho);
+    auto m = pre ? make_preconditioner(*be, q, g, opt.rho) : nullptr;
+    const TvResult r = admm_tv(*be, *normal, m.get(), g, *rhs, *x, opt);
     CHECK(r.outer == 300);
-    const std::vector<cfloat> xs = be->download(*x);
+    const std::vector<cfloat> xs = be->vec().download(*x);
     for (int i = 0; i < g.nx; ++i) {
       INFO("sample " << i << " preconditioned " << pre);
       CHECK(xs[i].real() == Approx(i < n1 ? a + lambda / n1 : b - lambda / n2).margin(1e-3));

@@ -1,0 +1,129 @@
+#include "recon/plan.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/error.hpp"
+#include "recon/dcf.hpp"
+#include "recon/gridding.hpp"
+#include "recon/precond.hpp"
+#include "recon/qcache.hpp"
+
+namespace fhd {
+namespace {
+
+std::vector<float> phi_weights(const std::vector<cfloat>& phi) {
+  std::vector<float> w(phi.size());
+  for (std::size_t i = 0; i < phi.size(); ++i) w[i] = std::norm(phi[i]);
+  return w;
+}
+
+void check_lengths(const Trajectory& t, const std::vector<cfloat>& phi, const std::vector<float>& dcf) {
+  const std::size_t m = t.size();
+  if (t.ky.size() != m || (t.kz.size() != m && !t.kz.empty()))
+    throw InputError("trajectory", "kx/ky/kz lengths",
+                     std::to_string(m) + "/" + std::to_string(t.ky.size()) + "/" + std::to_string(t.kz.size()),
+                     "must be equal (kz may be empty for 2D)");
+  if (!phi.empty() && phi.size() != m)
+    throw InputError("plan", "phi length", std::to_string(phi.size()),
+                     "must be 0 (Dirac basis) or the number of samples, " + std::to_string(m));
+  if (!dcf.empty() && dcf.size() != m)
+    throw InputError("plan", "dcf length", std::to_string(dcf.size()),
+                     "must be 0 (computed) or the number of samples, " + std::to_string(m));
+}
+
+}  // namespace
+
+std::string plan_q_key(const Trajectory& traj, const std::vector<float>& w, const ImageGrid& grid,
+                       const FhdOptions& fhd) {
+  if (fhd.method == FhdMethod::Exact) return q_key(traj, w, grid, fhd.trig, fhd.kernel);
+  char tag[48];
+  std::snprintf(tag, sizeof tag, "nufft-tol%.3g", fhd.nufft_tol);
+  return q_key(traj, w, grid, TrigMode::Single, tag);
+}
+
+std::unique_ptr<Plan> Backend::make_plan(const Trajectory& traj, const ImageGrid& grid, const PlanOptions& opt) {
+  return std::make_unique<Plan>(*this, traj, grid, opt);
+}
+
+Plan::Plan(Backend& be, const Trajectory& traj, const ImageGrid& grid, PlanOptions opt)
+    : be_(be), grid_(grid), opt_(std::move(opt)) {
+  check_lengths(traj, opt_.phi, opt_.dcf_given);
+  points_ = be_.upload_points(traj);
+  ++counts_.uploads;
+}
+
+std::vector<cfloat> Plan::mu(const std::vector<cfloat>& data) {
+  if (data.size() != samples())
+    throw InputError("plan", "data length", std::to_string(data.size()),
+                     "must equal the trajectory's " + std::to_string(samples()) + " samples");
+  return be_.mu(opt_.phi, data);
+}
+
+std::vector<cfloat> Plan::fhd_of_mu(const std::vector<cfloat>& mu) { return be_.fhd(*points_, mu, grid_, opt_.fhd); }
+
+std::vector<cfloat> Plan::forward(const std::vector<cfloat>& image) {
+  if (image.size() != grid_.voxels())
+    throw InputError("plan", "image length", std::to_string(image.size()),
+                     "must equal the grid's " + std::to_string(grid_.voxels()) + " voxels");
+  return be_.forward(*points_, image, grid_, opt_.fhd);
+}
+
+const std::vector<cfloat>& Plan::q() {
+  if (!q_.empty()) return q_;
+  const std::vector<float> w = phi_weights(opt_.phi);
+  std::string key;
+  if (!opt_.q_cache_dir.empty()) {
+    key = plan_q_key(trajectory(), w, grid_, opt_.fhd);
+    if (auto hit = load_q(opt_.q_cache_dir, key)) {
+      q_ = std::move(*hit);
+      q_loaded_ = true;
+      ++counts_.q_loaded;
+      return q_;
+    }
+  }
+  q_ = be_.q(*points_, w, grid_, opt_.fhd);
+  ++counts_.q_computed;
+  if (!key.empty()) store_q(opt_.q_cache_dir, key, q_);
+  return q_;
+}
+
+double Plan::q0() {
+  const ImageGrid d = grid_.doubled();
+  const std::size_t zero =
+      std::size_t(d.nx / 2) + std::size_t(d.nx) * (d.ny / 2 + std::size_t(d.ny) * (d.nz / 2));
+  return std::abs(q()[zero]);
+}
+
+NormalOperator& Plan::normal(double lambda) {
+  auto it = normal_.find(lambda);
+  if (it == normal_.end()) {
+    it = normal_.emplace(lambda, be_.normal(q(), grid_, lambda)).first;
+    ++counts_.normal_made;
+  }
+  return *it->second;
+}
+
+NormalOperator& Plan::preconditioner(double lambda) {
+  auto it = precond_.find(lambda);
+  if (it == precond_.end()) it = precond_.emplace(lambda, make_preconditioner(be_, q(), grid_, lambda)).first;
+  return *it->second;
+}
+
+const std::vector<float>& Plan::dcf() {
+  if (dcf_ready_) return dcf_;
+  if (!opt_.dcf_given.empty()) {
+    dcf_ = opt_.dcf_given;
+  } else {
+    dcf_ = density_weights(trajectory(), grid_, opt_.dcf, opt_.trajectory_kind);
+    ++counts_.dcf_computed;
+  }
+  dcf_ready_ = true;
+  return dcf_;
+}
+
+std::vector<cfloat> Plan::grid(const std::vector<cfloat>& data, const GridKernel& kernel) {
+  return gridding_recon(be_, *points_, data, dcf(), grid_, kernel);
+}
+
+}  // namespace fhd

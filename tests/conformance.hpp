@@ -1,0 +1,122 @@
+#pragma once
+// The backend conformance suite: one contract, held against every backend
+// present (the CPU always: tests/recon/test_conformance.cpp; the GPU where one
+// is usable: tests/gpu/test_conformance.cpp). Each check is an identity the
+// maths guarantees, so a backend that breaks it is wrong, whatever it agrees with.
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "core/error.hpp"
+#include "recon/backend.hpp"
+#include "recon/plan.hpp"
+#include "test_util.hpp"
+
+namespace fhd::conformance {
+
+using MakeBackend = std::function<std::unique_ptr<Backend>()>;
+
+inline cdouble inner(const std::vector<cfloat>& a, const std::vector<cfloat>& b) {  // sum conj(a) b
+  cdouble s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) s += std::conj(cdouble(a[i])) * cdouble(b[i]);
+  return s;
+}
+
+struct Case {
+  std::string name;
+  ImageGrid grid;
+  FhdOptions fhd;
+  double tol;  // relative bound for identities that hold exactly in exact arithmetic
+};
+
+inline std::vector<Case> cases() {
+  FhdOptions exact, nufft;
+  nufft.method = FhdMethod::Nufft;
+  nufft.nufft_tol = 1e-6;
+  return {{"2D exact", {12, 10, 1}, exact, 2e-5},
+          {"3D exact", {6, 8, 4}, exact, 2e-5},
+          {"2D nufft 1e-6", {12, 10, 1}, nufft, 5e-5},
+          {"3D nufft 1e-6", {6, 8, 4}, nufft, 5e-5}};
+}
+
+// <A x, y> = <x, A^H y>: forward and fhd (Phi = 1) are each other's adjoints.
+inline void adjoint_identity(Backend& be, const Case& c) {
+  const Trajectory t = test::random_trajectory(3 * c.grid.voxels() / 2, c.grid, 11);
+  PlanOptions po;
+  po.fhd = c.fhd;
+  Plan plan(be, t, c.grid, po);
+  const std::vector<cfloat> x = test::random_complex(c.grid.voxels(), 12), y = test::random_complex(t.size(), 13);
+  const cdouble lhs = inner(plan.forward(x), y), rhs = inner(x, plan.fhd(y));
+  CHECK(std::abs(lhs - rhs) <= c.tol * std::abs(lhs));
+}
+
+// normal(0) x = F^H F x (the Toeplitz embedding of Q is exact), and Q is
+// Hermitian about lag 0: Q(-y) = conj(Q(y)).
+inline void toeplitz_and_q_symmetry(Backend& be, const Case& c) {
+  const Trajectory t = test::random_trajectory(2 * c.grid.voxels(), c.grid, 21);
+  PlanOptions po;
+  po.fhd = c.fhd;
+  Plan plan(be, t, c.grid, po);
+  const std::vector<cfloat> x = test::random_complex(c.grid.voxels(), 22);
+  VectorOps& v = be.vec();
+  VecPtr xv = v.upload(x), yv = v.zeros(x.size());
+  plan.normal(0.0).apply(*xv, *yv);
+  CHECK(test::rel_l2(v.download(*yv), plan.fhd(plan.forward(x))) < 10 * c.tol);
+  const ImageGrid d = c.grid.doubled();
+  const std::vector<cfloat>& q = plan.q();
+  REQUIRE(q.size() == d.voxels());
+  double worst = 0, scale = std::abs(q[d.nx / 2 + std::size_t(d.nx) * (d.ny / 2 + std::size_t(d.ny) * (d.nz / 2))]);
+  for (int z = 1; z < d.nz || z == 1; ++z) {  // indices 1.. mirror inside the grid (index 0 is lag -N)
+    const int zz = d.nz > 1 ? z : 0, mz = d.nz > 1 ? d.nz - z : 0;
+    for (int yy = 1; yy < d.ny; ++yy)
+      for (int xx = 1; xx < d.nx; ++xx) {
+        const cfloat a = q[xx + std::size_t(d.nx) * (yy + std::size_t(d.ny) * zz)];
+        const cfloat b = q[(d.nx - xx) + std::size_t(d.nx) * ((d.ny - yy) + std::size_t(d.ny) * mz)];
+        worst = std::max(worst, double(std::abs(a - std::conj(b))));
+      }
+    if (d.nz == 1) break;
+  }
+  CHECK(worst <= 10 * c.tol * scale);
+}
+
+// The error contract both backends keep: lengths checked with InputError,
+// 2D trajectories may leave kz empty (the same as zeros), once-per-trajectory
+// work is done once.
+inline void error_and_plan_contract(Backend& be) {
+  const ImageGrid g{8, 6, 1};
+  Trajectory t = test::random_trajectory(40, g, 31);
+  Trajectory bad = t;
+  bad.ky.pop_back();
+  CHECK_THROWS_AS(be.upload_points(bad), InputError);
+  CHECK_THROWS_AS(Plan(be, t, g, PlanOptions{FhdOptions{}, std::vector<cfloat>(3)}), InputError);
+  Plan plan(be, t, g, {});
+  CHECK_THROWS_AS(plan.fhd(std::vector<cfloat>(t.size() + 1)), InputError);
+  CHECK_THROWS_AS(plan.forward(std::vector<cfloat>(g.voxels() - 1)), InputError);
+  const std::vector<cfloat> d = test::random_complex(t.size(), 32);
+  Trajectory flat = t;
+  std::fill(flat.kz.begin(), flat.kz.end(), 0.0f);
+  Trajectory empty_kz = flat;
+  empty_kz.kz.clear();
+  CHECK(test::rel_l2(Plan(be, empty_kz, g, {}).fhd(d), Plan(be, flat, g, {}).fhd(d)) == 0.0);
+  plan.q();
+  plan.q();
+  plan.normal(0.5);
+  plan.normal(0.5);
+  CHECK(plan.counts().uploads == 1);
+  CHECK(plan.counts().q_computed == 1);
+  CHECK(plan.counts().normal_made == 1);
+}
+
+inline void run_all(const MakeBackend& make) {
+  std::unique_ptr<Backend> be = make();
+  for (const Case& c : cases()) {
+    SECTION(c.name + ": adjoint identity") { adjoint_identity(*be, c); }
+    SECTION(c.name + ": Toeplitz normal = F^H F, Q Hermitian") { toeplitz_and_q_symmetry(*be, c); }
+  }
+  SECTION("error and plan contract") { error_and_plan_contract(*be); }
+}
+
+}  // namespace fhd::conformance
