@@ -12,18 +12,26 @@ namespace {
 const double kPi = 3.14159265358979323846;
 
 
-// Per axis of length n (doubled length len = 2n, or 1): the folded index of
-// doubled-grid index j (lag j - n) and its T. Chan weight 1 - |lag| / n.
-struct Fold {
-  int index;
-  double weight;
-};
-Fold fold(int j, int len, int n, double smooth) {
-  if (len == 1) return {0, 1.0};
-  const int lag = j - n;
-  double w = 1.0 - std::abs(double(lag)) / n;  // T. Chan's
+// T. Chan's weight 1 - |lag| / n of a lag, narrowed by the smoothing triangle.
+double lag_weight(int lag, int n, double smooth) {
+  double w = 1.0 - std::abs(double(lag)) / n;
   if (smooth > 0.0) w *= std::max(0.0, 1.0 - std::abs(double(lag)) / std::max(1.0, n / smooth));
-  return {((lag % n) + n) % n, w};
+  return w;
+}
+
+// Per axis of length n (doubled length len = 2n, or 1): the doubled-grid
+// indices that fold onto circulant index c (lags c and c - n, j = lag + n)
+// and their weights. Folding as a gather lets every output sum on its own thread.
+struct Taps {
+  int j[2];
+  double w[2];
+  int count;
+};
+std::vector<Taps> axis_taps(int len, int n, double smooth) {
+  if (len == 1) return {Taps{{0, 0}, {1.0, 0.0}, 1}};
+  std::vector<Taps> t(n);
+  for (int c = 0; c < n; ++c) t[c] = Taps{{c + n, c}, {lag_weight(c, n, smooth), lag_weight(c - n, n, smooth)}, 2};
+  return t;
 }
 
 }  // namespace
@@ -32,25 +40,28 @@ std::vector<double> circulant_eigenvalues(const std::vector<cfloat>& q, const Im
                                           double smooth) {
   const ImageGrid dbl = grid.doubled();
   if (q.size() != dbl.voxels()) throw std::invalid_argument("preconditioner: Q must have grid.doubled() points");
-  std::vector<cdouble> c(grid.voxels());
-  for (int jz = 0; jz < dbl.nz; ++jz) {
-    const Fold fz = fold(jz, dbl.nz, grid.nz, smooth);
-    for (int jy = 0; jy < dbl.ny; ++jy) {
-      const Fold fy = fold(jy, dbl.ny, grid.ny, smooth);
-      for (int jx = 0; jx < dbl.nx; ++jx) {
-        const Fold fx = fold(jx, dbl.nx, grid.nx, smooth);
-        const double w = fx.weight * fy.weight * fz.weight;
-        if (w <= 0.0) continue;
-        c[fx.index + grid.nx * (fy.index + std::size_t(grid.ny) * fz.index)] +=
-            w * cdouble(q[jx + dbl.nx * (jy + std::size_t(dbl.ny) * jz)]);
+  const std::vector<Taps> tx = axis_taps(dbl.nx, grid.nx, smooth), ty = axis_taps(dbl.ny, grid.ny, smooth),
+                          tz = axis_taps(dbl.nz, grid.nz, smooth);
+  std::vector<cfloat> cf(grid.voxels());
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int cz = 0; cz < grid.nz; ++cz)
+    for (int cy = 0; cy < grid.ny; ++cy)
+      for (int cx = 0; cx < grid.nx; ++cx) {
+        const Taps &ax = tx[cx], &ay = ty[cy], &az = tz[cz];
+        cdouble sum = 0.0;
+        for (int a = 0; a < az.count; ++a)
+          for (int b = 0; b < ay.count; ++b)
+            for (int e = 0; e < ax.count; ++e) {
+              const double w = ax.w[e] * ay.w[b] * az.w[a];
+              if (w > 0.0) sum += w * cdouble(q[ax.j[e] + dbl.nx * (ay.j[b] + std::size_t(dbl.ny) * az.j[a])]);
+            }
+        cf[cx + grid.nx * (cy + std::size_t(grid.ny) * cz)] = cfloat(sum);
       }
-    }
-  }
   // FFT in single precision (FftPlan) is enough for a preconditioner.
-  std::vector<cfloat> cf(c.begin(), c.end());
   FftPlan(grid, cf.data(), false).execute();
   std::vector<double> eig(grid.voxels());
   const int n[3] = {grid.nx, grid.ny, grid.nz};
+#pragma omp parallel for collapse(2) schedule(static)
   for (int fz = 0; fz < grid.nz; ++fz)
     for (int fy = 0; fy < grid.ny; ++fy)
       for (int fx = 0; fx < grid.nx; ++fx) {

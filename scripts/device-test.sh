@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # On the lent GPU machine: unpack the carried packages the image lacks, build
 # with CUDA, run the [gpu] tests and the benchmarks, write logs under $OUT.
-#   scripts/device-test.sh [build] [test] [bench] [e2e] [tune] [validate] [sanitize]
-#   (default: all but sanitize, which runs compute-sanitizer over the [gpu] tests)
+#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [peer]
+#   (default: build test bench e2e tune validate; sanitize runs compute-sanitizer over
+#   the [gpu] tests, nufft the --fhd exact/nufft end-to-end cases, peer SigPy on the
+#   same kind of data: carry .peers, an optional local copy of the peer tools)
 # Run through the device tool with carry [".devdeps"]; .devdeps holds the .deb
 # files of the packages the GPU machine's image lacks (docs/gpu-backend.md,
 # "Building on the GPU machine"; make it with scripts/fetch-devdeps.sh).
@@ -75,6 +77,33 @@ run_e2e() {
   done
 }
 
+# The NUFFT issue's cases: 128^3 from 3D radial 6000 x 256 samples, 30
+# iterations, Q not cached, exact vs nufft (stages and PSNR); the 1M-sample
+# default run's wall time with --fhd nufft; start-up of --version and of a CPU run.
+run_nufft() {
+  local m t0 common=(--phantom shepp3d --matrix 128 --traj radial3d --spokes 6000 --iters 30
+    --device gpu --no-cache --no-gridding)
+  for m in exact nufft; do
+    "$BUILD/fhdrecon" "${common[@]}" --fhd $m --out /tmp/nufft-$m --json "$OUT/nufft-$m.json" \
+      >"$OUT/nufft-$m.log" 2>&1
+    tail -16 "$OUT/nufft-$m.log"
+  done
+  for m in 1 2; do
+    t0=$(date +%s%N)
+    "$BUILD/fhdrecon" --phantom shepp3d --matrix 128 --samples 1048576 --fhd nufft --device gpu --no-cache \
+      --out /tmp/nufft-wall >/dev/null 2>&1
+    echo "wall --fhd nufft 128^3 1M samples (pass $m): $((($(date +%s%N) - t0) / 1000000)) ms"
+  done
+  t0=$(date +%s%N); "$BUILD/fhdrecon" --version >/dev/null
+  echo "wall --version: $((($(date +%s%N) - t0) / 1000000)) ms"
+}
+
+run_peer() {
+  [[ -d .peers ]] || { echo "peer: no .peers folder carried"; return 1; }
+  RESULTS_DIR="$OUT" ITERS=30 bash .peers/sigpy_run.sh >/dev/null 2>&1
+  grep -hE '"name"|seconds|psnr' "$OUT/sigpy.jsonl" | head -20
+}
+
 run_sanitize() {
   # compute-sanitizer memcheck (out-of-bounds, leaks, API errors) and racecheck
   # (shared-memory races) over the [gpu] tests; hidden benchmarks stay out.
@@ -98,5 +127,7 @@ has bench && { run_bench || rc=1; }
 has e2e && { run_e2e || rc=1; }
 has tune && { run_tune || rc=1; }
 has validate && { run_validate || rc=1; }
+has nufft && { run_nufft || rc=1; }
+has peer && { run_peer || rc=1; }
 has sanitize && { run_sanitize || rc=1; }
 exit $rc
