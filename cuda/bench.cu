@@ -1,4 +1,5 @@
 // The kernel ladder benchmark (cuda/bench.hpp).
+#include <cstdint>
 #include <algorithm>
 #include <cmath>
 #include <random>

@@ -2,6 +2,7 @@
 // and the float64 subset checks (OpenMP over the checked outputs).
 #include "cuda/nufft_bench.hpp"
 
+#include <cstdint>
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -1,5 +1,6 @@
 #include "io/figures.hpp"
 
+#include <cstdint>
 #include <algorithm>
 #include <cmath>
 

@@ -1,5 +1,6 @@
 #include "io/image_out.hpp"
 
+#include <cstdint>
 #include <algorithm>
 #include <cmath>
 #include <filesystem>

@@ -2,6 +2,7 @@
 // receiver noise (phantom/coils.hpp, docs/coils.md).
 #include "phantom/coils.hpp"
 
+#include <cstdint>
 #include <cmath>
 #include <random>
 #include <sstream>

@@ -1,5 +1,6 @@
 // Complex white Gaussian noise, reproducible across standard libraries
 // (phantom/random.hpp).
+#include <cstdint>
 #include <cmath>
 #include <random>
 #include <sstream>

@@ -1,4 +1,5 @@
 // Reference image and analytic k-space data on the conventions' grid.
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 

@@ -1,6 +1,7 @@
 // Coil sensitivity estimation (recon/coil_maps.hpp, docs/coils.md).
 #include "recon/coil_maps.hpp"
 
+#include <cstdint>
 #include <fftw3.h>
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 #include "recon/coil_noise.hpp"
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 

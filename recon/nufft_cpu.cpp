@@ -12,6 +12,7 @@
 // fine grid directly and needs no synchronization.
 #include "recon/nufft_cpu.hpp"
 
+#include <cstdint>
 #include <fftw3.h>
 
 #include <algorithm>
