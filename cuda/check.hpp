@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fhd::gpu {
 

@@ -5,7 +5,7 @@
 
 #include "cuda/fhd_kernels.hpp"
 #include "cuda/fhd_launchers.cuh"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 
 namespace fhd::gpu {
 

@@ -22,7 +22,7 @@
 
 #include "cuda/gpu_internal.hpp"
 #include "cuda/nufft.hpp"
-#include "recon/error.hpp"
+#include "core/error.hpp"
 #include "recon/nufft_kernel.hpp"
 
 namespace fhd::gpu {
