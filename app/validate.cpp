@@ -279,7 +279,7 @@ ValidateReport run_validate(const ValidateConfig& c, bool show_progress) {
   // single row when there is a GPU, else the CPU single row.
   std::string extras_on = gpu ? "gpu" : "cpu";
   std::unique_ptr<Backend> cpu_be = make_cpu_backend();
-  std::unique_ptr<Backend> gpu_be = gpu ? select_backend("gpu") : nullptr;
+  std::unique_ptr<Backend> gpu_be = gpu ? select_backend("gpu", make_device_options(c.solver)) : nullptr;
   bool extras_done = false;
   for (const RowSpec& spec : iterative_rows()) {
     bool on_gpu = spec.device == "gpu";

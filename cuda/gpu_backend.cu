@@ -88,7 +88,7 @@ std::string dims_string(const ImageGrid& g) {
 
 class GpuBackend : public Backend {
  public:
-  explicit GpuBackend(int device) : device_(device) {
+  GpuBackend(int device, const GpuOptions& options) : device_(device), tune_dir_(options.tune_dir) {
     const std::string why = unusable_reason(device);
     if (!why.empty()) throw DeviceError("GPU backend: " + why);
     desc_ = describe(device);
@@ -324,7 +324,7 @@ class GpuBackend : public Backend {
       return;
     }
     const SampleSet s{traj_.kx.get(), traj_.ky.get(), traj_.kz.get(), w, traj_.m};
-    v.launch(s, g, out, opt.trig, tuned_config(v.name, opt.trig), s_);
+    v.launch(s, g, out, opt.trig, tuned_config(v.name, opt.trig, tune_dir_), s_);
   }
 
   // A box of the doubled grid starting at `origin` (per axis) is a kernel
@@ -371,6 +371,7 @@ class GpuBackend : public Backend {
   }
 
   int device_;
+  std::string tune_dir_;  // GpuOptions::tune_dir
   std::string desc_;
   cudaStream_t s_ = nullptr;
   DeviceTrajectory traj_;
@@ -391,6 +392,8 @@ bool gpu_usable(std::string* why) {
   }
 }
 
-std::unique_ptr<Backend> make_gpu_backend(int device) { return std::make_unique<GpuBackend>(device); }
+std::unique_ptr<Backend> make_gpu_backend(int device, const GpuOptions& options) {
+  return std::make_unique<GpuBackend>(device, options);
+}
 
 }  // namespace fhd
