@@ -15,6 +15,7 @@
 #include "app/device.hpp"
 #include "app/log.hpp"
 #include "core/error.hpp"
+#include "recon/direct_sum.hpp"
 #include "recon/metrics.hpp"
 #include "recon/pipeline.hpp"
 
@@ -115,30 +116,6 @@ std::vector<std::size_t> probe_voxels(std::size_t voxels, int n) {
   return {pick.begin(), pick.end()};
 }
 
-// Float64 per-pair direct sum of FhD at the probe voxels: the reference every
-// row's FhD is measured against (recon/direct_sum.hpp does all voxels; this is
-// the same sum restricted to a subset). Phase reduced before sin/cos.
-std::vector<cdouble> fhd_direct_at(const Trajectory& t, const std::vector<cfloat>& mu, const ImageGrid& g,
-                                   const std::vector<std::size_t>& probe) {
-  std::vector<cdouble> out(probe.size());
-  const double two_pi = 2.0 * M_PI;
-#pragma omp parallel for schedule(dynamic, 16)
-  for (std::ptrdiff_t p = 0; p < std::ptrdiff_t(probe.size()); ++p) {
-    std::size_t v = probe[p];
-    double x = axis_coord(int(v % g.nx), g.nx, g.nx);
-    double y = axis_coord(int(v / g.nx % g.ny), g.ny, g.ny);
-    double z = axis_coord(int(v / (std::size_t(g.nx) * g.ny)), g.nz, g.nz);
-    cdouble acc = 0;
-    for (std::size_t m = 0; m < t.size(); ++m) {
-      double ph = double(t.kx[m]) * x + double(t.ky[m]) * y + double(t.kz[m]) * z;
-      ph = two_pi * (ph - std::rint(ph));
-      acc += cdouble(mu[m]) * cdouble(std::cos(ph), std::sin(ph));
-    }
-    out[p] = acc;
-  }
-  return out;
-}
-
 double relerr_at(const std::vector<cfloat>& fhd, const DataSet& d) {
   double num = 0, den = 0;
   for (std::size_t p = 0; p < d.probe.size(); ++p) {
@@ -159,7 +136,7 @@ DataSet make_data(const SourceOptions& o, int ref_voxels) {
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Backend> cpu = make_cpu_backend();
   cpu->set_trajectory(s.traj);
-  d.fhd_ref = fhd_direct_at(s.traj, cpu->mu(s.phi, s.data), s.grid, d.probe);
+  d.fhd_ref = fhd_reference(s.traj, cpu->mu(s.phi, s.data), s.grid, d.probe);
   spdlog::info("validate: {}: float64 FhD reference at {} voxels in {:.1f} s", d.label, d.probe.size(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return d;

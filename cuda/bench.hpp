@@ -57,7 +57,8 @@ Timing time_variant(const KernelVariant& v, const BenchInputs& in, std::size_t m
 // Registers per thread and occupancy of the last launch's main kernel.
 void last_launch_resources(const DeviceInfo& dev, int* registers, double* occupancy);
 
-// ||out - ref|| / ||ref|| over `count` random points of g, ref in float64 on the CPU.
+// ||out - ref|| / ||ref|| over `count` random points of g (an FhD grid), ref the
+// float64 fhd_reference of recon/direct_sum.hpp on the CPU.
 double subset_relerr(const BenchInputs& in, std::size_t m, const OutGrid& g, const float2* out_dev,
                      int count, std::uint64_t seed);
 
