@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "cuda/bench.hpp"
+#include "cuda/blocks.hpp"
 #include "cuda/check.hpp"
 #include "cuda/fhd_launchers.cuh"
 #include "recon/direct_sum.hpp"
@@ -23,7 +24,7 @@ DeviceInfo device_info(const char* who) {
   CUDA_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev));
   DeviceInfo d;
   d.name = p.name;
-  d.sms = p.multiProcessorCount;
+  d.sms = sm_count();
   d.clock_hz = khz * 1e3;
   d.sfu_ceiling = d.sms * 16.0 * d.clock_hz / 2.0;
   d.fp32_ceiling = d.sms * 128.0 * d.clock_hz / 8.0;

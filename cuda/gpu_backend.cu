@@ -82,10 +82,6 @@ struct DeviceScope {
   explicit DeviceScope(int device) { CUDA_CHECK(cudaSetDevice(device)); }
 };
 
-std::string dims_string(const ImageGrid& g) {
-  return std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz);
-}
-
 class GpuBackend : public Backend {
  public:
   GpuBackend(int device, const GpuOptions& options) : device_(device), tune_dir_(options.tune_dir) {
