@@ -14,7 +14,7 @@
 #include "app/outputs.hpp"
 #include "app/report.hpp"
 #include "app/source.hpp"
-#include "io/report.hpp"
+#include "io/text_outputs.hpp"
 
 using nlohmann::json;
 

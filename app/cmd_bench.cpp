@@ -17,7 +17,7 @@
 #include "io/atomic_file.hpp"
 #include "io/bar_chart.hpp"
 #include "io/figures.hpp"
-#include "io/report.hpp"
+#include "io/text_outputs.hpp"
 #include "core/error.hpp"
 
 namespace fhd::app {
