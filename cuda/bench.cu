@@ -9,6 +9,7 @@
 #include "cuda/check.hpp"
 #include "cuda/fhd_launchers.cuh"
 #include "recon/direct_sum.hpp"
+#include "recon/metrics.hpp"
 
 namespace fhd::gpu {
 
@@ -120,10 +121,7 @@ double subset_relerr(const BenchInputs& in, std::size_t m, const OutGrid& g, con
   t.kz.assign(in.hkz.begin(), in.hkz.begin() + m);
   std::vector<cfloat> mu(m);
   for (std::size_t j = 0; j < m; ++j) mu[j] = {in.hw[2 * j], in.hw[2 * j + 1]};
-  const std::vector<cdouble> ref = fhd_reference(t, mu, ImageGrid{g.nx, g.ny, g.nz}, pts);
-  double sn = 0, sd = 0;
-  for (std::size_t i = 0; i < pts.size(); ++i) sn += std::norm(cdouble(out[pts[i]]) - ref[i]), sd += std::norm(ref[i]);
-  return std::sqrt(sn / sd);
+  return relative_error_at(out, pts, fhd_reference(t, mu, ImageGrid{g.nx, g.ny, g.nz}, pts));
 }
 
 namespace {
