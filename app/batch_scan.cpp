@@ -14,7 +14,7 @@
 #include "app/outputs.hpp"
 #include "app/report.hpp"
 #include "app/source.hpp"
-#include "io/report.hpp"
+#include "io/text_outputs.hpp"
 
 using nlohmann::json;
 
@@ -30,7 +30,7 @@ BatchRow reconstruct_scan(const ScanJob& job) {
   oo.dir = job.output;
   OutputPlan plan = plan_outputs(oo);
   try {
-    std::unique_ptr<Backend> be = select_backend(job.device);
+    std::unique_ptr<Backend> be = select_backend(job.device, make_device_options(job.solver));
     Progress progress(job.progress);
     ReconOptions ro = make_recon_options(job.solver, src.phantom.get(), progress);
     if (!job.q_cache.empty()) ro.q_cache_dir = job.q_cache;

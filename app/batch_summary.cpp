@@ -12,7 +12,7 @@
 #include "app/outputs.hpp"
 #include "app/recon_options.hpp"
 #include "io/figures.hpp"
-#include "io/report.hpp"
+#include "io/text_outputs.hpp"
 #include "core/error.hpp"
 
 namespace fs = std::filesystem;

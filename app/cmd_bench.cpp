@@ -1,4 +1,4 @@
-// `fhdrecon bench`: the cmpFhD kernel ladder (cuda/bench.hpp) as a terminal
+// `fhdrecon bench`: the cmpFhD kernel ladder (app/device.hpp) as a terminal
 // table, a JSON file and a PNG bar chart. Without CUDA or a usable GPU it
 // exits with one line (DeviceError).
 #include <fmt/format.h>
@@ -12,17 +12,13 @@
 #include "app/option_checks.hpp"
 #include "app/bench_e2e.hpp"
 #include "app/commands.hpp"
+#include "app/device.hpp"
 #include "app/recon_options.hpp"
 #include "io/atomic_file.hpp"
 #include "io/bar_chart.hpp"
 #include "io/figures.hpp"
-#include "io/report.hpp"
+#include "io/text_outputs.hpp"
 #include "core/error.hpp"
-
-#ifdef FHD_HAVE_CUDA
-#include "cuda/bench.hpp"
-#include "cuda/tune.hpp"
-#endif
 
 namespace fhd::app {
 namespace {
@@ -47,8 +43,7 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-#ifdef FHD_HAVE_CUDA
-void print_table(const gpu::BenchResult& r) {
+void print_table(const BenchResult& r) {
   const auto& d = r.device;
   fmt::print("{} ({} SMs, {:.0f} MHz): ceilings SFU {:.2f} T pairs/s, FP32 {:.2f} T pairs/s\n", d.name, d.sms,
              d.clock_hz / 1e6, d.sfu_ceiling / 1e12, d.fp32_ceiling / 1e12);
@@ -67,7 +62,7 @@ void print_table(const gpu::BenchResult& r) {
   }
 }
 
-nlohmann::json to_json(const gpu::BenchResult& r) {
+nlohmann::json to_json(const BenchResult& r) {
   nlohmann::json j;
   j["device"] = {{"name", r.device.name},
                  {"sms", r.device.sms},
@@ -106,7 +101,7 @@ nlohmann::json to_json(const gpu::BenchResult& r) {
 
 // The ladder as labelled bars (pairs/s; direct kernels blue, separable green)
 // against the SFU and FP32 ceilings; a plain bar chart where Cairo is missing.
-void write_ladder_png(const gpu::BenchResult& r, const std::string& png) {
+void write_ladder_png(const BenchResult& r, const std::string& png) {
   make_parent_dir(png);
   if (!figures_available()) {
     std::vector<ChartBar> bars;
@@ -124,7 +119,7 @@ void write_ladder_png(const gpu::BenchResult& r, const std::string& png) {
                                 "cmpFhD ladder: " + r.device.name, "sample-voxel pairs per second"));
 }
 
-void write_outputs(const gpu::BenchResult& r, const BenchArgs& a, const nlohmann::json& e2e) {
+void write_outputs(const BenchResult& r, const BenchArgs& a, const nlohmann::json& e2e) {
   if (!a.json.empty()) {
     make_parent_dir(a.json);
     nlohmann::json j = to_json(r);
@@ -133,33 +128,23 @@ void write_outputs(const gpu::BenchResult& r, const BenchArgs& a, const nlohmann
   }
   if (!a.png.empty()) write_ladder_png(r, a.png);
 }
-#endif
 
 void run(const BenchArgs& a) {
-#ifndef FHD_HAVE_CUDA
-  (void)a;
-  throw DeviceError("bench: no usable GPU: this build has no CUDA backend");
-#else
-  gpu::BenchOptions o;
+  BenchOptions o;
   o.matrix = a.matrix;
   o.samples = a.samples;
   o.trig = parse_trig(a.trig);
   o.kernels = split_list(a.kernels);
   o.reps = a.reps;
   if (a.full) o.slow_pair_budget = 0;
-  if (a.tuned) {
-    const TrigMode trig = o.trig;
-    o.config_for = [trig](const std::string& k) { return gpu::tuned_config(k, trig); };
-  }
   const bool quiet = global_options().quiet;
-  const auto r = gpu::run_bench(o, [&](const gpu::BenchRow& row) {
+  const auto r = run_kernel_bench(o, a.tuned, [&](const BenchRow& row) {
     if (!quiet) fmt::print(stderr, "  {} done\n", row.name);
   });
   print_table(r);
   nlohmann::json e2e;
   if (!a.no_e2e) e2e = run_end_to_end(a.matrix, a.samples, o.trig, "gpu");
   write_outputs(r, a, e2e);
-#endif
 }
 
 }  // namespace

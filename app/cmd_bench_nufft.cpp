@@ -1,4 +1,4 @@
-// `fhdrecon bench-nufft`: the GPU NUFFT's table (cuda/nufft_bench.hpp) with
+// `fhdrecon bench-nufft`: the GPU NUFFT's table (app/device.hpp) with
 // issue 9's goals beside the rows they apply to, and optionally JSON.
 #include <fmt/format.h>
 
@@ -8,13 +8,10 @@
 #include <vector>
 
 #include "app/commands.hpp"
+#include "app/device.hpp"
 #include "io/atomic_file.hpp"
-#include "io/report.hpp"
+#include "io/text_outputs.hpp"
 #include "core/error.hpp"
-
-#ifdef FHD_HAVE_CUDA
-#include "cuda/nufft_bench.hpp"
-#endif
 
 namespace fhd::app {
 namespace {
@@ -32,9 +29,8 @@ struct BenchNufftArgs {
   std::string json;
 };
 
-#ifdef FHD_HAVE_CUDA
 // Issue 9's GPU goals (H100, 128^3 modes, 1M uniform points, tol 1e-6).
-std::string goal(const gpu::NufftBenchRow& r, const gpu::NufftBenchOptions& o) {
+std::string goal(const NufftBenchRow& r, const NufftBenchOptions& o) {
   if (o.matrix != 128 || o.points != "uniform" || o.samples != (1u << 20) || r.tol != 1e-6 ||
       r.variant != "default")
     return "";
@@ -44,7 +40,7 @@ std::string goal(const gpu::NufftBenchRow& r, const gpu::NufftBenchOptions& o) {
   return "";
 }
 
-void print(const gpu::NufftBenchResult& res) {
+void print(const NufftBenchResult& res) {
   const auto& o = res.options;
   fmt::print("{}: NUFFT {}^3 modes, {} {} points, single precision, median of {} reps\n", res.device, o.matrix,
              res.rows.empty() ? 0 : res.rows.front().points, o.points, o.reps);
@@ -61,7 +57,7 @@ void print(const gpu::NufftBenchResult& res) {
   }
 }
 
-nlohmann::json to_json(const gpu::NufftBenchResult& res) {
+nlohmann::json to_json(const NufftBenchResult& res) {
   nlohmann::json j;
   j["device"] = res.device;
   j["problem"] = {{"matrix", res.options.matrix}, {"points", res.options.points}, {"reps", res.options.reps},
@@ -79,14 +75,9 @@ nlohmann::json to_json(const gpu::NufftBenchResult& res) {
   }
   return j;
 }
-#endif
 
 void run(const BenchNufftArgs& a) {
-#ifndef FHD_HAVE_CUDA
-  (void)a;
-  throw DeviceError("bench-nufft: no usable GPU: this build has no CUDA backend");
-#else
-  gpu::NufftBenchOptions o;
+  NufftBenchOptions o;
   o.matrix = a.matrix;
   o.samples = a.samples;
   o.points = a.points;
@@ -97,7 +88,7 @@ void run(const BenchNufftArgs& a) {
   o.tols = a.tols;
   o.sigmas = a.sigmas;
   const bool quiet = global_options().quiet;
-  const auto res = gpu::run_nufft_bench(o, [&](const gpu::NufftBenchRow& r) {
+  const auto res = run_nufft_bench(o, [&](const NufftBenchRow& r) {
     if (!quiet) fmt::print(stderr, "  {} {} tol {:.0e} sigma {} done\n", r.op, r.variant, r.tol, r.sigma);
   });
   print(res);
@@ -105,7 +96,6 @@ void run(const BenchNufftArgs& a) {
     make_parent_dir(a.json);
     write_json(a.json, to_json(res));
   }
-#endif
 }
 
 }  // namespace

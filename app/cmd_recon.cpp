@@ -39,7 +39,7 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
   Source src = make_source(c.source);
   spdlog::info("source: {}", src.description);
   check_dcf_option(c.solver.dcf, !c.solver.no_gridding, src.scan, c.source.input.empty() ? "--phantom" : c.source.input);
-  std::unique_ptr<Backend> be = select_backend(c.device);
+  std::unique_ptr<Backend> be = select_backend(c.device, make_device_options(c.solver));
   Progress progress(!global_options().quiet);
   ReconOptions ro = make_recon_options(c.solver, src.phantom.get(), progress);
   ReconResult res = reconstruct_coils(*be, coil_list(src), ro);  // root sum of squares over coils

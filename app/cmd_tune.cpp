@@ -1,5 +1,5 @@
 // `fhdrecon tune`: search a kernel's launch parameters on this GPU and keep
-// the best in a profile the GPU backend reads (cuda/tune.hpp).
+// the best in a profile the GPU backend reads (through app/device.hpp).
 #include <fmt/format.h>
 
 #include <memory>
@@ -7,12 +7,9 @@
 
 #include "app/option_checks.hpp"
 #include "app/commands.hpp"
+#include "app/device.hpp"
 #include "app/recon_options.hpp"
 #include "core/error.hpp"
-
-#ifdef FHD_HAVE_CUDA
-#include "cuda/tune.hpp"
-#endif
 
 namespace fhd::app {
 namespace {
@@ -26,26 +23,20 @@ struct TuneArgs {
   std::string cache_dir;
 };
 
-#ifdef FHD_HAVE_CUDA
-std::string show(const gpu::LaunchConfig& c) {
+std::string show(const LaunchConfig& c) {
   return fmt::format("threads {} unroll {} coarsen {} tile {}", c.threads, c.unroll, c.coarsen, c.tile);
 }
-#endif
 
 void run(const TuneArgs& a) {
-#ifndef FHD_HAVE_CUDA
-  (void)a;
-  throw DeviceError("tune: no usable GPU: this build has no CUDA backend");
-#else
-  gpu::TuneOptions o;
+  TuneOptions o;
   o.kernel = a.kernel;
   o.trig = parse_trig(a.trig);
   o.matrix = a.matrix;
   o.samples = a.samples;
   o.ignore_profile = a.ignore_profile;
-  o.cache_dir = a.cache_dir.empty() ? tune::cache_dir() : a.cache_dir;
+  o.cache_dir = a.cache_dir;
   const bool quiet = global_options().quiet;
-  const auto r = gpu::run_tune(o, [&](const std::string& s) {
+  const auto r = run_tune(o, [&](const std::string& s) {
     if (!quiet) fmt::print(stderr, "  {}\n", s);
   });
   if (r.from_profile) {
@@ -60,7 +51,6 @@ void run(const TuneArgs& a) {
   fmt::print("best: {}: {:.3f} ms, {:.3f} T pairs/s, gain x{:.3f}\n", show(r.best), r.best_ms,
              r.best_pairs_per_s / 1e12, r.heuristic_ms / r.best_ms);
   fmt::print("profile: {}\n", r.profile_path);
-#endif
 }
 
 }  // namespace

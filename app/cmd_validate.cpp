@@ -9,7 +9,7 @@
 #include "app/commands.hpp"
 #include "app/validate.hpp"
 #include "io/atomic_file.hpp"
-#include "io/report.hpp"
+#include "io/text_outputs.hpp"
 #include "core/error.hpp"
 
 namespace fhd::app {

@@ -1,10 +1,16 @@
+// The device facade (app/device.hpp): the one file of app/ that includes
+// cuda/ headers. Without CUDA every GPU entry point throws what the commands
+// said before the facade existed.
 #include "app/device.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include "core/error.hpp"
 #ifdef FHD_HAVE_CUDA
+#include "cuda/bench.hpp"
 #include "cuda/gpu_backend.hpp"
+#include "cuda/nufft_bench.hpp"
+#include "cuda/tune.hpp"
 #endif
 
 namespace fhd::app {
@@ -18,7 +24,15 @@ bool gpu_available(std::string* why) {
 #endif
 }
 
-std::unique_ptr<Backend> select_backend(const std::string& device) {
+bool cuda_built() {
+#ifdef FHD_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<Backend> select_backend(const std::string& device, const DeviceOptions& options) {
   std::string why;
   if (device == "cpu") return make_cpu_backend();
   bool gpu = gpu_available(&why);
@@ -26,11 +40,47 @@ std::unique_ptr<Backend> select_backend(const std::string& device) {
   if (gpu) {
 #ifdef FHD_HAVE_CUDA
     spdlog::info("device: GPU {}", why);
-    return make_gpu_backend(0);
+    return make_gpu_backend(0, GpuOptions{options.tune_dir});
 #endif
   }
   spdlog::info("device: CPU (no usable GPU: {})", why);
   return make_cpu_backend();
 }
+
+#ifdef FHD_HAVE_CUDA
+
+BenchResult run_kernel_bench(BenchOptions o, bool tuned, const std::function<void(const BenchRow&)>& progress) {
+  if (tuned) {
+    const TrigMode trig = o.trig;
+    o.config_for = [trig](const std::string& k) { return gpu::tuned_config(k, trig, ""); };
+  }
+  return gpu::run_bench(o, progress);
+}
+
+NufftBenchResult run_nufft_bench(const NufftBenchOptions& o,
+                                 const std::function<void(const NufftBenchRow&)>& progress) {
+  return gpu::run_nufft_bench(o, progress);
+}
+
+TuneResult run_tune(const TuneOptions& o, const std::function<void(const std::string&)>& log) {
+  return gpu::run_tune(o, log);
+}
+
+#else
+
+BenchResult run_kernel_bench(BenchOptions, bool, const std::function<void(const BenchRow&)>&) {
+  throw DeviceError("bench: no usable GPU: this build has no CUDA backend");
+}
+
+NufftBenchResult run_nufft_bench(const NufftBenchOptions&, const std::function<void(const NufftBenchRow&)>&) {
+  throw DeviceError("bench-nufft: no usable GPU: this build has no CUDA backend");
+}
+
+TuneResult run_tune(const TuneOptions&, const std::function<void(const std::string&)>&) {
+  throw DeviceError("tune: no usable GPU: this build has no CUDA backend");
+}
+
+
+#endif
 
 }  // namespace fhd::app

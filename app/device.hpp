@@ -1,16 +1,42 @@
 #pragma once
+// The device facade: the only part of app/ that knows the CUDA backend exists.
+// Everything here takes and returns plain values (core/gpu_reports.hpp); in a
+// build without CUDA each GPU entry point throws the DeviceError the commands
+// have always given, so the commands themselves carry no #ifdef.
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "core/gpu_reports.hpp"
 #include "recon/backend.hpp"
 
 namespace fhd::app {
 
+// What the caller chooses for the GPU backend.
+struct DeviceOptions {
+  std::string tune_dir;  // tuned launch profiles; "" = the default cache root
+};
+
 // --device auto|cpu|gpu. auto takes a usable GPU and says which, else the CPU
 // and says why; gpu without a usable one throws DeviceError.
-std::unique_ptr<Backend> select_backend(const std::string& device);
+std::unique_ptr<Backend> select_backend(const std::string& device, const DeviceOptions& options = {});
 
 // One line on why no GPU can be used, or the GPU's description.
 bool gpu_available(std::string* why);
+
+// True when this fhdrecon was built with the CUDA backend (--version says so).
+bool cuda_built();
+
+// `bench`: the kernel ladder. tuned: each variant's tuned profile from the
+// default directory instead of its defaults (o.config_for is set here).
+BenchResult run_kernel_bench(BenchOptions o, bool tuned, const std::function<void(const BenchRow&)>& progress);
+
+// `bench-nufft`: the GPU NUFFT table.
+NufftBenchResult run_nufft_bench(const NufftBenchOptions& o,
+                                 const std::function<void(const NufftBenchRow&)>& progress);
+
+// `tune`: search one kernel's launch parameters and save the profile
+// (o.cache_dir "" = the default cache root).
+TuneResult run_tune(const TuneOptions& o, const std::function<void(const std::string&)>& log);
 
 }  // namespace fhd::app

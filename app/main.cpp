@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "app/commands.hpp"
+#include "app/device.hpp"
 #include "fhd_git_revision.h"  // generated in the build directory
 #include "app/log.hpp"
 #include "app/recon_options.hpp"
@@ -20,12 +21,6 @@ const GlobalOptions& global_options() { return g_options; }
 
 namespace {
 
-#if defined(FHD_HAVE_CUDA)
-constexpr bool FHD_CUDA_BUILT = true;
-#else
-constexpr bool FHD_CUDA_BUILT = false;
-#endif
-
 // Exit codes: 0 ok, 1 internal error, 2 bad input or usage, 3 device problem.
 int fail(int code, const std::string& msg) {
   std::fprintf(stderr, "fhdrecon: error: %s\n", msg.c_str());
@@ -40,7 +35,7 @@ int main(int argc, char** argv) {
   CLI::App app{"fhdrecon: iterative reconstruction of non-Cartesian MRI (FhD + Toeplitz CG, gridding baseline)",
                "fhdrecon"};
   app.set_version_flag("--version", std::string("fhdrecon ") + FHD_VERSION + " (git " + FHD_GIT_REVISION +
-                                        ", CUDA backend " + (FHD_CUDA_BUILT ? "built in" : "not built") + ")");
+                                        ", CUDA backend " + (cuda_built() ? "built in" : "not built") + ")");
   app.add_flag("--quiet,-q", g_options.quiet, "no progress and no info log (warnings and errors only)");
   app.add_flag("--verbose", g_options.verbose, "debug log");
   app.require_subcommand(0, 1);

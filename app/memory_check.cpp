@@ -2,7 +2,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
-#include "io/validate.hpp"
+#include "io/scan_checks.hpp"
 #include "core/error.hpp"
 
 namespace fhd::app {

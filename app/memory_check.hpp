@@ -13,7 +13,7 @@ std::size_t estimated_host_bytes(const ImageGrid& grid, std::size_t samples, std
 
 // Throws InputError naming `source` (a file, or "--matrix" for a phantom) when
 // the estimate exceeds the memory available now (MemAvailable, or
-// FHDRECON_MEMORY_LIMIT: io/validate.hpp), before any work is done. Readers call
+// FHDRECON_MEMORY_LIMIT: io/scan_checks.hpp), before any work is done. Readers call
 // it through their SizeCheck before they read the samples.
 void check_host_memory(const ImageGrid& grid, std::size_t samples, std::size_t coils, const std::string& source);
 

@@ -11,7 +11,7 @@
 #include "io/figures.hpp"
 #include "io/h5util.hpp"
 #include "io/image_out.hpp"
-#include "io/report.hpp"
+#include "io/text_outputs.hpp"
 #include "core/error.hpp"
 
 namespace fhd::app {

@@ -4,9 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include "recon/qcache.hpp"
-#ifdef FHD_HAVE_CUDA
-#include "cuda/tune.hpp"
-#endif
 
 namespace fhd::app {
 
@@ -71,14 +68,17 @@ ReconOptions make_recon_options(const SolverOptions& o, const Phantom* phantom, 
   r.dcf = o.dcf;
   r.gridding = !o.no_gridding;
   if (!o.no_cache) r.q_cache_dir = o.cache_dir.empty() ? default_q_cache_dir() : o.cache_dir + "/q";
-#ifdef FHD_HAVE_CUDA
-  if (!o.cache_dir.empty()) tune::set_cache_dir(o.cache_dir);  // tuned launch profiles live beside Q
-#endif
   if (phantom) r.truth = truth_of(*phantom);
   r.observer.begin = [&progress](const std::string& s) { progress.begin(s); };
   r.observer.progress = [&progress](double f) { progress.update(f); };
   r.observer.end = [&progress](const std::string& s, double t) { progress.end(s, t); };
   return r;
+}
+
+DeviceOptions make_device_options(const SolverOptions& o) {
+  DeviceOptions d;
+  d.tune_dir = o.cache_dir;  // tuned launch profiles live beside Q ("" = the default root)
+  return d;
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "app/device.hpp"
 #include "app/log.hpp"
 #include "phantom/phantom.hpp"
 #include "recon/pipeline.hpp"
@@ -32,6 +33,9 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o);
 std::shared_ptr<const Truth> truth_of(const Phantom& p);
 // Progress must outlive the returned options (the observer points to it).
 ReconOptions make_recon_options(const SolverOptions& o, const Phantom* phantom, Progress& progress);
+// The GPU choices among the solver's options (--cache-dir also holds the
+// tuned launch profiles), for select_backend.
+DeviceOptions make_device_options(const SolverOptions& o);
 // The command line of this process, for reports.
 std::string command_line();
 void set_command_line(int argc, char** argv);

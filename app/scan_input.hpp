@@ -10,7 +10,7 @@ namespace fhd::app {
 // fhdrecon HDF5 (root attribute fhdrecon_schema), ISMRMRD HDF5 (/dataset),
 // BART k-space .cfl/.hdr (needs `traj_file`, the trajectory's .cfl; the matrix
 // is `matrix` if > 0, else the smallest even N whose band holds every sample).
-// One Scan per coil. Every reader validates (io/validate.hpp): errors name the
+// One Scan per coil. Every reader validates (io/scan_checks.hpp): errors name the
 // file, field and value.
 std::vector<Scan> read_scans_any(const std::string& path, const std::string& traj_file, int matrix);
 

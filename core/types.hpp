@@ -22,6 +22,11 @@ struct ImageGrid {
   bool operator==(const ImageGrid& o) const { return nx == o.nx && ny == o.ny && nz == o.nz; }
 };
 
+// "NXxNYxNZ", the grid's size in messages.
+inline std::string dims_string(const ImageGrid& g) {
+  return std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz);
+}
+
 // Coordinate (FOV units) of index i on an axis of `len` points whose image has
 // n voxels: x_i = (i - len/2) / n. With len = n this is the voxel center
 // (i - N/2)/N; with len = 2n it is Q's doubled grid (j - N)/N; len = 1 gives 0.

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
-#include <thread>
+#include <stdexcept>
 
 #include "cuda/bench.hpp"
+#include "cuda/blocks.hpp"
 #include "cuda/check.hpp"
 #include "cuda/fhd_launchers.cuh"
+#include "recon/direct_sum.hpp"
+#include "recon/metrics.hpp"
 
 namespace fhd::gpu {
 
@@ -23,7 +26,7 @@ DeviceInfo device_info(const char* who) {
   CUDA_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev));
   DeviceInfo d;
   d.name = p.name;
-  d.sms = p.multiProcessorCount;
+  d.sms = sm_count();
   d.clock_hz = khz * 1e3;
   d.sfu_ceiling = d.sms * 16.0 * d.clock_hz / 2.0;
   d.fp32_ceiling = d.sms * 128.0 * d.clock_hz / 8.0;
@@ -103,39 +106,23 @@ void last_launch_resources(const DeviceInfo& dev, int* registers, double* occupa
 
 double subset_relerr(const BenchInputs& in, std::size_t m, const OutGrid& g, const float2* out_dev,
                      int count, std::uint64_t seed) {
+  if (g.lx != g.nx || g.ly != g.ny || g.lz != g.nz)
+    throw std::invalid_argument("subset_relerr: checks FhD grids (one point per voxel) only");
   const std::size_t P = g.points();
-  std::vector<float2> out(P);
+  std::vector<cfloat> out(P);
   CUDA_CHECK(cudaMemcpy(out.data(), out_dev, P * sizeof(float2), cudaMemcpyDeviceToHost));
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<std::size_t> pick(0, P - 1);
   std::vector<std::size_t> pts(std::min<std::size_t>(count, P));
   for (auto& p : pts) p = pick(rng);
-  // Float64 sums on all host cores; one slot per point, so no sharing.
-  std::vector<double> num(pts.size()), den(pts.size());
-  auto work = [&](std::size_t begin, std::size_t step) {
-    for (std::size_t i = begin; i < pts.size(); i += step) {
-      const std::size_t p = pts[i];
-      const int ix = int(p % g.lx), iy = int(p / g.lx % g.ly), iz = int(p / (std::size_t(g.lx) * g.ly));
-      const double x = axis_coord(ix, g.lx, g.nx), y = axis_coord(iy, g.ly, g.ny), z = axis_coord(iz, g.lz, g.nz);
-      double re = 0, im = 0;
-      for (std::size_t j = 0; j < m; ++j) {
-        const double ph = 6.283185307179586 * (double(in.hkx[j]) * x + double(in.hky[j]) * y + double(in.hkz[j]) * z);
-        const double c = std::cos(ph), s = std::sin(ph), wr = in.hw[2 * j], wi = in.hw[2 * j + 1];
-        re += wr * c - wi * s;
-        im += wr * s + wi * c;
-      }
-      const double dr = out[p].x - re, di = out[p].y - im;
-      num[i] = dr * dr + di * di;
-      den[i] = re * re + im * im;
-    }
-  };
-  const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < nt; ++t) threads.emplace_back(work, t, nt);
-  for (auto& t : threads) t.join();
-  double sn = 0, sd = 0;
-  for (std::size_t i = 0; i < pts.size(); ++i) sn += num[i], sd += den[i];
-  return std::sqrt(sn / sd);
+  // The float64 reference of recon/ on the first m samples of set 0.
+  Trajectory t;
+  t.kx.assign(in.hkx.begin(), in.hkx.begin() + m);
+  t.ky.assign(in.hky.begin(), in.hky.begin() + m);
+  t.kz.assign(in.hkz.begin(), in.hkz.begin() + m);
+  std::vector<cfloat> mu(m);
+  for (std::size_t j = 0; j < m; ++j) mu[j] = {in.hw[2 * j], in.hw[2 * j + 1]};
+  return relative_error_at(out, pts, fhd_reference(t, mu, ImageGrid{g.nx, g.ny, g.nz}, pts));
 }
 
 namespace {

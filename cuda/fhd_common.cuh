@@ -7,6 +7,7 @@
 
 #include <cstddef>
 
+#include "cuda/blocks.hpp"
 #include "cuda/check.hpp"
 #include "cuda/fhd_kernels.hpp"
 
@@ -45,10 +46,6 @@ __device__ __forceinline__ void unflatten(std::size_t p, const OutGrid& g, int* 
   std::size_t r = p / std::size_t(g.lx);
   *iy = int(r % std::size_t(g.ly));
   *iz = int(r / std::size_t(g.ly));
-}
-
-inline int blocks_for(std::size_t work, int threads) {
-  return int((work + std::size_t(threads) - 1) / std::size_t(threads));
 }
 
 // Points per launch: keeps each grid far below the 2^31-1 block limit and

@@ -90,7 +90,7 @@ void launch_scatter_t(const SampleSet& s, const OutGrid& g, float2* out, const L
   for (std::size_t m0 = 0; m0 < s.m; m0 += chunk) {
     std::size_t m1 = std::min(s.m, m0 + chunk);
     last_launch() = {reinterpret_cast<const void*>(scatter_kernel<T>), threads, 0};
-    scatter_kernel<T><<<blocks_for(m1 - m0, threads), threads, 0, st>>>(s, g, out, m0, m1);
+    scatter_kernel<T><<<blocks_covering(m1 - m0, threads), threads, 0, st>>>(s, g, out, m0, m1);
     CUDA_CHECK_LAUNCH();
   }
 }
@@ -152,9 +152,9 @@ void launch_per_point_t(const SampleSet& s, const OutGrid& g, float2* out, const
     last_launch() = {kRegisters ? reinterpret_cast<const void*>(registers_kernel<T>)
                                 : reinterpret_cast<const void*>(gather_kernel<T>), threads, 0};
     if constexpr (kRegisters)
-      registers_kernel<T><<<blocks_for(np, threads), threads, 0, st>>>(s.kx, s.ky, s.kz, s.w, s.m, g, out, p0, np);
+      registers_kernel<T><<<blocks_covering(np, threads), threads, 0, st>>>(s.kx, s.ky, s.kz, s.w, s.m, g, out, p0, np);
     else
-      gather_kernel<T><<<blocks_for(np, threads), threads, 0, st>>>(s, g, out, p0, np);
+      gather_kernel<T><<<blocks_covering(np, threads), threads, 0, st>>>(s, g, out, p0, np);
     CUDA_CHECK_LAUNCH();
   }
 }
@@ -204,7 +204,7 @@ void launch_constant_t(const SampleSet& s, const OutGrid& g, float2* out, const 
   if (s.m == 0) return zero_output(out, g, st);
   ConstSample* aos = nullptr;
   CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&aos), s.m * sizeof(ConstSample), st));
-  pack_aos_kernel<<<blocks_for(s.m, 256), 256, 0, st>>>(s, aos);
+  pack_aos_kernel<<<blocks_covering(s.m, 256), 256, 0, st>>>(s, aos);
   CUDA_CHECK_LAUNCH();
   const std::size_t P = g.points();
   for (std::size_t m0 = 0; m0 < s.m; m0 += tile) {
@@ -214,7 +214,7 @@ void launch_constant_t(const SampleSet& s, const OutGrid& g, float2* out, const 
     for (std::size_t p0 = 0; p0 < P; p0 += kSlabPoints) {
       std::size_t np = std::min(kSlabPoints, P - p0);
       last_launch() = {reinterpret_cast<const void*>(constant_kernel<T>), threads, 0};
-      constant_kernel<T><<<blocks_for(np, threads), threads, 0, st>>>(count, m0 == 0, g, out, p0, np);
+      constant_kernel<T><<<blocks_covering(np, threads), threads, 0, st>>>(count, m0 == 0, g, out, p0, np);
       CUDA_CHECK_LAUNCH();
     }
   }
@@ -264,7 +264,7 @@ void launch_tiles_u(const SampleSet& s, const OutGrid& g, float2* out, int threa
   for (std::size_t p0 = 0; p0 < P; p0 += kSlabPoints) {
     std::size_t np = std::min(kSlabPoints, P - p0);
     last_launch() = {reinterpret_cast<const void*>(tiles_kernel<T, U>), threads, shmem};
-    tiles_kernel<T, U><<<blocks_for(np, threads), threads, shmem, st>>>(s, tile, g, out, p0, np);
+    tiles_kernel<T, U><<<blocks_covering(np, threads), threads, shmem, st>>>(s, tile, g, out, p0, np);
     CUDA_CHECK_LAUNCH();
   }
 }
@@ -391,7 +391,7 @@ void launch_coarsened_cu(const SampleSet& s, const OutGrid& g, float2* out, int 
   for (std::size_t q0 = 0; q0 < total; q0 += kSlabPoints) {
     std::size_t nq = std::min(kSlabPoints, total - q0);
     last_launch() = {reinterpret_cast<const void*>(coarsened_kernel<T, C, U>), threads, shmem};
-    coarsened_kernel<T, C, U><<<blocks_for(nq, threads), threads, shmem, st>>>(s, tile, g, stride, out, q0, nq);
+    coarsened_kernel<T, C, U><<<blocks_covering(nq, threads), threads, shmem, st>>>(s, tile, g, stride, out, q0, nq);
     CUDA_CHECK_LAUNCH();
   }
 }

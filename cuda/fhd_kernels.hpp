@@ -8,9 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "core/launch_config.hpp"
 #include "recon/types.hpp"
 
 namespace fhd::gpu {
+
+using fhd::LaunchConfig;  // core/launch_config.hpp, also the tuner's profile entries
 
 // Samples on the device, structure of arrays. w = Mu for FhD, |Phi|^2 + 0i for Q.
 struct SampleSet {
@@ -28,15 +31,6 @@ struct OutGrid {
   int lx = 1, ly = 1, lz = 1;
   int nx = 1, ny = 1, nz = 1;
   std::size_t points() const { return std::size_t(lx) * ly * lz; }
-};
-
-// Launch parameters; 0 means "the variant's heuristic default" (or a tuned
-// profile's value when the caller passes one).
-struct LaunchConfig {
-  int threads = 0;  // threads per block
-  int unroll = 0;   // unroll factor of the sample loop
-  int coarsen = 0;  // voxels per thread
-  int tile = 0;     // samples per shared/constant-memory tile or GEMM chunk
 };
 
 using LaunchFn = void (*)(const SampleSet& s, const OutGrid& g, float2* out, TrigMode trig,

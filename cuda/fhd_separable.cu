@@ -124,7 +124,7 @@ template <TrigMode T>
 void launch_tables(const SampleSet& s, std::size_t m0, int K, const OutGrid& g, float2* ex,
                    float2* ty, float2* tz, cudaStream_t st) {
   const std::size_t n = std::size_t(g.lx + g.ly + g.lz) * K;
-  axis_tables_kernel<T><<<blocks_for(n, 256), 256, 0, st>>>(s, m0, K, g, ex, ty, tz);
+  axis_tables_kernel<T><<<blocks_covering(n, 256), 256, 0, st>>>(s, m0, K, g, ex, ty, tz);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -82,10 +82,6 @@ struct DeviceScope {
   explicit DeviceScope(int device) { CUDA_CHECK(cudaSetDevice(device)); }
 };
 
-std::string dims_string(const ImageGrid& g) {
-  return std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz);
-}
-
 // A trajectory on the device, with the host copy every Points keeps.
 class GpuPoints : public Points {
  public:
@@ -190,7 +186,7 @@ class GpuVectorOps : public VectorOps {
 
 class GpuBackend : public Backend {
  public:
-  explicit GpuBackend(int device) : device_(device) {
+  GpuBackend(int device, const GpuOptions& options) : device_(device), tune_dir_(options.tune_dir) {
     const std::string why = unusable_reason(device);
     if (!why.empty()) throw DeviceError("GPU backend: " + why);
     desc_ = describe(device);
@@ -368,7 +364,7 @@ class GpuBackend : public Backend {
       return;
     }
     const SampleSet s{traj.kx.get(), traj.ky.get(), traj.kz.get(), w, traj.m};
-    v.launch(s, g, out, opt.trig, tuned_config(v.name, opt.trig), s_);
+    v.launch(s, g, out, opt.trig, tuned_config(v.name, opt.trig, tune_dir_), s_);
   }
 
   // A box of the doubled grid starting at `origin` (per axis) is a kernel
@@ -416,6 +412,7 @@ class GpuBackend : public Backend {
   }
 
   int device_;
+  std::string tune_dir_;  // GpuOptions::tune_dir
   std::string desc_;
   cudaStream_t s_ = nullptr;
   std::unique_ptr<GpuVectorOps> vec_;
@@ -434,6 +431,8 @@ bool gpu_usable(std::string* why) {
   }
 }
 
-std::unique_ptr<Backend> make_gpu_backend(int device) { return std::make_unique<GpuBackend>(device); }
+std::unique_ptr<Backend> make_gpu_backend(int device, const GpuOptions& options) {
+  return std::make_unique<GpuBackend>(device, options);
+}
 
 }  // namespace fhd

@@ -11,7 +11,12 @@ namespace fhd {
 // and free memory, or the reason none is usable (no driver, no device, ...).
 bool gpu_usable(std::string* why);
 
+// Choices of the GPU backend that the caller makes (passed in, never global).
+struct GpuOptions {
+  std::string tune_dir;  // tuned launch profiles (cuda/tune.hpp); "" = the default cache root
+};
+
 // Throws DeviceError when the device cannot be used.
-std::unique_ptr<Backend> make_gpu_backend(int device = 0);
+std::unique_ptr<Backend> make_gpu_backend(int device = 0, const GpuOptions& options = {});
 
 }  // namespace fhd

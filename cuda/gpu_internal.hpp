@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/blocks.hpp"
 #include "cuda/device_buffer.hpp"
 #include "recon/backend.hpp"
 
@@ -26,7 +27,7 @@ class GpuVector : public BackendVector {
 const GpuVector& as_gpu(const BackendVector& v);
 GpuVector& as_gpu(BackendVector& v);
 
-// The trajectory as set by set_trajectory: k in cycles/FOV, one array per axis.
+// A trajectory on the device (GpuPoints): k in cycles/FOV, one array per axis.
 struct DeviceTrajectory {
   DeviceBuffer<float> kx, ky, kz;
   std::size_t m = 0;
@@ -61,12 +62,12 @@ class DotReducer {
 // A cuFFT C2C plan over a grid (x fastest), axes of length 1 dropped. Its work
 // area is a DeviceBuffer, so a plan too large for the card fails with the
 // out-of-memory DeviceError before anything is allocated.
-class FftPlan {
+class CufftPlan {
  public:
-  FftPlan(const ImageGrid& dims, cudaStream_t s, const std::string& what);
-  ~FftPlan();
-  FftPlan(const FftPlan&) = delete;
-  FftPlan& operator=(const FftPlan&) = delete;
+  CufftPlan(const ImageGrid& dims, cudaStream_t s, const std::string& what);
+  ~CufftPlan();
+  CufftPlan(const CufftPlan&) = delete;
+  CufftPlan& operator=(const CufftPlan&) = delete;
   // In place; direction CUFFT_FORWARD (exp -i) or CUFFT_INVERSE (exp +i, unnormalized).
   void exec(float2* data, int direction);
   // Bytes of cuFFT work area this plan needs (without allocating it).
@@ -106,13 +107,5 @@ DeviceBuffer<float2> grid_scatter_on_device(const DeviceTrajectory& traj, const 
 std::vector<cfloat> grid_scatter(const DeviceTrajectory& traj, const std::vector<cfloat>& weighted_data,
                                  const ImageGrid& image, const ImageGrid& over, const GridKernel& kernel,
                                  ScatterMethod method, cudaStream_t s);
-
-// Threads and blocks for a one-thread-per-element kernel with a grid-stride
-// loop: enough blocks to fill the chip, never more than the elements need.
-inline unsigned blocks_for(std::size_t n, unsigned threads) {
-  const std::size_t want = (n + threads - 1) / threads;
-  const std::size_t cap = 132 * 32;  // 32 blocks per SM of an H100 saturate a grid-stride loop
-  return unsigned(want < 1 ? 1 : (want < cap ? want : cap));
-}
 
 }  // namespace fhd::gpu

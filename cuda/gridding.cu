@@ -309,8 +309,7 @@ DeviceBuffer<float2> grid_scatter_on_device(const DeviceTrajectory& traj, const 
   if (weighted_data.size() != traj.m)
     throw InputError("gridding", "samples", std::to_string(weighted_data.size()),
                      "data length differs from the trajectory's " + std::to_string(traj.m));
-  const std::string what = "the gridding grid " + std::to_string(over.nx) + "x" + std::to_string(over.ny) + "x" +
-                           std::to_string(over.nz) + " and its samples";
+  const std::string what = "the gridding grid " + dims_string(over) + " and its samples";
   require_free(double(over.voxels() + traj.m) * sizeof(float2), what);
   DeviceBuffer<float2> grid(over.voxels(), what), v(traj.m, what);
   CUDA_CHECK(cudaMemsetAsync(grid.get(), 0, grid.bytes(), s));

@@ -419,10 +419,6 @@ void dispatch(int dim, int w, F&& f) {
     with_width<2, Kernels>(w, f);
 }
 
-std::string dims_text(const ImageGrid& g) {
-  return std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz);
-}
-
 DeviceBuffer<float> upload_deapodization(int n, int nf, const nufft::KernelParams& kp, bool used,
                                          cudaStream_t s) {
   std::vector<float> d(std::size_t(n), 1.f);
@@ -458,7 +454,7 @@ struct NufftPlan::Impl {
   DeviceBuffer<unsigned> order;
   DeviceBuffer<int4> subs;
   DeviceBuffer<float2> fine;
-  std::unique_ptr<FftPlan> fft;
+  std::unique_ptr<CufftPlan> fft;
 
   void sort_points(const float* kx, const float* ky, const float* kz);
 };
@@ -479,7 +475,7 @@ NufftPlan::NufftPlan(const ImageGrid& modes, const ImageGrid& image, const Nufft
     throw InputError("nufft", "tolerance", std::to_string(opt.tol),
                      "gives kernel width " + std::to_string(p.w) + ", outside 2..16");
   if (modes.nx < 2 || modes.ny < 2 || image.nx < 1 || image.ny < 1 || image.nz < 1)
-    throw InputError("nufft", "grid", dims_text(modes), "needs at least 2 voxels along x and y");
+    throw InputError("nufft", "grid", dims_string(modes), "needs at least 2 voxels along x and y");
   p.dim = modes.nz > 1 ? 3 : 2;
   const int n[3] = {modes.nx, modes.ny, modes.nz}, img[3] = {image.nx, image.ny, image.nz};
   const int defaults3[3] = {16, 16, 8}, defaults2[3] = {32, 32, 1};
@@ -513,10 +509,10 @@ NufftPlan::NufftPlan(const ImageGrid& modes, const ImageGrid& image, const Nufft
                      "needs " + std::to_string(p.smem_spread) + " bytes of shared memory, the device has " +
                          std::to_string(limit));
   p.fine_grid = {g.nf[0], g.nf[1], g.nf[2]};
-  const std::string what = "the NUFFT fine grid " + dims_text(p.fine_grid);
-  require_free(double(p.fine_grid.voxels()) * sizeof(float2) + double(FftPlan::work_bytes(p.fine_grid)), what);
+  const std::string what = "the NUFFT fine grid " + dims_string(p.fine_grid);
+  require_free(double(p.fine_grid.voxels()) * sizeof(float2) + double(CufftPlan::work_bytes(p.fine_grid)), what);
   p.fine.allocate(p.fine_grid.voxels(), what);
-  p.fft = std::make_unique<FftPlan>(p.fine_grid, s, what);
+  p.fft = std::make_unique<CufftPlan>(p.fine_grid, s, what);
   p.dx = upload_deapodization(p.mm.n[0], g.nf[0], kp, true, s);
   p.dy = upload_deapodization(p.mm.n[1], g.nf[1], kp, true, s);
   p.dz = upload_deapodization(p.mm.n[2], g.nf[2], kp, p.dim == 3, s);
@@ -645,7 +641,7 @@ std::vector<cfloat> type1_device(const float* kx, const float* ky, const float* 
                                  cudaStream_t s) {
   NufftPlan plan(modes, image, opt, s);
   plan.set_points(kx, ky, kz, m);
-  DeviceBuffer<float2> df(modes.voxels(), "NUFFT modes " + dims_text(modes));
+  DeviceBuffer<float2> df(modes.voxels(), "NUFFT modes " + dims_string(modes));
   plan.type1(c, df.get());
   std::vector<cfloat> out(modes.voxels());
   download(df.get(), out.size(), reinterpret_cast<float2*>(out.data()), s);

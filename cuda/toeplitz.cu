@@ -16,10 +16,6 @@ namespace {
 
 constexpr unsigned kThreads = 256;
 
-std::string dims_string(const ImageGrid& g) {
-  return std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz);
-}
-
 // cuFFT's dimension list: slowest axis first, axes of length 1 dropped
 // (x fastest storage makes the dropped axis invisible to the layout).
 std::vector<long long> fft_dims(const ImageGrid& g) {
@@ -128,11 +124,11 @@ class GpuNormalOperator : public NormalOperator {
                        "expected " + std::to_string(len_.voxels()) + " (the doubled grid " + dims_string(len_) + ")");
     const std::string what = "the Toeplitz normal operator on " + dims_string(len_);
     // One message for the whole operator, before any allocation.
-    require_free(2.0 * len_.voxels() * sizeof(float2) + FftPlan::work_bytes(len_),
+    require_free(2.0 * len_.voxels() * sizeof(float2) + CufftPlan::work_bytes(len_),
                  what + " (spectrum, padded buffer, cuFFT plan)");
     spectrum_.allocate(len_.voxels(), what + " (spectrum)");
     pad_.allocate(len_.voxels(), what + " (padded buffer)");
-    plan_ = std::make_unique<FftPlan>(len_, s_, what);
+    plan_ = std::make_unique<CufftPlan>(len_, s_, what);
     // h[(j - n) mod 2n] = Q[j], i.e. h[i] = Q[(i + n) mod 2n]; the 1/L of the
     // inverse FFT is folded into the spectrum once.
     upload(reinterpret_cast<const float2*>(q.data()), q.size(), pad_.get(), s_);
@@ -173,12 +169,12 @@ class GpuNormalOperator : public NormalOperator {
   float lambda_;
   cudaStream_t s_;
   DeviceBuffer<float2> spectrum_, pad_, alias_;
-  std::unique_ptr<FftPlan> plan_;
+  std::unique_ptr<CufftPlan> plan_;
 };
 
 }  // namespace
 
-FftPlan::FftPlan(const ImageGrid& dims, cudaStream_t s, const std::string& what) {
+CufftPlan::CufftPlan(const ImageGrid& dims, cudaStream_t s, const std::string& what) {
   std::vector<long long> d = fft_dims(dims);
   if (d.empty()) {
     identity_ = true;  // a one-point DFT is the identity
@@ -201,17 +197,17 @@ FftPlan::FftPlan(const ImageGrid& dims, cudaStream_t s, const std::string& what)
   }
 }
 
-FftPlan::~FftPlan() {
+CufftPlan::~CufftPlan() {
   if (h_) cufftDestroy(h_);
 }
 
-void FftPlan::exec(float2* data, int direction) {
+void CufftPlan::exec(float2* data, int direction) {
   if (identity_) return;
   CUDA_CHECK(cufftExecC2C(h_, reinterpret_cast<cufftComplex*>(data), reinterpret_cast<cufftComplex*>(data),
                           direction));
 }
 
-std::size_t FftPlan::work_bytes(const ImageGrid& dims) {
+std::size_t CufftPlan::work_bytes(const ImageGrid& dims) {
   std::vector<long long> d = fft_dims(dims);
   if (d.empty()) return 0;
   std::vector<int> di(d.begin(), d.end());
@@ -232,7 +228,7 @@ void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims, cudaStream_
     throw InputError("centered_idft", "grid size", std::to_string(grid.size()),
                      "expected " + std::to_string(n) + " for " + dims_string(dims));
   const std::string what = "the centered inverse DFT of " + dims_string(dims);
-  require_free(2.0 * n * sizeof(float2) + FftPlan::work_bytes(dims), what);
+  require_free(2.0 * n * sizeof(float2) + CufftPlan::work_bytes(dims), what);
   DeviceBuffer<float2> a(n, what), b(n, what);
   upload(reinterpret_cast<const float2*>(grid.data()), n, a.get(), s);
   centered_idft_window(a.get(), b.get(), dims, dims, a.get(), s);
@@ -241,7 +237,7 @@ void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims, cudaStream_
 
 void centered_idft_window(const float2* in, float2* work, const ImageGrid& dims, const ImageGrid& window,
                           float2* out, cudaStream_t s) {
-  FftPlan plan(dims, s, "the centered inverse DFT of " + dims_string(dims));
+  CufftPlan plan(dims, s, "the centered inverse DFT of " + dims_string(dims));
   // ifftshift (index n/2 -> 0), unnormalized inverse FFT, then fftshift (0 ->
   // n/2) fused with taking the central window: right for odd lengths too,
   // since the shifts are plain modular gathers.

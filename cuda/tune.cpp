@@ -16,9 +16,6 @@
 namespace fhd::gpu {
 namespace {
 
-LaunchConfig to_config(const tune::Params& p) { return {p.threads, p.unroll, p.coarsen, p.tile}; }
-tune::Params to_params(const LaunchConfig& c) { return {c.threads, c.unroll, c.coarsen, c.tile}; }
-
 std::string today() {
   std::time_t t = std::time(nullptr);
   char buf[32];
@@ -40,20 +37,21 @@ bool try_time(const KernelVariant& v, const BenchInputs& in, std::size_t m, cons
 
 }  // namespace
 
-LaunchConfig tuned_config(const std::string& kernel, TrigMode trig) {
+LaunchConfig tuned_config(const std::string& kernel, TrigMode trig, const std::string& dir) {
   if (tune::profiles_disabled()) return {};
   static std::mutex mu;
   static std::map<std::string, LaunchConfig> seen;
-  const std::string key = tune::entry_key(kernel, to_string(trig));
+  const std::string folder = tune::profile_dir(dir);
+  const std::string key = folder + "\n" + tune::entry_key(kernel, to_string(trig));
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = seen.find(key); it != seen.end()) return it->second;
   LaunchConfig c{};
   int dev = 0;
   cudaDeviceProp p{};
   if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&p, dev) == cudaSuccess) {
-    const auto got = tune::read_profile(tune::profile_path(tune::cache_dir(), p.name), p.name,
+    const auto got = tune::read_profile(tune::profile_path(folder, p.name), p.name,
                                         tune::kKernelVersion, kernel, to_string(trig));
-    if (got) c = to_config(*got);
+    if (got) c = *got;
   } else {
     cudaGetLastError();
   }
@@ -67,13 +65,12 @@ TuneResult run_tune(const TuneOptions& opt, const std::function<void(const std::
   const KernelVariant& v = find_kernel(opt.kernel);
   TuneResult r;
   r.gpu = dev.name, r.kernel = v.name;
-  const std::string dir = opt.cache_dir.empty() ? tune::cache_dir() : opt.cache_dir;
-  r.profile_path = tune::profile_path(dir, dev.name);
+  r.profile_path = tune::profile_path(tune::profile_dir(opt.cache_dir), dev.name);
   const std::string trig = to_string(opt.trig);
   if (!opt.ignore_profile) {
     if (auto p = tune::read_profile(r.profile_path, dev.name, tune::kKernelVersion, v.name, trig)) {
       r.from_profile = true;
-      r.best = to_config(*p);
+      r.best = *p;
       return r;
     }
   }
@@ -91,8 +88,8 @@ TuneResult run_tune(const TuneOptions& opt, const std::function<void(const std::
   for (const auto& p : tune::enumerate(v.name, v.tunables)) {
     ++r.tried;
     double ms = 0;
-    if (try_time(v, in, ms_screen, g, out, opt.trig, to_config(p), 1, &ms))
-      screened.push_back({to_config(p), ms});
+    if (try_time(v, in, ms_screen, g, out, opt.trig, p, 1, &ms))
+      screened.push_back({p, ms});
     else
       ++r.invalid;
   }
@@ -115,7 +112,7 @@ TuneResult run_tune(const TuneOptions& opt, const std::function<void(const std::
   r.heuristic_pairs_per_s = P * opt.samples / (r.heuristic_ms * 1e-3);
   r.best_pairs_per_s = P * opt.samples / (r.best_ms * 1e-3);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  tune::write_profile(r.profile_path, dev.name, tune::kKernelVersion, v.name, trig, to_params(r.best),
+  tune::write_profile(r.profile_path, dev.name, tune::kKernelVersion, v.name, trig, r.best,
                       {{"pairs_per_s", r.best_pairs_per_s},
                        {"default_pairs_per_s", r.heuristic_pairs_per_s},
                        {"matrix", opt.matrix},

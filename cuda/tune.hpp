@@ -25,20 +25,13 @@
 #include <spdlog/spdlog.h>
 #include <string>
 #include <vector>
+#include "core/launch_config.hpp"
 #include "recon/qcache.hpp"
 
 namespace fhd::tune {
 
 // Bump when a kernel's code changes enough that old timings mean nothing.
 inline constexpr const char* kKernelVersion = "fhd-kernels-1";
-
-// The four LaunchConfig fields (cuda/fhd_kernels.hpp) without CUDA types. 0 = default.
-struct Params {
-  int threads = 0, unroll = 0, coarsen = 0, tile = 0;
-  bool operator==(const Params& o) const {
-    return threads == o.threads && unroll == o.unroll && coarsen == o.coarsen && tile == o.tile;
-  }
-};
 
 // Values tried per tunable. The tile and coarsen lists depend on the kernel:
 // constant memory holds at most 3200 samples; separable's "tile" is the GEMM
@@ -57,15 +50,15 @@ inline std::vector<int> candidate_values(const std::string& tunable, const std::
 }
 
 // The cartesian product over the kernel's tunables (others stay 0 = default).
-inline std::vector<Params> enumerate(const std::string& kernel, const std::vector<std::string>& tunables) {
-  std::vector<Params> out{Params{}};
+inline std::vector<LaunchConfig> enumerate(const std::string& kernel, const std::vector<std::string>& tunables) {
+  std::vector<LaunchConfig> out{LaunchConfig{}};
   for (const auto& t : tunables) {
     const auto values = candidate_values(t, kernel);
     if (values.empty()) continue;
-    std::vector<Params> next;
+    std::vector<LaunchConfig> next;
     for (const auto& p : out)
       for (int v : values) {
-        Params q = p;
+        LaunchConfig q = p;
         (t == "threads" ? q.threads : t == "unroll" ? q.unroll : t == "coarsen" ? q.coarsen : q.tile) = v;
         next.push_back(q);
       }
@@ -75,7 +68,7 @@ inline std::vector<Params> enumerate(const std::string& kernel, const std::vecto
 }
 
 // True when every non-zero field is one of the kernel's candidate values.
-inline bool in_space(const std::string& kernel, const Params& p) {
+inline bool in_space(const std::string& kernel, const LaunchConfig& p) {
   auto ok = [&](const char* t, int v) {
     if (v == 0) return true;
     for (int c : candidate_values(t, kernel))
@@ -85,17 +78,16 @@ inline bool in_space(const std::string& kernel, const Params& p) {
   return ok("threads", p.threads) && ok("unroll", p.unroll) && ok("coarsen", p.coarsen) && ok("tile", p.tile);
 }
 
-// The cache root of recon/qcache.hpp (the Q cache's rule), unless
-// set_cache_dir() chose another.
-inline std::string& cache_dir_override() {
-  static std::string dir;
-  return dir;
-}
-inline void set_cache_dir(const std::string& dir) { cache_dir_override() = dir; }
-inline std::string cache_dir() {
-  if (!cache_dir_override().empty()) return cache_dir_override();
+// Where profiles live unless the caller names a directory: the cache root of
+// recon/qcache.hpp (the Q cache's rule).
+inline std::string default_profile_dir() {
   const std::string root = default_cache_root();
   return root.empty() ? ".fhdrecon-cache" : root;
+}
+
+// `chosen`, or the default when it is "".
+inline std::string profile_dir(const std::string& chosen) {
+  return chosen.empty() ? default_profile_dir() : chosen;
 }
 
 // FHDRECON_NO_TUNE=1 (or any value but "" and "0"): ignore profiles.
@@ -136,11 +128,11 @@ inline void warn_profile(const std::string& path, const std::string& why) {
     spdlog::warn("tuning profile {}: {}; using the kernels' defaults", path, why);
 }
 
-// The entry's Params, or nullopt with *why set when it is malformed: a field
+// The entry's LaunchConfig, or nullopt with *why set when it is malformed: a field
 // that is not an integer (a string, 1e30, 2.5) or lies outside the search space.
-inline std::optional<Params> parse_entry(const nlohmann::json& e, const std::string& kernel, std::string* why) {
+inline std::optional<LaunchConfig> parse_entry(const nlohmann::json& e, const std::string& kernel, std::string* why) {
   if (!e.is_object()) return *why = "entry is not an object", std::nullopt;
-  Params p;
+  LaunchConfig p;
   int* field[4] = {&p.threads, &p.unroll, &p.coarsen, &p.tile};
   const char* name[4] = {"threads", "unroll", "coarsen", "tile"};
   for (int i = 0; i < 4; ++i) {
@@ -158,7 +150,7 @@ inline std::optional<Params> parse_entry(const nlohmann::json& e, const std::str
 // missing file or entry, or another GPU's or version's file, is silently no
 // profile; a malformed one (bad JSON, wrong types, absurd values) is no profile
 // with one warning. Never throws.
-inline std::optional<Params> read_profile(const std::string& path, const std::string& gpu,
+inline std::optional<LaunchConfig> read_profile(const std::string& path, const std::string& gpu,
                                           const std::string& version, const std::string& kernel,
                                           const std::string& trig) {
   std::ifstream f(path);
@@ -182,7 +174,7 @@ inline std::optional<Params> read_profile(const std::string& path, const std::st
 // Adds or replaces one entry. A file for another GPU or version is replaced
 // whole. Written to a temporary name and renamed (never half a file).
 inline void write_profile(const std::string& path, const std::string& gpu, const std::string& version,
-                          const std::string& kernel, const std::string& trig, const Params& p,
+                          const std::string& kernel, const std::string& trig, const LaunchConfig& p,
                           const nlohmann::json& extra = nlohmann::json::object()) {
   nlohmann::json j = load_profile(path);
   if (string_field(j, "gpu") != gpu || string_field(j, "version") != version || !j.contains("entries") ||
@@ -207,37 +199,20 @@ inline void write_profile(const std::string& path, const std::string& gpu, const
 #ifdef FHD_HAVE_CUDA
 #include <functional>
 
+#include "core/gpu_reports.hpp"
 #include "cuda/fhd_kernels.hpp"
 
 namespace fhd::gpu {
 
 // The profile's config for (kernel, trig) on this GPU when present and valid,
-// else LaunchConfig{} (the variant's defaults). FHDRECON_NO_TUNE=1 bypasses.
-// The profile is read once per process and kernel/trig.
-LaunchConfig tuned_config(const std::string& kernel, TrigMode trig);
+// else LaunchConfig{} (the variant's defaults). `dir` holds the profiles (""
+// = tune::default_profile_dir()). FHDRECON_NO_TUNE=1 bypasses. Each profile
+// is read once per process and dir/kernel/trig.
+LaunchConfig tuned_config(const std::string& kernel, TrigMode trig, const std::string& dir);
 
-struct TuneOptions {
-  std::string kernel = "coarsened";
-  TrigMode trig = TrigMode::Sfu;
-  int matrix = 128;
-  std::size_t samples = 1 << 20;
-  std::size_t screen_samples = 1 << 15;  // samples per config in the sweep
-  int finalists = 5;                     // re-timed at full size
-  int reps = 3;
-  bool ignore_profile = false;  // search even when a valid profile entry exists
-  std::string cache_dir;        // "" = tune::cache_dir()
-};
-
-struct TuneResult {
-  std::string gpu, kernel, profile_path;
-  bool from_profile = false;  // a valid entry existed and --ignore-profile was not given
-  int tried = 0, invalid = 0;
-  LaunchConfig best, heuristic;
-  double best_ms = 0, heuristic_ms = 0;  // full size
-  double best_pairs_per_s = 0, heuristic_pairs_per_s = 0;
-  double seconds = 0;
-  std::vector<std::pair<LaunchConfig, double>> finalists;  // full-size ms
-};
+// Options and result: core/gpu_reports.hpp.
+using fhd::TuneOptions;
+using fhd::TuneResult;
 
 TuneResult run_tune(const TuneOptions& opt, const std::function<void(const std::string&)>& log = {});
 

@@ -85,12 +85,12 @@ class GpuCirculant : public NormalOperator {
       throw InputError("gpu circulant", "eigenvalues", std::to_string(eig.size()),
                        "expected " + std::to_string(grid.voxels()));
     const std::string what = "the circulant preconditioner";
-    require_free(double(grid.voxels()) * sizeof(float) + FftPlan::work_bytes(grid), what);
+    require_free(double(grid.voxels()) * sizeof(float) + CufftPlan::work_bytes(grid), what);
     eig_.allocate(grid.voxels(), what + " (eigenvalues)");
     std::vector<float> scaled(eig);
     for (float& e : scaled) e *= float(1.0 / double(grid.voxels()));  // the inverse FFT's 1/N
     CUDA_CHECK(cudaMemcpyAsync(eig_.get(), scaled.data(), scaled.size() * sizeof(float), cudaMemcpyHostToDevice, s_));
-    plan_ = std::make_unique<FftPlan>(grid, s_, what);
+    plan_ = std::make_unique<CufftPlan>(grid, s_, what);
     CUDA_CHECK(cudaStreamSynchronize(s_));  // `scaled` goes away on return
   }
 
@@ -110,7 +110,7 @@ class GpuCirculant : public NormalOperator {
   ImageGrid n_;
   cudaStream_t s_;
   DeviceBuffer<float> eig_;
-  std::unique_ptr<FftPlan> plan_;
+  std::unique_ptr<CufftPlan> plan_;
 };
 
 void check_sizes(std::size_t image, std::size_t grad, const ImageGrid& grid, const char* what) {

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "io/atomic_file.hpp"
-#include "io/validate.hpp"
+#include "io/scan_checks.hpp"
 #include "core/error.hpp"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "cfl I/O assumes a little-endian host");

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "io/validate.hpp"
+#include "io/scan_checks.hpp"
 #include "recon/types.hpp"
 
 namespace fhd {

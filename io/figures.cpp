@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "io/report.hpp"
+#include "io/text_outputs.hpp"
 #include "core/error.hpp"
 
 #if defined(FHD_HAVE_CAIRO)

@@ -14,7 +14,7 @@
 
 #include "io/atomic_file.hpp"
 #include "io/h5util.hpp"
-#include "io/validate.hpp"
+#include "io/scan_checks.hpp"
 
 namespace fhd {
 namespace {

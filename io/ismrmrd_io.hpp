@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/units.hpp"
-#include "io/validate.hpp"
+#include "io/scan_checks.hpp"
 #include "recon/types.hpp"
 
 namespace fhd {

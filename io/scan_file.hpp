@@ -12,7 +12,7 @@
 #include <array>
 #include <string>
 
-#include "io/validate.hpp"
+#include "io/scan_checks.hpp"
 #include "recon/types.hpp"
 
 namespace fhd {

@@ -168,7 +168,7 @@ class CpuBackend : public Backend {
     if (grid.size() != dims.voxels()) throw std::invalid_argument("centered_idft: grid size does not match dims");
     std::vector<cfloat> work(grid.size());
     permute(grid, work, dims, true);
-    FftPlan(dims, work.data(), true).execute();
+    FftwPlan(dims, work.data(), true).execute();
     permute(work, grid, dims, false);
   }
 

@@ -21,19 +21,23 @@ Point point_at(std::size_t index, const ImageGrid& out, const ImageGrid& img) {
           axis_coord(iz, out.nz, img.nz)};
 }
 
-double phase(const Trajectory& traj, std::size_t m, const Point& p) {
-  return kTwoPi * (double(traj.kx[m]) * p.x + double(traj.ky[m]) * p.y + double(traj.kz[m]) * p.z);
+// exp(+i 2 pi k_m . p), the phase reduced to [-1/2, 1/2] turn before sin/cos.
+cdouble turn(const Trajectory& traj, std::size_t m, const Point& p) {
+  double t = double(traj.kx[m]) * p.x + double(traj.ky[m]) * p.y + double(traj.kz[m]) * p.z;
+  t = kTwoPi * (t - std::rint(t));
+  return {std::cos(t), std::sin(t)};
 }
 
-// out_j = sum_m weight_m exp(+i phase(m, y_j)) over the points of `out`.
-std::vector<cdouble> gather(const Trajectory& traj, const std::vector<cdouble>& weight,
-                            const ImageGrid& out, const ImageGrid& img) {
-  std::vector<cdouble> result(out.voxels());
+// out_j = sum_m weight_m exp(+i 2 pi k_m . y_j) over the points `at` of `out`
+// (all of them when `at` is null).
+std::vector<cdouble> gather(const Trajectory& traj, const std::vector<cdouble>& weight, const ImageGrid& out,
+                            const ImageGrid& img, const std::vector<std::size_t>* at = nullptr) {
+  std::vector<cdouble> result(at ? at->size() : out.voxels());
 #pragma omp parallel for schedule(dynamic, 16)
   for (std::ptrdiff_t j = 0; j < std::ptrdiff_t(result.size()); ++j) {
-    const Point p = point_at(std::size_t(j), out, img);
+    const Point p = point_at(at ? (*at)[std::size_t(j)] : std::size_t(j), out, img);
     cdouble sum = 0.0;
-    for (std::size_t m = 0; m < traj.size(); ++m) sum += weight[m] * std::polar(1.0, phase(traj, m, p));
+    for (std::size_t m = 0; m < traj.size(); ++m) sum += weight[m] * turn(traj, m, p);
     result[std::size_t(j)] = sum;
   }
   return result;
@@ -49,6 +53,14 @@ std::vector<cdouble> fhd_reference(const Trajectory& traj, const std::vector<cfl
                                    const ImageGrid& grid) {
   check_length(mu.size(), traj.size(), "fhd_reference mu");
   return gather(traj, std::vector<cdouble>(mu.begin(), mu.end()), grid, grid);
+}
+
+std::vector<cdouble> fhd_reference(const Trajectory& traj, const std::vector<cfloat>& mu, const ImageGrid& grid,
+                                   const std::vector<std::size_t>& at) {
+  check_length(mu.size(), traj.size(), "fhd_reference mu");
+  for (std::size_t v : at)
+    if (v >= grid.voxels()) throw std::invalid_argument("fhd_reference: voxel index outside the grid");
+  return gather(traj, std::vector<cdouble>(mu.begin(), mu.end()), grid, grid, &at);
 }
 
 std::vector<cdouble> q_reference(const Trajectory& traj, const std::vector<float>& w,
@@ -69,7 +81,7 @@ std::vector<cdouble> forward_reference(const Trajectory& traj, const std::vector
   for (std::ptrdiff_t m = 0; m < std::ptrdiff_t(data.size()); ++m) {
     cdouble sum = 0.0;
     for (std::size_t n = 0; n < rho.size(); ++n)
-      sum += cdouble(rho[n]) * std::polar(1.0, -phase(traj, std::size_t(m), point_at(n, grid, grid)));
+      sum += cdouble(rho[n]) * std::conj(turn(traj, std::size_t(m), point_at(n, grid, grid)));
     data[std::size_t(m)] = sum;
   }
   return data;

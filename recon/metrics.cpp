@@ -66,4 +66,17 @@ double relative_error(const std::vector<cfloat>& out, const std::vector<cdouble>
   return relerr(out, ref);
 }
 
+double relative_error_at(const std::vector<cfloat>& out, const std::vector<std::size_t>& at,
+                         const std::vector<cdouble>& ref) {
+  check_sizes("relative_error_at", at.size(), ref.size());
+  double num = 0, den = 0;
+  for (std::size_t p = 0; p < at.size(); ++p) {
+    if (at[p] >= out.size())
+      throw InputError("relative_error_at", "index", std::to_string(at[p]), "must lie inside the output");
+    num += std::norm(cdouble(out[at[p]]) - ref[p]);
+    den += std::norm(ref[p]);
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
 }  // namespace fhd

@@ -17,5 +17,11 @@ double nrmse(const std::vector<cfloat>& image, const std::vector<float>& ref);
 // ||out - ref|| / ||ref|| on complex vectors (kernel accuracy against a reference).
 double relative_error(const std::vector<cfloat>& out, const std::vector<cfloat>& ref);
 double relative_error(const std::vector<cfloat>& out, const std::vector<cdouble>& ref);
+// The same over the entries `at` of out only, ref holding one value per entry
+// of `at` (a float64 reference computed at a subset, recon/direct_sum.hpp).
+// A zero ref gives the plain norm of the difference. Throws InputError when
+// the sizes differ or an index lies outside out.
+double relative_error_at(const std::vector<cfloat>& out, const std::vector<std::size_t>& at,
+                         const std::vector<cdouble>& ref);
 
 }  // namespace fhd

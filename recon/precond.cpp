@@ -57,8 +57,8 @@ std::vector<double> circulant_eigenvalues(const std::vector<cfloat>& q, const Im
             }
         cf[cx + grid.nx * (cy + std::size_t(grid.ny) * cz)] = cfloat(sum);
       }
-  // FFT in single precision (FftPlan) is enough for a preconditioner.
-  FftPlan(grid, cf.data(), false).execute();
+  // FFT in single precision (FftwPlan) is enough for a preconditioner.
+  FftwPlan(grid, cf.data(), false).execute();
   std::vector<double> eig(grid.voxels());
   const int n[3] = {grid.nx, grid.ny, grid.nz};
 #pragma omp parallel for collapse(2) schedule(static)

@@ -50,7 +50,7 @@ class HostCirculant {
   ImageGrid grid_;
   std::vector<float> eig_;  // eigenvalues / voxels
   std::vector<cfloat> buffer_;
-  FftPlan forward_, backward_;
+  FftwPlan forward_, backward_;
 };
 
 }  // namespace fhd

@@ -25,7 +25,7 @@ std::mutex& fftw_planner_lock() {
   return lock;
 }
 
-FftPlan::FftPlan(const ImageGrid& dims, cfloat* data, bool inverse) {
+FftwPlan::FftwPlan(const ImageGrid& dims, cfloat* data, bool inverse) {
   // FFTW is row major (last index fastest): pass (nz, ny, nx), dropping nz = 1.
   int n[3] = {dims.nz, dims.ny, dims.nx};
   const int rank = dims.nz > 1 ? 3 : 2;
@@ -36,12 +36,12 @@ FftPlan::FftPlan(const ImageGrid& dims, cfloat* data, bool inverse) {
   if (!plan_) throw std::runtime_error("FFTW could not make a plan");
 }
 
-FftPlan::~FftPlan() {
+FftwPlan::~FftwPlan() {
   std::lock_guard<std::mutex> guard(fftw_planner_lock());
   fftwf_destroy_plan(static_cast<fftwf_plan>(plan_));
 }
 
-void FftPlan::execute() { fftwf_execute(static_cast<fftwf_plan>(plan_)); }
+void FftwPlan::execute() { fftwf_execute(static_cast<fftwf_plan>(plan_)); }
 
 namespace {
 
@@ -61,7 +61,7 @@ std::vector<cfloat> toeplitz_spectrum(const std::vector<cfloat>& q, const ImageG
       for (int jx = 0; jx < dbl.nx; ++jx)
         k[circ_index(jx, dbl.nx) + dbl.nx * (circ_index(jy, dbl.ny) + std::size_t(dbl.ny) * circ_index(jz, dbl.nz))] =
             q[jx + dbl.nx * (jy + std::size_t(dbl.ny) * jz)];
-  FftPlan(dbl, k.data(), false).execute();
+  FftwPlan(dbl, k.data(), false).execute();
   return k;
 }
 

@@ -24,12 +24,12 @@ void add_roughness(const cfloat* x, cfloat* y, const ImageGrid& grid, double lam
 // An in-place FFTW single-precision plan over a grid (x fastest), made with
 // FFTW_ESTIMATE: planning is instant, needs no wisdom, and leaves data alone.
 // forward: sign -1; inverse: sign +1, unnormalized (FFTW's convention).
-class FftPlan {
+class FftwPlan {
  public:
-  FftPlan(const ImageGrid& dims, cfloat* data, bool inverse);
-  ~FftPlan();
-  FftPlan(const FftPlan&) = delete;
-  FftPlan& operator=(const FftPlan&) = delete;
+  FftwPlan(const ImageGrid& dims, cfloat* data, bool inverse);
+  ~FftwPlan();
+  FftwPlan(const FftwPlan&) = delete;
+  FftwPlan& operator=(const FftwPlan&) = delete;
   void execute();
 
  private:
@@ -51,7 +51,7 @@ class ToeplitzOperator : public NormalOperator {
   double lambda_;
   std::vector<cfloat> spectrum_;  // K / (doubled voxels)
   std::vector<cfloat> buffer_;    // the doubled grid, transformed in place
-  FftPlan forward_, backward_;
+  FftwPlan forward_, backward_;
 };
 
 }  // namespace fhd

@@ -50,9 +50,9 @@ TEST_CASE("tune: profile round trip, mismatches and bad files mean no profile", 
   CHECK(path.find(' ') == std::string::npos);
   CHECK_FALSE(read_profile(path, "gpu", kKernelVersion, "coarsened", "sfu").has_value());  // absent
 
-  const Params p{128, 4, 8, 2048};
+  const fhd::LaunchConfig p{128, 4, 8, 2048};
   write_profile(path, "gpu", kKernelVersion, "coarsened", "sfu", p, {{"pairs_per_s", 3.1e12}});
-  write_profile(path, "gpu", kKernelVersion, "shared-tiles", "single", Params{256, 2, 0, 512});
+  write_profile(path, "gpu", kKernelVersion, "shared-tiles", "single", fhd::LaunchConfig{256, 2, 0, 512});
   auto got = read_profile(path, "gpu", kKernelVersion, "coarsened", "sfu");
   REQUIRE(got.has_value());
   CHECK(*got == p);
@@ -67,7 +67,7 @@ TEST_CASE("tune: profile round trip, mismatches and bad files mean no profile", 
   CHECK(read_profile(path, "gpu", "fhd-kernels-2", "coarsened", "sfu").has_value());
 
   // Values outside the search space and broken files are ignored.
-  write_profile(path, "gpu", kKernelVersion, "coarsened", "sfu", Params{100, 3, 7, 5});
+  write_profile(path, "gpu", kKernelVersion, "coarsened", "sfu", fhd::LaunchConfig{100, 3, 7, 5});
   CHECK_FALSE(read_profile(path, "gpu", kKernelVersion, "coarsened", "sfu").has_value());
   std::ofstream(path) << "{ not json";
   CHECK_FALSE(read_profile(path, "gpu", kKernelVersion, "coarsened", "sfu").has_value());
@@ -85,10 +85,8 @@ TEST_CASE("tune: FHDRECON_NO_TUNE and the cache directory rule", "[tune]") {
   CHECK_FALSE(profiles_disabled());
   ::unsetenv("FHDRECON_NO_TUNE");
   CHECK_FALSE(profiles_disabled());
-  set_cache_dir("/some/dir");
-  CHECK(cache_dir() == "/some/dir");
-  set_cache_dir("");
-  CHECK_FALSE(cache_dir().empty());
+  CHECK(profile_dir("/some/dir") == "/some/dir");
+  CHECK_FALSE(profile_dir("").empty());
 }
 
 TEST_CASE("tune: a malformed profile is no profile, with one warning and no exception", "[tune]") {
@@ -112,7 +110,7 @@ TEST_CASE("tune: a malformed profile is no profile, with one warning and no exce
   for (const auto& [text, why] : cases) {
     std::ofstream(path) << text;
     log.str("");
-    std::optional<Params> got;
+    std::optional<fhd::LaunchConfig> got;
     REQUIRE_NOTHROW(got = read_profile(path, "gpu", kKernelVersion, "coarsened", "sfu"));
     CHECK_FALSE(got.has_value());
     CHECK_NOTHROW(read_profile(path, "gpu", kKernelVersion, "coarsened", "sfu"));  // asked again: no second warning
@@ -121,8 +119,8 @@ TEST_CASE("tune: a malformed profile is no profile, with one warning and no exce
     CHECK(said.find(why) != std::string::npos);
     CHECK(std::count(said.begin(), said.end(), '\n') == 1);
     // Writing a new entry over a malformed file replaces it instead of throwing.
-    REQUIRE_NOTHROW(write_profile(path, "gpu", kKernelVersion, "coarsened", "sfu", Params{128, 0, 0, 0}));
-    CHECK(read_profile(path, "gpu", kKernelVersion, "coarsened", "sfu") == Params{128, 0, 0, 0});
+    REQUIRE_NOTHROW(write_profile(path, "gpu", kKernelVersion, "coarsened", "sfu", fhd::LaunchConfig{128, 0, 0, 0}));
+    CHECK(read_profile(path, "gpu", kKernelVersion, "coarsened", "sfu") == fhd::LaunchConfig{128, 0, 0, 0});
   }
   spdlog::set_default_logger(old);
   std::filesystem::remove_all(dir);

@@ -40,7 +40,7 @@ TEST_CASE("bench ladder", "[.bench]") {
       if (b > a) o.kernels.push_back(s.substr(a, b - a));
     }
   }
-  if (env_or("FHD_BENCH_TUNED", 0)) o.config_for = [&](const std::string& k) { return tuned_config(k, o.trig); };
+  if (env_or("FHD_BENCH_TUNED", 0)) o.config_for = [&](const std::string& k) { return tuned_config(k, o.trig, ""); };
   const auto r = run_bench(o);
   std::printf("%s: %d SMs %.0f MHz, ceilings SFU %.3f FP32 %.3f T pairs/s; %d^3 x %zu, trig %s\n",
               r.device.name.c_str(), r.device.sms, r.device.clock_hz / 1e6, r.device.sfu_ceiling / 1e12,

@@ -10,7 +10,7 @@
 #include "catch.hpp"
 #include "io/cfl.hpp"
 #include "io/scan_file.hpp"
-#include "io/validate.hpp"
+#include "io/scan_checks.hpp"
 #include "io_test_util.hpp"
 #if defined(FHD_HAVE_ISMRMRD)
 #include "io/ismrmrd_io.hpp"

@@ -6,7 +6,7 @@
 
 #include "catch.hpp"
 #include "io/atomic_file.hpp"
-#include "io/report.hpp"
+#include "io/text_outputs.hpp"
 #include "io_test_util.hpp"
 
 using namespace fhd;

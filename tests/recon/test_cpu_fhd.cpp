@@ -107,3 +107,19 @@ TEST_CASE("unknown kernel names and bad lengths are rejected", "[cpu]") {
   CHECK_THROWS(cpu_q(traj, std::vector<float>(3, 1.0f), g, {TrigMode::Single, ""}));
   CHECK(cpu_kernel_name({TrigMode::Single, ""}) == "separable");
 }
+
+TEST_CASE("float64 FhD at chosen voxels is the full reference at those voxels", "[cpu][reference]") {
+  for (const ImageGrid& g : kGrids) {
+    const Trajectory traj = random_trajectory(200, g, 5u + unsigned(g.nx));
+    const std::vector<cfloat> mu = random_complex(traj.size(), 3);
+    const std::vector<cdouble> all = fhd_reference(traj, mu, g);
+    const std::vector<std::size_t> at = {g.voxels() - 1, 0, g.voxels() / 2, 0};  // any order, repeats allowed
+    const std::vector<cdouble> some = fhd_reference(traj, mu, g, at);
+    REQUIRE(some.size() == at.size());
+    for (std::size_t i = 0; i < at.size(); ++i) CHECK(some[i] == all[at[i]]);  // the same sum, bit for bit
+  }
+  const ImageGrid g{4, 4, 1};
+  const Trajectory traj = random_trajectory(10, g, 1);
+  CHECK_THROWS(fhd_reference(traj, random_complex(10, 1), g, {g.voxels()}));
+  CHECK(fhd_reference(traj, random_complex(10, 1), g, {}).empty());
+}

@@ -39,3 +39,13 @@ TEST_CASE("relative error of complex vectors", "[metrics]") {
   CHECK_THROWS(relative_error(out, std::vector<cfloat>(3)));
   CHECK_THROWS(psnr(out, std::vector<float>(1)));
 }
+
+TEST_CASE("relative error at chosen entries", "[metrics]") {
+  const std::vector<cfloat> out = {{1, 0}, {5, 5}, {2, 0}, {9, 9}};
+  const std::vector<std::size_t> at = {2, 0};
+  CHECK(relative_error_at(out, at, {{2, 0}, {1, 0}}) == 0.0);            // entries 1 and 3 are not looked at
+  CHECK(relative_error_at(out, at, {{4, 0}, {1, 0}}) == Approx(2.0 / std::sqrt(17.0)));
+  CHECK(relative_error_at(out, at, {{0, 0}, {0, 0}}) == Approx(std::sqrt(5.0)));  // zero ref: plain norm
+  CHECK_THROWS(relative_error_at(out, {4}, {{1, 0}}));
+  CHECK_THROWS(relative_error_at(out, at, {{1, 0}}));
+}

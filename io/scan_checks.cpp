@@ -1,4 +1,4 @@
-#include "io/validate.hpp"
+#include "io/scan_checks.hpp"
 
 #include <algorithm>
 #include <cmath>

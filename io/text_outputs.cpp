@@ -1,4 +1,4 @@
-#include "io/report.hpp"
+#include "io/text_outputs.hpp"
 
 #include <fstream>
 
