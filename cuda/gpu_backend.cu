@@ -248,22 +248,32 @@ class GpuBackend : public Backend {
   std::vector<cfloat> q(const Points& k, const std::vector<float>& w, const ImageGrid& grid,
                         const FhdOptions& opt) override {
     DeviceScope scope(device_);
-    const DeviceTrajectory& traj = on_device(k);
-    if (!w.empty()) require_samples(traj, w.size(), "q", "weights size");
-    const std::size_t m = traj.m;
-    const std::string what = "cmpQ weights (" + std::to_string(m) + " samples)";
-    DeviceBuffer<float2> wc(m, what);
-    if (w.empty()) {
-      launch_fill(make_float2(1.f, 0.f), wc.get(), m, s_);
-    } else {
-      DeviceBuffer<float> wr(m, what);
-      gpu::upload(w.data(), m, wr.get(), s_);
-      launch_real_to_complex(wr.get(), wc.get(), m, s_);
-      CUDA_CHECK(cudaStreamSynchronize(s_));  // wr is freed at scope end
-    }
-    if (opt.method == FhdMethod::Nufft)
-      return nufft_q_device(traj.kx.get(), traj.ky.get(), traj.kz.get(), m, wc.get(), grid, opt.nufft_tol, s_);
-    return q_from_half(traj, wc.get(), grid, opt);
+    DeviceBuffer<float2> q = q_device(k, w, grid, opt);
+    std::vector<cfloat> host(q.size());
+    gpu::download(q.get(), q.size(), as_f2(host.data()), s_);
+    return host;
+  }
+
+  VecPtr q_resident(const Points& k, const std::vector<float>& w, const ImageGrid& grid,
+                    const FhdOptions& opt) override {
+    DeviceScope scope(device_);
+    auto v = std::make_unique<GpuVector>(0, "Q");
+    v->buf = q_device(k, w, grid, opt);
+    return v;
+  }
+
+  std::unique_ptr<NormalOperator> normal_resident(const BackendVector& q, const ImageGrid& grid,
+                                                  double lambda) override {
+    DeviceScope scope(device_);
+    const GpuVector& g = as_gpu(q);
+    return make_normal_operator(g.buf.get(), g.size(), grid, lambda, s_);
+  }
+
+  std::unique_ptr<NormalOperator> preconditioner_resident(const BackendVector& q, const ImageGrid& grid,
+                                                          double lambda) override {
+    DeviceScope scope(device_);
+    const GpuVector& g = as_gpu(q);
+    return make_circulant_preconditioner(g.buf.get(), g.size(), grid, lambda, s_);
   }
 
   // The NUFFT's type 2 on the device; the exact forward model runs on the host (Backend's default).
@@ -337,6 +347,27 @@ class GpuBackend : public Backend {
   static float2* as_f2(cfloat* p) { return reinterpret_cast<float2*>(p); }
   static const float2* as_f2(const cfloat* p) { return reinterpret_cast<const float2*>(p); }
 
+  // Q on the doubled grid, left on the device: the exact Hermitian-half gather or the NUFFT.
+  DeviceBuffer<float2> q_device(const Points& k, const std::vector<float>& w, const ImageGrid& grid,
+                                const FhdOptions& opt) {
+    const DeviceTrajectory& traj = on_device(k);
+    if (!w.empty()) require_samples(traj, w.size(), "q", "weights size");
+    const std::size_t m = traj.m;
+    const std::string what = "cmpQ weights (" + std::to_string(m) + " samples)";
+    DeviceBuffer<float2> wc(m, what);
+    if (w.empty()) {
+      launch_fill(make_float2(1.f, 0.f), wc.get(), m, s_);
+    } else {
+      DeviceBuffer<float> wr(m, what);
+      gpu::upload(w.data(), m, wr.get(), s_);
+      launch_real_to_complex(wr.get(), wc.get(), m, s_);
+      CUDA_CHECK(cudaStreamSynchronize(s_));  // wr is freed at scope end
+    }
+    if (opt.method == FhdMethod::Nufft)
+      return nufft_q_device(traj.kx.get(), traj.ky.get(), traj.kz.get(), m, wc.get(), grid, opt.nufft_tol, s_);
+    return q_from_half(traj, wc.get(), grid, opt);
+  }
+
   static void require_samples(const DeviceTrajectory& traj, std::size_t n, const char* where, const char* field) {
     if (n != traj.m)
       throw InputError(where, field, std::to_string(n),
@@ -385,8 +416,8 @@ class GpuBackend : public Backend {
   // Q(-y) = conj(Q(y)): compute the mirror axis's slices 0..n (z in 3D, y in
   // 2D) and the faces through index 0 whose mirror is off the grid (lag +n);
   // the rest is conjugate mirrors. About half the pairs of the full grid.
-  std::vector<cfloat> q_from_half(const DeviceTrajectory& traj, const float2* w, const ImageGrid& img,
-                                  const FhdOptions& opt) {
+  DeviceBuffer<float2> q_from_half(const DeviceTrajectory& traj, const float2* w, const ImageGrid& img,
+                                   const FhdOptions& opt) {
     const ImageGrid d = img.doubled();
     const bool is3d = d.nz > 1;
     const int n = is3d ? img.nz : img.ny, rest = n - 1;
@@ -406,9 +437,8 @@ class GpuBackend : public Backend {
     if (is3d) gather_box(traj, w, img, face1_org, face1_box, face1.get(), shifted, opt);
     DeviceBuffer<float2> q(d.voxels(), what);
     launch_assemble_q(half.get(), face0.get(), face1.get(), d.nx, d.ny, d.nz, q.get(), s_);
-    std::vector<cfloat> host(d.voxels());
-    gpu::download(q.get(), d.voxels(), as_f2(host.data()), s_);
-    return host;
+    CUDA_CHECK(cudaStreamSynchronize(s_));  // the boxes are freed at scope end
+    return q;
   }
 
   int device_;

@@ -81,6 +81,9 @@ class CufftPlan {
 
 std::unique_ptr<NormalOperator> make_normal_operator(const std::vector<cfloat>& q, const ImageGrid& grid,
                                                      double lambda, cudaStream_t s);
+// The same from a Q already on the device (count values on grid.doubled()).
+std::unique_ptr<NormalOperator> make_normal_operator(const float2* q, std::size_t count, const ImageGrid& grid,
+                                                     double lambda, cudaStream_t s);
 void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims, cudaStream_t s);
 // Device version: the centered inverse DFT of `in` (dims), keeping only its
 // central `window` (window.n <= dims.n per axis; window == dims keeps all) in

@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "cuda/device_buffer.hpp"
 #include "recon/types.hpp"
 
 namespace fhd::gpu {
@@ -92,9 +93,10 @@ std::vector<cfloat> nufft_q(const Trajectory& t, const std::vector<float>& w, co
 // The GPU backend's hook (FhdOptions::method == Nufft): FhD (type 1 of mu on
 // grid) and Q (type 1 of w on grid.doubled(); w == nullptr means w = 1) from
 // the trajectory already on the device, on stream s. Plans are made per call.
+// Q stays on the device (the plan keeps it there).
 std::vector<cfloat> nufft_fhd_device(const float* kx, const float* ky, const float* kz, std::size_t m,
                                      const float2* mu, const ImageGrid& grid, double tol, cudaStream_t s);
-std::vector<cfloat> nufft_q_device(const float* kx, const float* ky, const float* kz, std::size_t m,
-                                   const float2* w, const ImageGrid& grid, double tol, cudaStream_t s);
+DeviceBuffer<float2> nufft_q_device(const float* kx, const float* ky, const float* kz, std::size_t m,
+                                    const float2* w, const ImageGrid& grid, double tol, cudaStream_t s);
 
 }  // namespace fhd::gpu

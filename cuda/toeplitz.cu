@@ -117,10 +117,13 @@ void launch_shift(const float2* in, float2* out, const ImageGrid& len, Dims3 off
 
 class GpuNormalOperator : public NormalOperator {
  public:
-  GpuNormalOperator(const std::vector<cfloat>& q, const ImageGrid& grid, double lambda, cudaStream_t s)
+  // q: device memory (q_count values on the doubled grid) or, with
+  // host_q, host memory to upload first.
+  GpuNormalOperator(const float2* q, std::size_t q_count, bool host_q, const ImageGrid& grid, double lambda,
+                    cudaStream_t s)
       : n_(grid), len_(grid.doubled()), lambda_(float(lambda)), s_(s) {
-    if (q.size() != len_.voxels())
-      throw InputError("gpu normal operator", "q size", std::to_string(q.size()),
+    if (q_count != len_.voxels())
+      throw InputError("gpu normal operator", "q size", std::to_string(q_count),
                        "expected " + std::to_string(len_.voxels()) + " (the doubled grid " + dims_string(len_) + ")");
     const std::string what = "the Toeplitz normal operator on " + dims_string(len_);
     // One message for the whole operator, before any allocation.
@@ -129,13 +132,16 @@ class GpuNormalOperator : public NormalOperator {
     spectrum_.allocate(len_.voxels(), what + " (spectrum)");
     pad_.allocate(len_.voxels(), what + " (padded buffer)");
     plan_ = std::make_unique<CufftPlan>(len_, s_, what);
+    if (host_q) {
+      upload(q, q_count, pad_.get(), s_);
+      q = pad_.get();
+    }
     // h[(j - n) mod 2n] = Q[j], i.e. h[i] = Q[(i + n) mod 2n]; the 1/L of the
     // inverse FFT is folded into the spectrum once.
-    upload(reinterpret_cast<const float2*>(q.data()), q.size(), pad_.get(), s_);
     const Dims3 off{n_.nx % len_.nx, n_.ny % len_.ny, n_.nz % len_.nz};
-    launch_shift(pad_.get(), spectrum_.get(), len_, off, float(1.0 / double(len_.voxels())), s_);
+    launch_shift(q, spectrum_.get(), len_, off, float(1.0 / double(len_.voxels())), s_);
     plan_->exec(spectrum_.get(), CUFFT_FORWARD);
-    CUDA_CHECK(cudaStreamSynchronize(s_));  // q's host memory may go away after return
+    CUDA_CHECK(cudaStreamSynchronize(s_));  // a host q may go away after return
   }
 
   void apply(const BackendVector& xv, BackendVector& yv) override {
@@ -219,7 +225,13 @@ std::size_t CufftPlan::work_bytes(const ImageGrid& dims) {
 
 std::unique_ptr<NormalOperator> make_normal_operator(const std::vector<cfloat>& q, const ImageGrid& grid,
                                                      double lambda, cudaStream_t s) {
-  return std::make_unique<GpuNormalOperator>(q, grid, lambda, s);
+  return std::make_unique<GpuNormalOperator>(reinterpret_cast<const float2*>(q.data()), q.size(), true, grid,
+                                             lambda, s);
+}
+
+std::unique_ptr<NormalOperator> make_normal_operator(const float2* q, std::size_t count, const ImageGrid& grid,
+                                                     double lambda, cudaStream_t s) {
+  return std::make_unique<GpuNormalOperator>(q, count, false, grid, lambda, s);
 }
 
 void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims, cudaStream_t s) {

@@ -8,6 +8,7 @@
 
 #include "cuda/gpu_internal.hpp"
 #include "cuda/tv_ops.hpp"
+#include "recon/precond.hpp"
 #include "recon/tv.hpp"
 
 namespace fhd::gpu {
@@ -78,6 +79,70 @@ __global__ void shrink_kernel(const float2* __restrict__ g, float2* __restrict__
   }
 }
 
+
+// T. Chan's weight of a lag, narrowed by the smoothing triangle (recon/precond.cpp's lag_weight).
+__device__ inline double lag_weight(int lag, int n, double smooth) {
+  const double a = fabs(double(lag));
+  double w = 1.0 - a / n;
+  if (smooth > 0.0) w *= fmax(0.0, 1.0 - a / fmax(1.0, n / smooth));
+  return w;
+}
+
+// Circulant index c of an axis folds doubled-grid taps j = c + n (lag c) and
+// j = c (lag c - n); an axis of doubled length 1 has the one tap j = 0.
+__device__ inline int axis_taps(int c, int len, int n, double smooth, int j[2], double w[2]) {
+  if (len == 1) {
+    j[0] = 0;
+    w[0] = 1.0;
+    return 1;
+  }
+  j[0] = c + n;
+  w[0] = lag_weight(c, n, smooth);
+  j[1] = c;
+  w[1] = lag_weight(c - n, n, smooth);
+  return 2;
+}
+
+// c = the fold of Q onto the N grid (a gather: one output per thread).
+__global__ void fold_kernel(const float2* __restrict__ q, int3 n, int3 len, double smooth, float2* __restrict__ c) {
+  const std::size_t total = std::size_t(n.x) * n.y * n.z;
+  GRID_STRIDE(v, total) {
+    const int cx = int(v % n.x), cy = int((v / n.x) % n.y), cz = int(v / (std::size_t(n.x) * n.y));
+    int jx[2], jy[2], jz[2];
+    double wx[2], wy[2], wz[2];
+    const int ax = axis_taps(cx, len.x, n.x, smooth, jx, wx), ay = axis_taps(cy, len.y, n.y, smooth, jy, wy),
+              az = axis_taps(cz, len.z, n.z, smooth, jz, wz);
+    double re = 0.0, im = 0.0;
+    for (int a = 0; a < az; ++a)
+      for (int b = 0; b < ay; ++b)
+        for (int e = 0; e < ax; ++e) {
+          const double w = wx[e] * wy[b] * wz[a];
+          if (w <= 0.0) continue;
+          const float2 t = q[jx[e] + std::size_t(len.x) * (jy[b] + std::size_t(len.y) * jz[a])];
+          re += w * t.x;
+          im += w * t.y;
+        }
+    c[v] = make_float2(float(re), float(im));
+  }
+}
+
+// The preconditioner's eigenvalues from FFT(c): 1 / max(Re + lambda lap, lo),
+// times the inverse FFT's 1/N.
+__global__ void inverse_eig_kernel(const float2* __restrict__ f, int3 n, double lambda, double lo, double inv_n,
+                                   float* __restrict__ eig) {
+  const std::size_t total = std::size_t(n.x) * n.y * n.z;
+  const double two_pi = 6.283185307179586;
+  GRID_STRIDE(v, total) {
+    const int fr[3] = {int(v % n.x), int((v / n.x) % n.y), int(v / (std::size_t(n.x) * n.y))};
+    const int len[3] = {n.x, n.y, n.z};
+    double lap = 0.0;
+    for (int a = 0; a < 3; ++a)
+      if (len[a] > 1) lap += 2.0 - 2.0 * cos(two_pi * fr[a] / len[a]);
+    const double e = double(f[v].x) + lambda * lap;
+    eig[v] = float(inv_n / fmax(e, lo));
+  }
+}
+
 class GpuCirculant : public NormalOperator {
  public:
   GpuCirculant(const std::vector<float>& eig, const ImageGrid& grid, cudaStream_t s) : n_(grid), s_(s) {
@@ -92,6 +157,12 @@ class GpuCirculant : public NormalOperator {
     CUDA_CHECK(cudaMemcpyAsync(eig_.get(), scaled.data(), scaled.size() * sizeof(float), cudaMemcpyHostToDevice, s_));
     plan_ = std::make_unique<CufftPlan>(grid, s_, what);
     CUDA_CHECK(cudaStreamSynchronize(s_));  // `scaled` goes away on return
+  }
+
+  // From eigenvalues already on the device, already scaled by 1/N.
+  GpuCirculant(DeviceBuffer<float>&& scaled_eig, const ImageGrid& grid, cudaStream_t s)
+      : n_(grid), s_(s), eig_(std::move(scaled_eig)) {
+    plan_ = std::make_unique<CufftPlan>(grid, s_, "the circulant preconditioner");
   }
 
   void apply(const BackendVector& xv, BackendVector& yv) override {
@@ -124,6 +195,35 @@ void check_sizes(std::size_t image, std::size_t grad, const ImageGrid& grid, con
 std::unique_ptr<NormalOperator> make_circulant_operator(const std::vector<float>& eig, const ImageGrid& grid,
                                                         cudaStream_t s) {
   return std::make_unique<GpuCirculant>(eig, grid, s);
+}
+
+std::unique_ptr<NormalOperator> make_circulant_preconditioner(const float2* q, std::size_t count, const ImageGrid& grid,
+                                                              double lambda, cudaStream_t s) {
+  const ImageGrid d = grid.doubled();
+  if (count != d.voxels())
+    throw InputError("gpu preconditioner", "q size", std::to_string(count),
+                     "expected " + std::to_string(d.voxels()) + " (the doubled grid " + dims_string(d) + ")");
+  const std::string what = "the circulant preconditioner";
+  const std::size_t n = grid.voxels();
+  require_free(double(n) * (sizeof(float2) + sizeof(float)) + CufftPlan::work_bytes(grid), what);
+  DeviceBuffer<float2> c(n, what + " (folded Q)");
+  DeviceBuffer<float> eig(n, what + " (eigenvalues)");
+  const int3 nn = make_int3(grid.nx, grid.ny, grid.nz), len = make_int3(d.nx, d.ny, d.nz);
+  fold_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(q, nn, len, kPrecondSmoothCells, c.get());
+  CUDA_CHECK_LAUNCH();
+  // The mean eigenvalue, for the floor: the FFT's mean is c[0] (the lag-0
+  // fold), the periodic Laplacian's is 2 per axis of length > 1.
+  float2 c0{};
+  CUDA_CHECK(cudaMemcpyAsync(&c0, c.get(), sizeof(float2), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  const int axes = (grid.nx > 1) + (grid.ny > 1) + (grid.nz > 1);
+  const double mean = double(c0.x) + lambda * 2.0 * axes;
+  CufftPlan(grid, s, what).exec(c.get(), CUFFT_FORWARD);
+  inverse_eig_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(c.get(), nn, lambda, kPrecondFloor * mean,
+                                                                  1.0 / double(n), eig.get());
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaStreamSynchronize(s));  // c and the FFT plan go at scope end
+  return std::make_unique<GpuCirculant>(std::move(eig), grid, s);
 }
 
 void tv_gradient(const GpuVector& x, GpuVector& g, const ImageGrid& grid, cudaStream_t s) {

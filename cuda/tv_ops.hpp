@@ -16,6 +16,10 @@ class GpuVector;
 // y = IFFT(eig . FFT(x)) on `grid` (cuFFT at N, not at the doubled grid).
 std::unique_ptr<NormalOperator> make_circulant_operator(const std::vector<float>& eig, const ImageGrid& grid,
                                                         cudaStream_t s);
+// The circulant preconditioner of (T + lambda R^H R) made on the device from Q
+// (count values on grid.doubled()): recon/precond.hpp's fold, FFT and floor.
+std::unique_ptr<NormalOperator> make_circulant_preconditioner(const float2* q, std::size_t count, const ImageGrid& grid,
+                                                              double lambda, cudaStream_t s);
 void tv_gradient(const GpuVector& x, GpuVector& g, const ImageGrid& grid, cudaStream_t s);
 void tv_gradient_adjoint(const GpuVector& g, GpuVector& x, const ImageGrid& grid, cudaStream_t s);
 void tv_shrink(const GpuVector& g, GpuVector& z, GpuVector& u, const ImageGrid& grid, double t, cudaStream_t s);

@@ -71,6 +71,21 @@ void Backend::tv_shrink(const BackendVector& g, BackendVector& z, BackendVector&
   v.copy(*v.upload(hu), u);
 }
 
+VecPtr Backend::q_resident(const Points& k, const std::vector<float>& w, const ImageGrid& grid,
+                           const FhdOptions& opt) {
+  return vec().upload(q(k, w, grid, opt));
+}
+
+std::unique_ptr<NormalOperator> Backend::normal_resident(const BackendVector& q, const ImageGrid& grid,
+                                                         double lambda) {
+  return normal(vec().download(q), grid, lambda);
+}
+
+std::unique_ptr<NormalOperator> Backend::preconditioner_resident(const BackendVector& q, const ImageGrid& grid,
+                                                                 double lambda) {
+  return make_preconditioner(*this, vec().download(q), grid, lambda);
+}
+
 // The host forward model: the CPU NUFFT, or the float64 direct sum rounded.
 std::vector<cfloat> Backend::forward(const Points& k, const std::vector<cfloat>& image, const ImageGrid& grid,
                                      const FhdOptions& opt) {

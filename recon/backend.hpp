@@ -127,6 +127,17 @@ class Backend {
   virtual std::unique_ptr<NormalOperator> normal(const std::vector<cfloat>& q, const ImageGrid& grid,
                                                  double lambda) = 0;
 
+  // ---- Q kept where the backend computes, so a plan's Q never crosses to the
+  // host unless it is cached on disk or asked for. The defaults go through the
+  // host versions above; the GPU overrides them to stay on the device.
+  virtual VecPtr q_resident(const Points& k, const std::vector<float>& w, const ImageGrid& grid,
+                            const FhdOptions& opt);
+  virtual std::unique_ptr<NormalOperator> normal_resident(const BackendVector& q, const ImageGrid& grid,
+                                                          double lambda);
+  // The circulant preconditioner of (T + lambda R^H R) (recon/precond.hpp) from Q.
+  virtual std::unique_ptr<NormalOperator> preconditioner_resident(const BackendVector& q, const ImageGrid& grid,
+                                                                  double lambda);
+
   // Gridding scatter: sum_m w_m D_m C(u - u_m) onto `over` (an oversampled grid),
   // sample m at grid coordinate u_m = k_m * (over.n / N) + over.n / 2 per axis.
   // Returns the grid (x fastest, DC at index over.n/2).

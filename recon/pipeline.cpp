@@ -54,7 +54,7 @@ void q_stage(Plan& plan, StageRunner& stages, bool& cached) {
   const PlanCounts before = plan.counts();
   double s = 0;
   auto t0 = std::chrono::steady_clock::now();
-  plan.q();
+  plan.q_resident();
   s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const PlanCounts& after = plan.counts();
   if (after.q_loaded > before.q_loaded) {

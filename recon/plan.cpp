@@ -6,7 +6,6 @@
 #include "core/error.hpp"
 #include "recon/dcf.hpp"
 #include "recon/gridding.hpp"
-#include "recon/precond.hpp"
 #include "recon/qcache.hpp"
 
 namespace fhd {
@@ -69,8 +68,8 @@ std::vector<cfloat> Plan::forward(const std::vector<cfloat>& image) {
   return be_.forward(*points_, image, grid_, opt_.fhd);
 }
 
-const std::vector<cfloat>& Plan::q() {
-  if (!q_.empty()) return q_;
+const BackendVector& Plan::q_resident() {
+  if (q_dev_) return *q_dev_;
   const std::vector<float> w = phi_weights(opt_.phi);
   std::string key;
   if (!opt_.q_cache_dir.empty()) {
@@ -79,26 +78,32 @@ const std::vector<cfloat>& Plan::q() {
       q_ = std::move(*hit);
       q_loaded_ = true;
       ++counts_.q_loaded;
-      return q_;
+      q_dev_ = be_.vec().upload(q_);
+      return *q_dev_;
     }
   }
-  q_ = be_.q(*points_, w, grid_, opt_.fhd);
+  q_dev_ = be_.q_resident(*points_, w, grid_, opt_.fhd);
   ++counts_.q_computed;
-  if (!key.empty()) store_q(opt_.q_cache_dir, key, q_);
+  if (!key.empty()) store_q(opt_.q_cache_dir, key, q());
+  return *q_dev_;
+}
+
+const std::vector<cfloat>& Plan::q() {
+  if (q_.empty()) q_ = be_.vec().download(q_resident());
   return q_;
 }
 
-double Plan::q0() {
-  const ImageGrid d = grid_.doubled();
-  const std::size_t zero =
-      std::size_t(d.nx / 2) + std::size_t(d.nx) * (d.ny / 2 + std::size_t(d.ny) * (d.nz / 2));
-  return std::abs(q()[zero]);
+double Plan::q0() const {
+  if (opt_.phi.empty()) return double(samples());
+  double sum = 0.0;
+  for (const cfloat& p : opt_.phi) sum += std::norm(cdouble(p));
+  return sum;
 }
 
 NormalOperator& Plan::normal(double lambda) {
   auto it = normal_.find(lambda);
   if (it == normal_.end()) {
-    it = normal_.emplace(lambda, be_.normal(q(), grid_, lambda)).first;
+    it = normal_.emplace(lambda, be_.normal_resident(q_resident(), grid_, lambda)).first;
     ++counts_.normal_made;
   }
   return *it->second;
@@ -106,7 +111,8 @@ NormalOperator& Plan::normal(double lambda) {
 
 NormalOperator& Plan::preconditioner(double lambda) {
   auto it = precond_.find(lambda);
-  if (it == precond_.end()) it = precond_.emplace(lambda, make_preconditioner(be_, q(), grid_, lambda)).first;
+  if (it == precond_.end())
+    it = precond_.emplace(lambda, be_.preconditioner_resident(q_resident(), grid_, lambda)).first;
   return *it->second;
 }
 

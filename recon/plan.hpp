@@ -54,10 +54,14 @@ class Plan {
   // A x (Phi = 1): the forward model, for residuals and synthetic data.
   std::vector<cfloat> forward(const std::vector<cfloat>& image);
   // Q on grid().doubled(): from memory, else the disk cache, else computed.
+  // q_resident() keeps it where the backend computes (device memory on the
+  // GPU); q() brings a host copy (downloaded once, when asked for).
+  const BackendVector& q_resident();
   const std::vector<cfloat>& q();
   bool q_from_cache() const { return q_loaded_; }
-  // Q(0) = sum |Phi|^2, the mean eigenvalue of FhF: what relative lambdas scale by.
-  double q0();
+  // Q(0) = sum |Phi|^2 (exactly: every phase is 0 there), the mean eigenvalue
+  // of FhF: what relative lambdas scale by. Needs no Q.
+  double q0() const;
   // (FhF + lambda R^H R), lambda absolute; made once per lambda and kept.
   NormalOperator& normal(double lambda);
   // Its circulant preconditioner (recon/precond.hpp), likewise once per lambda.
@@ -72,7 +76,8 @@ class Plan {
   ImageGrid grid_;
   PlanOptions opt_;
   std::unique_ptr<Points> points_;
-  std::vector<cfloat> q_;
+  std::vector<cfloat> q_;   // host copy of Q (empty until needed)
+  VecPtr q_dev_;            // Q where the backend computes
   bool q_loaded_ = false;
   std::vector<float> dcf_;
   bool dcf_ready_ = false;

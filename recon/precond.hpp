@@ -34,7 +34,8 @@ std::vector<double> circulant_eigenvalues(const std::vector<cfloat>& q, const Im
                                           double smooth = kPrecondSmoothCells);
 
 // 1 / max(eig, floor * mean(eig)): the preconditioner's eigenvalues.
-std::vector<float> inverse_eigenvalues(const std::vector<double>& eig, double floor = 1e-3);
+constexpr double kPrecondFloor = 1e-3;
+std::vector<float> inverse_eigenvalues(const std::vector<double>& eig, double floor = kPrecondFloor);
 
 // M ~ (T + lambda_abs R^H R)^-1 on the backend (Backend::circulant).
 std::unique_ptr<NormalOperator> make_preconditioner(Backend& be, const std::vector<cfloat>& q, const ImageGrid& grid,

@@ -63,3 +63,41 @@ TEST_CASE("gpu TV by ADMM equals the CPU backend's", "[gpu][tv]") {
   }
   CHECK(rel_l2(out[1], out[0]) < 1e-3);
 }
+
+TEST_CASE("gpu preconditioner made on the device equals the host one", "[gpu][precond]") {
+  FHD_NEED_GPU();
+  auto gpu = make_gpu_backend();
+  auto cpu = make_cpu_backend();
+  for (const ImageGrid& g : {ImageGrid{24, 20, 1}, ImageGrid{12, 10, 8}}) {
+    const Trajectory t = random_trajectory(3 * g.voxels(), g, 7);
+    auto pts = gpu->upload_points(t);
+    const std::vector<cfloat> q = gpu->q(*pts, {}, g, {});
+    const double lambda = 0.05 * double(t.size());
+    auto host = make_preconditioner(*cpu, q, g, lambda);
+    auto dev = gpu->preconditioner_resident(*gpu->vec().upload(q), g, lambda);
+    const std::vector<cfloat> x = random_complex(g.voxels(), 8);
+    VecPtr xc = cpu->vec().upload(x), yc = cpu->vec().zeros(x.size());
+    VecPtr xg = gpu->vec().upload(x), yg = gpu->vec().zeros(x.size());
+    host->apply(*xc, *yc);
+    dev->apply(*xg, *yg);
+    INFO(grid_name(g));
+    CHECK(rel_l2(gpu->vec().download(*yg), cpu->vec().download(*yc)) < 1e-5);
+  }
+}
+
+TEST_CASE("gpu Q kept on the device gives the host Q's normal operator", "[gpu][precond]") {
+  FHD_NEED_GPU();
+  auto gpu = make_gpu_backend();
+  const ImageGrid g{12, 10, 8};
+  const Trajectory t = random_trajectory(2 * g.voxels(), g, 9);
+  auto pts = gpu->upload_points(t);
+  VecPtr qd = gpu->q_resident(*pts, {}, g, {});
+  const std::vector<cfloat> qh = gpu->q(*pts, {}, g, {});
+  CHECK(rel_l2(gpu->vec().download(*qd), qh) == 0.0);
+  auto a = gpu->normal_resident(*qd, g, 3.0), b = gpu->normal(qh, g, 3.0);
+  VecPtr x = gpu->vec().upload(random_complex(g.voxels(), 10)), ya = gpu->vec().zeros(g.voxels()),
+         yb = gpu->vec().zeros(g.voxels());
+  a->apply(*x, *ya);
+  b->apply(*x, *yb);
+  CHECK(rel_l2(gpu->vec().download(*ya), gpu->vec().download(*yb)) == 0.0);
+}
