@@ -88,6 +88,10 @@ run_nufft() {
       >"$OUT/nufft-$m.log" 2>&1
     tail -16 "$OUT/nufft-$m.log"
   done
+  # TV with the NUFFT operators, the book's size (Q not cached).
+  "$BUILD/fhdrecon" --phantom shepp3d --matrix 128 --samples 1048576 --device gpu --no-cache --no-gridding \
+    --reg tv --iters 30 --fhd nufft --out /tmp/nufft-tv --json "$OUT/nufft-tv.json" >"$OUT/nufft-tv.log" 2>&1
+  tail -14 "$OUT/nufft-tv.log"
   for m in 1 2; do
     t0=$(date +%s%N)
     "$BUILD/fhdrecon" --phantom shepp3d --matrix 128 --samples 1048576 --fhd nufft --device gpu --no-cache \
@@ -113,7 +117,7 @@ run_sanitize() {
     echo "== compute-sanitizer --tool $tool" | tee -a "$OUT/sanitize.log"
     local extra=()
     [[ $tool == memcheck ]] && extra=(--leak-check full)
-    $cs --tool $tool --error-exitcode 99 "${extra[@]}" "$BUILD/tests_gpu" "[gpu]" \
+    timeout "${SANITIZE_LIMIT:-600}" $cs --tool $tool --error-exitcode 99 "${extra[@]}" "$BUILD/tests_gpu" "[gpu]" \
       >>"$OUT/sanitize.log" 2>&1 || { r=1; echo "$tool: FAILED (see sanitize.log)"; }
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" "$OUT/sanitize.log" | tail -2
   done
