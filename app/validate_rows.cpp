@@ -109,6 +109,10 @@ std::vector<ValidateRow> run_row(Backend& be, const DataSet& d, const RowSpec& s
   ro.gridding = extras;
   ro.truth = extras ? truth_of(*d.src.phantom) : nullptr;
   ro.q_cache_dir.clear();  // every row computes its own Q: honest times, its own trig
+  // The book's solver: plain CG for a fixed number of iterations. Converged
+  // (preconditioned) CG amplifies a TF32 FhD's 1e-4 error through the
+  // operator's smallest eigenvalues: -3.4 dB at 128^3 (docs/accuracy.md).
+  ro.precondition = false;
   ReconResult r = run_reconstruction(be, d.src.scan, ro);
   std::vector<ValidateRow> out;
   for (const MethodResult& m : r.methods) {
