@@ -9,6 +9,7 @@
 #include "app/log.hpp"
 #include "app/recon_options.hpp"
 #include "io/atomic_file.hpp"
+#include "io/h5util.hpp"
 #include "core/error.hpp"
 
 namespace fhd::app {
@@ -36,6 +37,7 @@ int fail(int code, const std::string& msg) {
 
 int main(int argc, char** argv) {
   using namespace fhd::app;
+  fhd::h5::no_cleanup_at_exit();  // before any HDF5 call (io/h5util.hpp: a failed close crashed at exit)
   fhd::install_interrupt_cleanup();  // SIGINT/SIGTERM remove temporaries, keep earlier outputs
   CLI::App app{"fhdrecon: iterative reconstruction of non-Cartesian MRI (FhD + Toeplitz CG, gridding baseline)",
                "fhdrecon"};

@@ -77,6 +77,32 @@ std::string shell(const std::string& script) {
   return out;
 }
 
+// The status `echo rc=$?` printed after a command (-1 when missing).
+int exit_status(const std::string& out, const std::string& tag = "rc=") {
+  const std::size_t at = out.rfind(tag);
+  return at == std::string::npos ? -1 : std::atoi(out.c_str() + at + tag.size());
+}
+
+// How many lines of `out` start with "fhdrecon: error: ".
+int error_lines(const std::string& out) {
+  int n = 0;
+  for (std::size_t at = out.find("fhdrecon: error: "); at != std::string::npos;
+       at = out.find("fhdrecon: error: ", at + 1))
+    n += at == 0 || out[at - 1] == '\n';
+  return n;
+}
+
+// A failed run ends by exit (1 or 2) with its one error line, never by a
+// signal: bash reports a crash as 128 + signal ("Segmentation fault", rc=139).
+void require_clean_failure(const std::string& out) {
+  INFO(out);
+  CHECK(error_lines(out) == 1);
+  const int rc = exit_status(out);
+  CHECK((rc == 1 || rc == 2));
+  CHECK(out.find("Segmentation fault") == std::string::npos);
+  CHECK(out.find("HDF5 Error") == std::string::npos);  // no library error stack
+}
+
 }  // namespace
 
 TEST_CASE("a full disk (RLIMIT_FSIZE) fails with one line and keeps the previous set", "[outputs]") {
@@ -88,8 +114,33 @@ TEST_CASE("a full disk (RLIMIT_FSIZE) fails with one line and keeps the previous
   INFO(out);
   CHECK(out.find("fhdrecon: error: ") != std::string::npos);
   CHECK(out.find("rc=0") == std::string::npos);
+  require_clean_failure(out);
   CHECK(snapshot(d) == before);
   require_no_temporaries(d);
+}
+
+TEST_CASE("batch on a full disk: each scan's row says why, no crash, the previous sets survive",
+          "[outputs][batch]") {
+  const fs::path in = fresh("bfull-in"), out = fresh("bfull-out");
+  fs::create_directories(in);
+  REQUIRE(run_cli("--quiet synth --phantom shepp2d --matrix 32 --spokes 16 -o " + (in / "a.h5").string()).code == 0);
+  const std::string batch = "$FHD --quiet batch " + (in / "a.h5").string() + " --iters 3 --no-cache --force --out " +
+                            out.string();
+  const std::string first = shell(batch + "; echo rc=$?");
+  INFO(first);
+  REQUIRE(exit_status(first) == 0);
+  const auto before = snapshot(out / "a");
+  // 16 KiB per file: the summary and the sheet fit, the scan's images.h5 (63 KB) does not.
+  const std::string full = shell("trap \"\" XFSZ; ulimit -f 16; " + batch + "; echo rc=$?");
+  INFO(full);
+  CHECK(exit_status(full) == 2);  // scans failed; batch itself ended normally
+  std::ifstream csv(out / "summary.csv");
+  const std::string summary((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
+  INFO(summary);
+  CHECK(summary.find("a.h5,failed,") != std::string::npos);
+  CHECK(summary.find("crashed") == std::string::npos);  // used to be "crashed: signal 11"
+  CHECK(snapshot(out / "a") == before);
+  require_no_temporaries(out / "a");
 }
 
 TEST_CASE("SIGINT or SIGTERM between files or before the swap keeps the previous set", "[outputs]") {
@@ -182,6 +233,7 @@ TEST_CASE("synth to .h5 and .mrd on a full disk keeps the old file", "[outputs]"
     INFO(out);
     CHECK(out.find("rc=0") == std::string::npos);
     CHECK(out.find("fhdrecon: error: ") != std::string::npos);
+    require_clean_failure(out);
     CHECK(snapshot(d) == before);
     for (const auto& e : fs::directory_iterator(d)) CHECK(e.path().filename().string().find(".fhdtmp-") == std::string::npos);
   }
