@@ -1,6 +1,7 @@
 // Output sets are all-or-nothing (io/atomic_file.hpp OutputSet): a full disk,
 // SIGINT/SIGTERM between files or just before the swap, and a second writer
 // all leave the previous set byte-identical and no temporaries behind.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -13,6 +14,7 @@
 
 #include "catch.hpp"
 #include "io/figures.hpp"
+#include "recon/qcache.hpp"
 #include "test_util.hpp"
 
 namespace fs = std::filesystem;
@@ -307,4 +309,46 @@ TEST_CASE("batch writes an overview sheet of its scans", "[outputs][batch]") {
                      (unsigned(uint8_t(bytes[18])) << 8) | unsigned(uint8_t(bytes[19]));
   CHECK(w > 400);
   CHECK(bytes.size() > 4000);
+}
+
+namespace {
+std::vector<std::string> g_q_created, g_q_done;
+}  // namespace
+
+TEST_CASE("Q-cache temporaries: announced to the interrupt cleanup; a killed run's are removed by the next",
+          "[outputs][qcache]") {
+  // Issue 13: a signal while Q was being stored left <key>.q.tmp.* in the cache.
+  // fhdrecon's main hands these hooks io's register_temporary/forget_temporary.
+  const fs::path d = fresh("qtmp");
+  fs::create_directories(d);
+  const fhd::ImageGrid g{4, 4, 1};
+  fhd::Trajectory t;
+  t.resize(8);
+  for (std::size_t i = 0; i < t.size(); ++i) t.kx[i] = 0.25f * float(i), t.ky[i] = -0.1f * float(i);
+  const std::string key = fhd::q_key(t, {}, g, fhd::TrigMode::Single);
+  const std::vector<fhd::cfloat> q(g.doubled().voxels(), fhd::cfloat(1.0f, 0.5f));
+  // A writer that is gone (a child that has exited) and one still running (our parent).
+  const pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  REQUIRE(gone > 0);
+  waitpid(gone, nullptr, 0);
+  const fs::path stale = d / ("q1-other.q.tmp." + std::to_string(gone) + ".7");
+  const fs::path live = d / ("q1-other.q.tmp." + std::to_string(::getppid()) + ".7");
+  std::ofstream(stale) << "half";
+  std::ofstream(live) << "being written";
+  g_q_created.clear();
+  g_q_done.clear();
+  fhd::set_q_temporary_hooks([](const std::string& p) { g_q_created.push_back(p); },
+                             [](const std::string& p) { g_q_done.push_back(p); });
+  const bool stored = fhd::store_q(d.string(), key, q);
+  fhd::set_q_temporary_hooks(nullptr, nullptr);
+  REQUIRE(stored);
+  REQUIRE(g_q_created.size() == 1);
+  CHECK(g_q_created[0].find(key + ".q.tmp." + std::to_string(::getpid()) + ".") != std::string::npos);
+  CHECK(g_q_done == g_q_created);
+  CHECK(!fs::exists(g_q_created[0]));
+  CHECK(!fs::exists(stale));
+  CHECK(fs::exists(live));
+  CHECK(fhd::load_q(d.string(), key) == q);
+  fs::remove_all(d);
 }
