@@ -10,7 +10,9 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "catch.hpp"
 #include "io/figures.hpp"
@@ -320,6 +322,48 @@ TEST_CASE("--save cfl: bart reads our image with BART's dimension order and the 
   CHECK(worst < 1e-5 * peak);  // bart prints 7 significant digits
 }
 #endif
+
+TEST_CASE("nifti_tool reads our NIfTI: scanner-anatomical qform and sform, mm voxels, voxel N/2 at 0 mm",
+          "[outputs][nifti]") {
+  if (std::system("command -v nifti_tool >/dev/null 2>&1") != 0) FHD_SKIP("nifti_tool not installed (nifti-bin)");
+  const fs::path d = fresh("niftitool");
+  CliRun r = run_cli(kTiny + " --save nii --out " + d.string());  // 16^2, FOV 256 mm: 16 mm voxels
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const std::string hdr = shell("nifti_tool -disp_hdr -infiles " + (d / "iterative.nii").string() +
+                                " -field dim -field pixdim -field xyzt_units -field qform_code -field sform_code"
+                                " -field quatern_b -field quatern_c -field quatern_d -field qoffset_x"
+                                " -field qoffset_y -field srow_x -field srow_y -field srow_z");
+  INFO(hdr);
+  // "name offset nvals values...": the values of one field.
+  auto values = [&](const std::string& name) {
+    std::istringstream lines(hdr);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream words(line);
+      std::string w, off, n;
+      if (!(words >> w >> off >> n) || w != name) continue;
+      std::vector<double> v;
+      for (double x; words >> x;) v.push_back(x);
+      return v;
+    }
+    return std::vector<double>{};
+  };
+  CHECK(values("dim") == std::vector<double>{3, 16, 16, 1, 0, 0, 0, 0});
+  REQUIRE(values("pixdim").size() == 8);
+  CHECK(values("pixdim")[1] == 16.0);
+  CHECK(values("pixdim")[2] == 16.0);
+  CHECK(values("xyzt_units") == std::vector<double>{2});     // NIFTI_UNITS_MM
+  CHECK(values("qform_code") == std::vector<double>{1});     // NIFTI_XFORM_SCANNER_ANAT
+  CHECK(values("sform_code") == std::vector<double>{1});
+  for (const char* q : {"quatern_b", "quatern_c", "quatern_d"}) CHECK(values(q) == std::vector<double>{0});
+  CHECK(values("qoffset_x") == std::vector<double>{-128});  // voxel 8 (N/2) at 0 mm
+  CHECK(values("qoffset_y") == std::vector<double>{-128});
+  CHECK(values("srow_x") == std::vector<double>{16, 0, 0, -128});
+  CHECK(values("srow_y") == std::vector<double>{0, 16, 0, -128});
+  REQUIRE(values("srow_z").size() == 4);
+  CHECK(values("srow_z")[0] == 0);
+  CHECK(values("srow_z")[1] == 0);
+}
 
 TEST_CASE("batch writes an overview sheet of its scans", "[outputs][batch]") {
   if (!fhd::figures_available()) FHD_SKIP("built without Cairo");
