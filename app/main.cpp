@@ -10,6 +10,8 @@
 #include "app/log.hpp"
 #include "app/recon_options.hpp"
 #include "io/atomic_file.hpp"
+#include "io/h5util.hpp"
+#include "recon/qcache.hpp"
 #include "core/error.hpp"
 
 namespace fhd::app {
@@ -31,7 +33,9 @@ int fail(int code, const std::string& msg) {
 
 int main(int argc, char** argv) {
   using namespace fhd::app;
-  fhd::install_interrupt_cleanup();  // SIGINT/SIGTERM remove temporaries, keep earlier outputs
+  fhd::h5::no_cleanup_at_exit();  // before any HDF5 call (io/h5util.hpp: a failed close crashed at exit)
+  fhd::install_interrupt_cleanup();
+  fhd::set_q_temporary_hooks(fhd::register_temporary, fhd::forget_temporary);  // Q-cache temporaries too  // SIGINT/SIGTERM remove temporaries, keep earlier outputs
   CLI::App app{"fhdrecon: iterative reconstruction of non-Cartesian MRI (FhD + Toeplitz CG, gridding baseline)",
                "fhdrecon"};
   app.set_version_flag("--version", std::string("fhdrecon ") + FHD_VERSION + " (git " + FHD_GIT_REVISION +

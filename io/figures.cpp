@@ -389,10 +389,19 @@ Figure render_convergence(const std::vector<double>& residuals, const std::vecto
     const double pad = 0.08 * (phi - plo);
     Axes pa{panel + 110.0, 90, panel - 120.0, 300, 0, n, plo - pad, phi + pad, false};
     draw_axes(cv, pa, "PSNR against the phantom", "CG iteration", "PSNR (dB)");
-    for (const RefLevel& l : levels) {
-      if (!std::isfinite(l.value)) continue;
-      cv.line(pa.x, pa.py(l.value), pa.x + pa.w, pa.py(l.value), l.color, 1.5, true);
-      cv.text(l.label + " " + fmt_num(l.value, 4) + " dB", pa.x + pa.w - 4, pa.py(l.value) - 17, 12, 1, false, l.color);
+    // Labels right-aligned above their lines, top to bottom; levels closer than
+    // a text line (the default run's gridding-kb and ceiling differ by 0.05 dB)
+    // push the lower label down so no two labels overprint.
+    std::vector<const RefLevel*> shown;
+    for (const RefLevel& l : levels)
+      if (std::isfinite(l.value)) shown.push_back(&l);
+    std::stable_sort(shown.begin(), shown.end(), [](const RefLevel* a, const RefLevel* b) { return a->value > b->value; });
+    double next_free = -INFINITY;  // lowest y a label may start at
+    for (const RefLevel* l : shown) {
+      cv.line(pa.x, pa.py(l->value), pa.x + pa.w, pa.py(l->value), l->color, 1.5, true);
+      const double ty = std::max(pa.py(l->value) - 17, next_free);
+      cv.text(l->label + " " + fmt_num(l->value, 4) + " dB", pa.x + pa.w - 4, ty, 12, 1, false, l->color);
+      next_free = ty + 16;
     }
     polyline(cv, pa, psnr, {40, 90, 170});
     const auto best = std::max_element(psnr.begin(), psnr.end(), [](double a, double b) {

@@ -46,6 +46,8 @@ QuietErrors::QuietErrors() {
 
 QuietErrors::~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, old_func_, old_data_); }
 
+void no_cleanup_at_exit() { H5dont_atexit(); }
+
 void check(herr_t status, const std::string& what) {
   if (status < 0) throw std::runtime_error("HDF5: " + what);
 }

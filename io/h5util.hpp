@@ -43,6 +43,15 @@ class QuietErrors {
   void* old_data_ = nullptr;
 };
 
+// Call first thing in main, before any other HDF5 call: libhdf5 then installs no
+// atexit cleanup. After a write failed on a full disk, H5Fclose fails and the
+// file stays in libhdf5's table; its atexit cleanup closed it again and crashed
+// (SIGSEGV in H5F__close_cb, libhdf5 1.10.8), so a run that had printed its one
+// error line ended by signal 11. Every file fhdrecon writes is closed and checked
+// explicitly; a failed one is a temporary that is removed, so the cleanup has
+// nothing to save.
+void no_cleanup_at_exit();
+
 // The compound {r, i} of two float32: h5py's and MATLAB's complex64 layout.
 Handle complex_type();
 

@@ -406,7 +406,10 @@ void write_ismrmrd(const std::string& path, const std::vector<Scan>& coils, int 
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& e) {
-    throw InputError(path, "/dataset", "(write)", std::string("ISMRMRD write failed: ") + e.what());
+    // libismrmrd's message carries the whole HDF5 error stack, one line per
+    // frame (a full disk gave 26 lines): keep its first line.
+    const std::string what = e.what();
+    throw InputError(path, "/dataset", "(write)", "ISMRMRD write failed: " + what.substr(0, what.find('\n')));
   }  // Dataset closed before the rename
   const std::size_t noise_acqs = (coils[0].noise.size() + noise_chunk - 1) / noise_chunk;
   verify_written(path, out.tmp(), coils[0].traj.size() / r + noise_acqs);

@@ -9,8 +9,10 @@
 #include "recon/qcache.hpp"
 
 #include <spdlog/spdlog.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -95,7 +97,30 @@ bool read_value(std::ifstream& f, T& v) {
   return bool(f.read(reinterpret_cast<char*>(&v), sizeof v));
 }
 
+void no_hook(const std::string&) {}
+QTemporaryHook g_on_create = no_hook, g_on_done = no_hook;
+
+// Removes <anything>.q.tmp.<pid>.<n> files whose writer is gone (a killed run).
+void remove_stale_temporaries(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    const std::size_t at = name.find(".q.tmp.");
+    if (at == std::string::npos) continue;
+    const long pid = std::strtol(name.c_str() + at + 7, nullptr, 10);
+    if (pid <= 0 || pid == long(::getpid())) continue;
+    if (::kill(pid_t(pid), 0) == 0 || errno != ESRCH) continue;  // still running (or not ours to judge)
+    std::error_code rm;
+    fs::remove(e.path(), rm);
+  }
+}
+
 }  // namespace
+
+void set_q_temporary_hooks(QTemporaryHook on_create, QTemporaryHook on_done) {
+  g_on_create = on_create ? on_create : no_hook;
+  g_on_done = on_done ? on_done : no_hook;
+}
 
 std::string q_key(const Trajectory& traj, const std::vector<float>& w, const ImageGrid& grid, TrigMode trig,
                   const std::string& kernel) {
@@ -172,6 +197,12 @@ bool store_q(const std::string& dir, const std::string& key, const std::vector<c
   // A unique temporary name in the same directory, so the rename is atomic.
   std::random_device rd;
   const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd());
+  remove_stale_temporaries(dir);
+  g_on_create(tmp);  // an interrupt from here on removes it
+  struct Done {
+    const std::string& tmp;
+    ~Done() { g_on_done(tmp); }
+  } done{tmp};
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     const std::uint32_t key_len = std::uint32_t(key.size());

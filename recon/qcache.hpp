@@ -37,4 +37,12 @@ std::optional<std::vector<cfloat>> load_q(const std::string& dir, const std::str
 // cannot be written: the cache is an optimization, a failure never stops a run.
 bool store_q(const std::string& dir, const std::string& key, const std::vector<cfloat>& q);
 
+// store_q writes <key>.q.tmp.<pid>.<random> first. `on_create` is called with
+// that name before it is created and `on_done` once it is renamed or removed,
+// so the app can register it with its interrupt cleanup (io/atomic_file.hpp:
+// recon does not depend on io). store_q also removes temporaries that a killed
+// run left in `dir` (their pid is no longer running). Defaults: no-ops.
+using QTemporaryHook = void (*)(const std::string& path);
+void set_q_temporary_hooks(QTemporaryHook on_create, QTemporaryHook on_done);
+
 }  // namespace fhd

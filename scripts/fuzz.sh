@@ -18,4 +18,6 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1}
 start=$(date +%s)
 "$BUILD_SAN/fhd_fuzz" --per-reader "$N" --seed "$SEED" --keep "$KEEP" --limit-s 20
-echo "fuzz: $(($(date +%s) - start)) s, seed $SEED, sanitizer build $BUILD_SAN"
+kind="ASan+UBSan build"
+grep -q '^FHD_SANITIZE:BOOL=ON' "$BUILD_SAN/CMakeCache.txt" || kind="NOT a sanitizer build (FHD_SANITIZE off)"
+echo "fuzz: $(($(date +%s) - start)) s, $N files per reader, seed $SEED, $kind in $BUILD_SAN"

@@ -7,7 +7,7 @@ PKGS=(
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libhdf5-dev hdf5-tools libfftw3-dev libopenblas-dev
   catch2 libismrmrd-dev libpugixml-dev libnifti2-dev libpng-dev zlib1g-dev libcairo2-dev fonts-dejavu-core
-  bart
+  bart nifti-bin
   slurm-wlm munge
 )
 missing=()

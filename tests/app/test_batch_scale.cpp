@@ -227,10 +227,15 @@ TEST_CASE("SIGTERM to a batch ends its children and still writes the summary", "
   const fs::path in = fresh("term-in"), out = fresh("term-out");
   synth(in / "good.h5", "--spokes 12");
   fs::copy_file(in / "good.h5", in / "hangs.h5");
+  // Its own TMPDIR: the rows directory and --no-cache's private Q cache
+  // ($TMPDIR/fhdrecon-rows-*, fhdrecon-q-*) must be gone after the signal.
+  const fs::path tmp = fresh("term-tmp");
+  fs::create_directories(tmp);
   // hangs.h5 first: it is running (hung) when the signal comes, good.h5 waits.
-  const std::string cmd = "FHDRECON_TEST_SCAN_FAULT=hang:hangs " + std::string(FHDRECON_EXE) + " --quiet batch " +
-                          (in / "hangs.h5").string() + " " + (in / "good.h5").string() + " --out " + out.string() +
-                          " --iters 3 > /dev/null 2>&1 & pid=$!; sleep 1.5; kill -TERM $pid; wait $pid; echo $?";
+  const std::string cmd = "TMPDIR=" + tmp.string() + " FHDRECON_TEST_SCAN_FAULT=hang:hangs " +
+                          std::string(FHDRECON_EXE) + " --quiet batch " + (in / "hangs.h5").string() + " " +
+                          (in / "good.h5").string() + " --out " + out.string() +
+                          " --iters 3 --no-cache > /dev/null 2>&1 & pid=$!; sleep 1.5; kill -TERM $pid; wait $pid; echo $?";
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   char buf[64] = {0};
@@ -243,4 +248,5 @@ TEST_CASE("SIGTERM to a batch ends its children and still writes the summary", "
   CHECK(rows["hangs.h5"]["reason"] == "not finished: batch interrupted");
   CHECK(rows["good.h5"]["status"] == "failed");
   CHECK(rows["good.h5"]["reason"] == "not run: batch interrupted");
+  for (const auto& e : fs::directory_iterator(tmp)) CHECK(e.path().filename().string() == "(nothing left)");
 }

@@ -1,18 +1,23 @@
 // Output sets are all-or-nothing (io/atomic_file.hpp OutputSet): a full disk,
 // SIGINT/SIGTERM between files or just before the swap, and a second writer
 // all leave the previous set byte-identical and no temporaries behind.
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "catch.hpp"
 #include "io/figures.hpp"
+#include "recon/qcache.hpp"
 #include "test_util.hpp"
 
 namespace fs = std::filesystem;
@@ -77,6 +82,32 @@ std::string shell(const std::string& script) {
   return out;
 }
 
+// The status `echo rc=$?` printed after a command (-1 when missing).
+int exit_status(const std::string& out, const std::string& tag = "rc=") {
+  const std::size_t at = out.rfind(tag);
+  return at == std::string::npos ? -1 : std::atoi(out.c_str() + at + tag.size());
+}
+
+// How many lines of `out` start with "fhdrecon: error: ".
+int error_lines(const std::string& out) {
+  int n = 0;
+  for (std::size_t at = out.find("fhdrecon: error: "); at != std::string::npos;
+       at = out.find("fhdrecon: error: ", at + 1))
+    n += at == 0 || out[at - 1] == '\n';
+  return n;
+}
+
+// A failed run ends by exit (1 or 2) with its one error line, never by a
+// signal: bash reports a crash as 128 + signal ("Segmentation fault", rc=139).
+void require_clean_failure(const std::string& out) {
+  INFO(out);
+  CHECK(error_lines(out) == 1);
+  const int rc = exit_status(out);
+  CHECK((rc == 1 || rc == 2));
+  CHECK(out.find("Segmentation fault") == std::string::npos);
+  CHECK(out.find("HDF5 Error") == std::string::npos);  // no library error stack
+}
+
 }  // namespace
 
 TEST_CASE("a full disk (RLIMIT_FSIZE) fails with one line and keeps the previous set", "[outputs]") {
@@ -88,8 +119,33 @@ TEST_CASE("a full disk (RLIMIT_FSIZE) fails with one line and keeps the previous
   INFO(out);
   CHECK(out.find("fhdrecon: error: ") != std::string::npos);
   CHECK(out.find("rc=0") == std::string::npos);
+  require_clean_failure(out);
   CHECK(snapshot(d) == before);
   require_no_temporaries(d);
+}
+
+TEST_CASE("batch on a full disk: each scan's row says why, no crash, the previous sets survive",
+          "[outputs][batch]") {
+  const fs::path in = fresh("bfull-in"), out = fresh("bfull-out");
+  fs::create_directories(in);
+  REQUIRE(run_cli("--quiet synth --phantom shepp2d --matrix 32 --spokes 16 -o " + (in / "a.h5").string()).code == 0);
+  const std::string batch = "$FHD --quiet batch " + (in / "a.h5").string() + " --iters 3 --no-cache --force --out " +
+                            out.string();
+  const std::string first = shell(batch + "; echo rc=$?");
+  INFO(first);
+  REQUIRE(exit_status(first) == 0);
+  const auto before = snapshot(out / "a");
+  // 16 KiB per file: the summary and the sheet fit, the scan's images.h5 (63 KB) does not.
+  const std::string full = shell("trap \"\" XFSZ; ulimit -f 16; " + batch + "; echo rc=$?");
+  INFO(full);
+  CHECK(exit_status(full) == 2);  // scans failed; batch itself ended normally
+  std::ifstream csv(out / "summary.csv");
+  const std::string summary((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
+  INFO(summary);
+  CHECK(summary.find("a.h5,failed,") != std::string::npos);
+  CHECK(summary.find("crashed") == std::string::npos);  // used to be "crashed: signal 11"
+  CHECK(snapshot(out / "a") == before);
+  require_no_temporaries(out / "a");
 }
 
 TEST_CASE("SIGINT or SIGTERM between files or before the swap keeps the previous set", "[outputs]") {
@@ -105,6 +161,38 @@ TEST_CASE("SIGINT or SIGTERM between files or before the swap keeps the previous
     CHECK(snapshot(d) == before);
     require_no_temporaries(d);
   }
+}
+
+TEST_CASE("SIGINT or SIGTERM at unplanned times (0.05 to 1.5 s in) keeps one whole set", "[outputs]") {
+  // The hooks above stop at chosen points; here the signal lands wherever the
+  // run is after a delay (mostly during compute: FhD, Q, CG). Whatever it hit,
+  // DIR holds one whole set (the old one, or the new one when the run finished
+  // first) and no temporaries. A background job of a non-interactive shell
+  // starts with SIGINT ignored, so a SIGINT before main installs its handler
+  // is ignored and that run finishes (rc 0).
+  const fs::path d = fresh("anytime");
+  auto before = good_set(d);
+  const std::string run = "$FHD --phantom shepp2d --matrix 48 --spokes 48 --iters 20 --no-cache --quiet --out " +
+                          d.string();
+  int interrupted = 0;
+  for (const char* sig : {"INT", "TERM"})
+    for (const char* delay : {"0.05", "0.2", "0.4", "0.8", "1.5"}) {
+      const std::string out = shell(run + " > /dev/null 2>&1 & p=$!; sleep " + std::string(delay) + "; kill -" + sig +
+                                    " $p; wait $p; echo rc=$?");
+      INFO(sig << " after " << delay << " s: " << out);
+      const int rc = exit_status(out);
+      CHECK((rc == 0 || rc == 130 || rc == 143));
+      require_no_temporaries(d);
+      if (rc == 0) {
+        before = snapshot(d);  // it finished first: the new set is whole
+        CHECK(before.count("report.json"));
+      } else {
+        ++interrupted;
+        CHECK(snapshot(d) == before);
+      }
+    }
+  INFO("interrupted runs: " << interrupted);
+  CHECK(interrupted > 0);
 }
 
 TEST_CASE("a second writer into the same --out is refused; the first one's interrupt keeps the old set",
@@ -182,9 +270,33 @@ TEST_CASE("synth to .h5 and .mrd on a full disk keeps the old file", "[outputs]"
     INFO(out);
     CHECK(out.find("rc=0") == std::string::npos);
     CHECK(out.find("fhdrecon: error: ") != std::string::npos);
+    require_clean_failure(out);
     CHECK(snapshot(d) == before);
     for (const auto& e : fs::directory_iterator(d)) CHECK(e.path().filename().string().find(".fhdtmp-") == std::string::npos);
   }
+}
+
+TEST_CASE("the man page names every option of fhdrecon --help", "[outputs][man]") {
+  // docs/fhdrecon.1 is written by hand: this keeps it from falling behind --help
+  // (11 of the main command's options were missing from it).
+  const CliRun r = run_cli("--help");
+  REQUIRE(r.code == 0);
+  std::ifstream f(std::string(FHD_SOURCE_DIR) + "/docs/fhdrecon.1");
+  std::string man((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  REQUIRE(!man.empty());
+  // roff writes a hyphen as \-: compare with plain hyphens.
+  for (std::size_t at; (at = man.find("\\-")) != std::string::npos;) man.erase(at, 1);
+  int options = 0;
+  for (std::size_t at = r.out.find("--"); at != std::string::npos; at = r.out.find("--", at + 2)) {
+    std::size_t end = at + 2;
+    while (end < r.out.size() && (std::isalnum(static_cast<unsigned char>(r.out[end])) || r.out[end] == '-')) ++end;
+    const std::string opt = r.out.substr(at, end - at);
+    if (opt.size() < 4 || !std::isalpha(static_cast<unsigned char>(opt[2]))) continue;
+    ++options;
+    INFO(opt);
+    CHECK(man.find(opt) != std::string::npos);
+  }
+  CHECK(options > 20);
 }
 
 TEST_CASE("--version names the git revision and whether CUDA is built in", "[outputs]") {
@@ -235,6 +347,48 @@ TEST_CASE("--save cfl: bart reads our image with BART's dimension order and the 
 }
 #endif
 
+TEST_CASE("nifti_tool reads our NIfTI: scanner-anatomical qform and sform, mm voxels, voxel N/2 at 0 mm",
+          "[outputs][nifti]") {
+  if (std::system("command -v nifti_tool >/dev/null 2>&1") != 0) FHD_SKIP("nifti_tool not installed (nifti-bin)");
+  const fs::path d = fresh("niftitool");
+  CliRun r = run_cli(kTiny + " --save nii --out " + d.string());  // 16^2, FOV 256 mm: 16 mm voxels
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const std::string hdr = shell("nifti_tool -disp_hdr -infiles " + (d / "iterative.nii").string() +
+                                " -field dim -field pixdim -field xyzt_units -field qform_code -field sform_code"
+                                " -field quatern_b -field quatern_c -field quatern_d -field qoffset_x"
+                                " -field qoffset_y -field srow_x -field srow_y -field srow_z");
+  INFO(hdr);
+  // "name offset nvals values...": the values of one field.
+  auto values = [&](const std::string& name) {
+    std::istringstream lines(hdr);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream words(line);
+      std::string w, off, n;
+      if (!(words >> w >> off >> n) || w != name) continue;
+      std::vector<double> v;
+      for (double x; words >> x;) v.push_back(x);
+      return v;
+    }
+    return std::vector<double>{};
+  };
+  CHECK(values("dim") == std::vector<double>{3, 16, 16, 1, 0, 0, 0, 0});
+  REQUIRE(values("pixdim").size() == 8);
+  CHECK(values("pixdim")[1] == 16.0);
+  CHECK(values("pixdim")[2] == 16.0);
+  CHECK(values("xyzt_units") == std::vector<double>{2});     // NIFTI_UNITS_MM
+  CHECK(values("qform_code") == std::vector<double>{1});     // NIFTI_XFORM_SCANNER_ANAT
+  CHECK(values("sform_code") == std::vector<double>{1});
+  for (const char* q : {"quatern_b", "quatern_c", "quatern_d"}) CHECK(values(q) == std::vector<double>{0});
+  CHECK(values("qoffset_x") == std::vector<double>{-128});  // voxel 8 (N/2) at 0 mm
+  CHECK(values("qoffset_y") == std::vector<double>{-128});
+  CHECK(values("srow_x") == std::vector<double>{16, 0, 0, -128});
+  CHECK(values("srow_y") == std::vector<double>{0, 16, 0, -128});
+  REQUIRE(values("srow_z").size() == 4);
+  CHECK(values("srow_z")[0] == 0);
+  CHECK(values("srow_z")[1] == 0);
+}
+
 TEST_CASE("batch writes an overview sheet of its scans", "[outputs][batch]") {
   if (!fhd::figures_available()) FHD_SKIP("built without Cairo");
   const fs::path in = fresh("sheet-in"), out = fresh("sheet-out");
@@ -255,4 +409,46 @@ TEST_CASE("batch writes an overview sheet of its scans", "[outputs][batch]") {
                      (unsigned(uint8_t(bytes[18])) << 8) | unsigned(uint8_t(bytes[19]));
   CHECK(w > 400);
   CHECK(bytes.size() > 4000);
+}
+
+namespace {
+std::vector<std::string> g_q_created, g_q_done;
+}  // namespace
+
+TEST_CASE("Q-cache temporaries: announced to the interrupt cleanup; a killed run's are removed by the next",
+          "[outputs][qcache]") {
+  // Issue 13: a signal while Q was being stored left <key>.q.tmp.* in the cache.
+  // fhdrecon's main hands these hooks io's register_temporary/forget_temporary.
+  const fs::path d = fresh("qtmp");
+  fs::create_directories(d);
+  const fhd::ImageGrid g{4, 4, 1};
+  fhd::Trajectory t;
+  t.resize(8);
+  for (std::size_t i = 0; i < t.size(); ++i) t.kx[i] = 0.25f * float(i), t.ky[i] = -0.1f * float(i);
+  const std::string key = fhd::q_key(t, {}, g, fhd::TrigMode::Single);
+  const std::vector<fhd::cfloat> q(g.doubled().voxels(), fhd::cfloat(1.0f, 0.5f));
+  // A writer that is gone (a child that has exited) and one still running (our parent).
+  const pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  REQUIRE(gone > 0);
+  waitpid(gone, nullptr, 0);
+  const fs::path stale = d / ("q1-other.q.tmp." + std::to_string(gone) + ".7");
+  const fs::path live = d / ("q1-other.q.tmp." + std::to_string(::getppid()) + ".7");
+  std::ofstream(stale) << "half";
+  std::ofstream(live) << "being written";
+  g_q_created.clear();
+  g_q_done.clear();
+  fhd::set_q_temporary_hooks([](const std::string& p) { g_q_created.push_back(p); },
+                             [](const std::string& p) { g_q_done.push_back(p); });
+  const bool stored = fhd::store_q(d.string(), key, q);
+  fhd::set_q_temporary_hooks(nullptr, nullptr);
+  REQUIRE(stored);
+  REQUIRE(g_q_created.size() == 1);
+  CHECK(g_q_created[0].find(key + ".q.tmp." + std::to_string(::getpid()) + ".") != std::string::npos);
+  CHECK(g_q_done == g_q_created);
+  CHECK(!fs::exists(g_q_created[0]));
+  CHECK(!fs::exists(stale));
+  CHECK(fs::exists(live));
+  CHECK(fhd::load_q(d.string(), key) == q);
+  fs::remove_all(d);
 }

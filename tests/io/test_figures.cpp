@@ -100,6 +100,31 @@ TEST_CASE("the convergence plot names the residual, the PSNR peak and the refere
   CHECK(!has_text(one, "PSNR"));
 }
 
+TEST_CASE("reference levels closer than a text line get labels that do not overprint", "[figures]") {
+  // The default run (shepp2d 128^2): gridding-kb 25.04 dB, ceiling 25.09 dB.
+  if (!figures_available()) FHD_SKIP("built without Cairo");
+  std::vector<double> res, psnr;
+  for (int i = 0; i <= 16; ++i) {
+    res.push_back(std::pow(0.5, i));
+    psnr.push_back(i < 3 ? 12.0 + 4 * i : 25.04);
+  }
+  const Figure f = render_convergence(
+      res, psnr, {{"gridding-kb", 25.04, {200, 110, 20}}, {"band-limited ceiling", 25.09, {40, 140, 60}}}, "conv");
+  require_readable(f);
+  const TextBox* kb = nullptr;
+  const TextBox* ceil = nullptr;
+  for (const TextBox& t : f.texts) {
+    if (t.text.rfind("gridding-kb ", 0) == 0) kb = &t;
+    if (t.text.rfind("band-limited ceiling ", 0) == 0) ceil = &t;
+  }
+  REQUIRE(kb != nullptr);
+  REQUIRE(ceil != nullptr);
+  const bool apart = kb->y >= ceil->y + ceil->h || ceil->y >= kb->y + kb->h || kb->x >= ceil->x + ceil->w ||
+                     ceil->x >= kb->x + kb->w;
+  INFO("kb at y " << kb->y << ", ceiling at y " << ceil->y << ", height " << kb->h);
+  CHECK(apart);
+}
+
 TEST_CASE("the bench ladder labels every bar with its value and names the ceilings", "[figures]") {
   if (!figures_available()) FHD_SKIP("built without Cairo");
   const Figure f = render_bars({{"naive", 1.5e11}, {"coarsened", 4.2e11}, {"broken", 0}},
