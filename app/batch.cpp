@@ -16,8 +16,9 @@ using nlohmann::json;
 namespace fhd::app {
 namespace {
 
-// The scans this run is responsible for, with their output directories.
-struct Plan {
+// The scans this run is responsible for, with their output directories (the
+// batch's share of the file list; not a recon Plan).
+struct ScanList {
   std::vector<std::string> files, outputs;  // this run's scans
   std::vector<std::size_t> positions;       // in the (sorted, with --shard) full list
   std::optional<Shard> shard;
@@ -25,12 +26,12 @@ struct Plan {
   std::string list_hash;
 };
 
-Plan make_plan(const BatchOptions& o) {
+ScanList make_scan_list(const BatchOptions& o) {
   std::vector<std::string> all = o.files;
   if (!o.files_from.empty())
     for (std::string& f : read_file_list(o.files_from)) all.push_back(std::move(f));
   if (all.empty()) throw InputError("batch: no scan files (give FILES or --files-from)");
-  Plan p;
+  ScanList p;
   if (!o.shard.empty()) {
     p.shard = parse_shard(o.shard);
     std::sort(all.begin(), all.end());  // every task sorts the same list the same way
@@ -106,7 +107,7 @@ void log_row(const BatchRow& r, std::size_t done, std::size_t total, const Worke
 }  // namespace
 
 BatchResult run_batch(const BatchOptions& o) {
-  const Plan plan = make_plan(o);
+  const ScanList list = make_scan_list(o);
   const std::vector<Worker> workers = workers_for(o);
   make_output_dir(o.out);
   const std::string fp = options_fingerprint(o.solver, o.device);
@@ -118,10 +119,10 @@ BatchResult run_batch(const BatchOptions& o) {
   BatchResult res;
   std::vector<ChildTask> tasks;
   std::vector<ScanJob> jobs;
-  for (std::size_t k = 0; k < plan.files.size(); ++k) {
+  for (std::size_t k = 0; k < list.files.size(); ++k) {
     BatchRow base;
-    base.file = plan.files[k];
-    base.output = plan.outputs[k];
+    base.file = list.files[k];
+    base.output = list.outputs[k];
     base.status = "pending";
     std::optional<BatchRow> kept = up_to_date_row(o, base, fp);
     res.rows.push_back(kept ? *kept : base);
@@ -133,22 +134,22 @@ BatchResult run_batch(const BatchOptions& o) {
   }
 
   ShardFile shard;
-  if (plan.shard) {
-    shard = {plan.shard->index, plan.shard->count, plan.files_total, plan.list_hash, fp, "running",
-             plan.positions, res.rows};
+  if (list.shard) {
+    shard = {list.shard->index, list.shard->count, list.files_total, list.list_hash, fp, "running",
+             list.positions, res.rows};
     write_shard(o.out, shard);
   }
   std::size_t finished = res.rows.size() - tasks.size();
   bool complete = run_children(exe, tasks, workers, o.scan_timeout, [&](std::size_t k, std::size_t w, const ChildEnd& e) {
     res.rows[k] = child_row(res.rows[k], row_dir.path() + "/" + std::to_string(k) + ".json", e, o.scan_timeout);
     log_row(res.rows[k], ++finished, res.rows.size(), workers[w]);
-    if (plan.shard && !e.interrupted) {  // a scan the stop cut short stays pending
+    if (list.shard && !e.interrupted) {  // a scan the stop cut short stays pending
       shard.rows[k] = res.rows[k];
       write_shard(o.out, shard);
     }
   });
   res.interrupted = !complete;
-  if (plan.shard) {
+  if (list.shard) {
     shard.state = complete ? "done" : "interrupted";
     write_shard(o.out, shard);
     res.written = shard_path(o.out, shard.index, shard.count);

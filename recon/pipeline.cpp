@@ -269,7 +269,8 @@ ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils
   if (coils.empty()) throw InputError("coils: no coil data");
   for (const Scan* c : coils) check_same_trajectory(*coils[0], *c);
   const Scan& s0 = *coils[0];
-  Plan plan(be, s0.traj, s0.grid, plan_options(s0, opt));
+  std::unique_ptr<Plan> made = be.make_plan(s0.traj, s0.grid, plan_options(s0, opt));
+  Plan& plan = *made;
   // The reference first: the iterative method records its PSNR per iteration against it.
   std::vector<float> reference;
   if (opt.truth && opt.truth->image) reference = opt.truth->image(s0.grid);

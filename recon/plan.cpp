@@ -76,7 +76,6 @@ const BackendVector& Plan::q_resident() {
     key = plan_q_key(trajectory(), w, grid_, opt_.fhd);
     if (auto hit = load_q(opt_.q_cache_dir, key)) {
       q_ = std::move(*hit);
-      q_loaded_ = true;
       ++counts_.q_loaded;
       q_dev_ = be_.vec().upload(q_);
       return *q_dev_;

@@ -58,7 +58,6 @@ class Plan {
   // GPU); q() brings a host copy (downloaded once, when asked for).
   const BackendVector& q_resident();
   const std::vector<cfloat>& q();
-  bool q_from_cache() const { return q_loaded_; }
   // Q(0) = sum |Phi|^2 (exactly: every phase is 0 there), the mean eigenvalue
   // of FhF: what relative lambdas scale by. Needs no Q.
   double q0() const;
@@ -78,7 +77,6 @@ class Plan {
   std::unique_ptr<Points> points_;
   std::vector<cfloat> q_;   // host copy of Q (empty until needed)
   VecPtr q_dev_;            // Q where the backend computes
-  bool q_loaded_ = false;
   std::vector<float> dcf_;
   bool dcf_ready_ = false;
   std::map<double, std::unique_ptr<NormalOperator>> normal_, precond_;
