@@ -1,5 +1,6 @@
 #include "app/outputs.hpp"
 
+#include <stdexcept>
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -122,17 +123,29 @@ void write_convergence(const std::string& path, const ReconResult& res) {
   write_figure(path, render_convergence(res.cg.residuals, res.cg_psnr, levels, "fhdrecon: CG convergence"));
 }
 
+// A failed write (a full disk, say) names the file the user asked for, not
+// its staging copy, and says that the previous output set is kept.
+template <class F>
+void write_named(const OutputSet& set, const std::string& name, F&& write) {
+  try {
+    write();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(set.dir() + "/" + name + ": not written (" + e.what() +
+                             "); the previous outputs are kept");
+  }
+}
+
 void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohmann::json& report) {
   OutputSet& set = *plan.set;
   nlohmann::json j = report;
   nlohmann::json files = nlohmann::json::object();
   const MethodResult* it = find_method(res, "iterative");
   if (plan.formats.count("h5")) {
-    write_h5(set.file("images.h5"), res);
+    write_named(set, "images.h5", [&] { write_h5(set.file("images.h5"), res); });
     files["images"] = set.dir() + "/images.h5";
   }
   if (plan.formats.count("nii") && it) {
-    write_nifti(set.file("iterative.nii"), magnitude(it->image), res.grid);
+    write_named(set, "iterative.nii", [&] { write_nifti(set.file("iterative.nii"), magnitude(it->image), res.grid); });
     files["nifti"] = set.dir() + "/iterative.nii";
   }
   if (plan.formats.count("cfl") && it) {

@@ -114,10 +114,14 @@ TEST_CASE("a full disk (RLIMIT_FSIZE) fails with one line and keeps the previous
   const fs::path d = fresh("full");
   const auto before = good_set(d);
   // 8 KiB per file: the report fits, images.h5 does not. SIGXFSZ ignored: write() fails with EFBIG.
-  const std::string out = shell("trap \"\" XFSZ; ulimit -f 8; $FHD " + kTiny + " --matrix 32 --out " + d.string() +
+  const std::string out = shell("trap \"\" XFSZ; ulimit -f 8; $FHD --phantom shepp2d --matrix 32 --spokes 16 --iters 3 --no-cache "
+                                "--quiet --out " + d.string() +
                                 "; echo rc=$?");
   INFO(out);
   CHECK(out.find("fhdrecon: error: ") != std::string::npos);
+  // The message names the file asked for (not a staging copy) and what survives.
+  CHECK(out.find((d / "images.h5").string() + ": not written") != std::string::npos);
+  CHECK(out.find("the previous outputs are kept") != std::string::npos);
   CHECK(out.find("rc=0") == std::string::npos);
   require_clean_failure(out);
   CHECK(snapshot(d) == before);
