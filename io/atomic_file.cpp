@@ -72,6 +72,7 @@ void remove_temporaries() noexcept {
 
 namespace {
 int g_signal_pipe[2] = {-1, -1};
+std::atomic<bool> g_swapped{false};  // an output set of this run is in place (the interrupt message says so)
 
 extern "C" void on_interrupt(int sig) {
   const int saved = errno;
@@ -86,8 +87,8 @@ void cleanup_thread() {
   while (::read(g_signal_pipe[0], &s, 1) < 0 && errno == EINTR) {
   }
   remove_temporaries();  // holds the registry lock: an output set swaps whole or not at all
-  std::fprintf(stderr, "fhdrecon: interrupted (%s): temporaries removed, earlier outputs left as they were\n",
-               ::strsignal(s));
+  std::fprintf(stderr, "fhdrecon: interrupted (%s): temporaries removed, %s\n", ::strsignal(s),
+               g_swapped.load() ? "the new outputs were already in place" : "earlier outputs left as they were");
   std::signal(s, SIG_DFL);
   ::kill(::getpid(), s);
   std::_Exit(128 + s);
@@ -298,6 +299,7 @@ void OutputSet::commit() {
     if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, dir_.c_str(), RENAME_EXCHANGE) != 0)
       throw InputError(dir_, "output directory", dir_, "cannot swap the new outputs into place: " + errno_text());
     committed_ = true;
+    g_swapped = true;
   }
   sync_path(parent_);
   std::error_code ec;
