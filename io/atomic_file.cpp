@@ -174,9 +174,15 @@ void check_writable_file(const std::string& path, const std::string& option) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw InputError(path, option, path, "is a directory, not a file");
   make_parent_dir(path);
-  const std::string dir = fs::path(path).parent_path().string();
-  if (::access(dir.empty() ? "." : dir.c_str(), W_OK | X_OK) != 0)
-    throw InputError(path, option, path, "directory not writable: " + errno_text());
+  // Create and remove a probe file rather than ask access(): root passes every
+  // permission test, yet cannot create files in /proc or on a read-only mount.
+  const fs::path dir = fs::path(path).parent_path();
+  const std::string probe =
+      ((dir.empty() ? fs::path(".") : dir) / (".fhdtmp-probe-" + std::to_string(::getpid()))).string();
+  const int fd = ::open(probe.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0) throw InputError(path, option, path, "cannot create a file there: " + errno_text());
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 // ------------------------------------------------------------ a set of files

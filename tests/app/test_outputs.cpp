@@ -263,6 +263,12 @@ TEST_CASE("--out \"\" and an unusable --json are refused before any work", "[out
   CHECK(r.out.find("is a directory") != std::string::npos);
   CHECK(r.out.find("PSNR") == std::string::npos);  // no table: nothing was computed
   CHECK(!fs::exists(d / "o"));
+  // A place nobody can create files in, root included: refused before the work too.
+  r = run_cli(kTiny + " --out " + (d / "o").string() + " --json /proc/fhdrecon-report.json");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("/proc/fhdrecon-report.json") != std::string::npos);
+  CHECK(r.out.find("PSNR") == std::string::npos);
+  CHECK(!fs::exists(d / "o"));
   r = run_cli(kTiny + " --save h5,tiff --out " + (d / "o").string());
   CHECK(r.code == 2);
   CHECK(r.out.find("tiff") != std::string::npos);
