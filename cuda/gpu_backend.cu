@@ -102,14 +102,39 @@ class GpuPoints : public Points {
     dev.m = m;
     CUDA_CHECK(cudaStreamSynchronize(s));  // the host copy may go before the upload ends otherwise
   }
+
+  // The NUFFT plan of these points for FhD and the forward model on `grid`
+  // (modes == image), made at the first call and kept: the fine-grid cuFFT
+  // plan and the point sort are paid once per trajectory, not once per coil,
+  // ADMM step or forward call. A new tolerance replaces it.
+  NufftPlan& nufft(const ImageGrid& grid, double tol, cudaStream_t s) const {
+    if (!plan_ || !(plan_grid_ == grid) || plan_tol_ != tol) {
+      plan_.reset();  // its fine grid goes before the next one is allocated
+      NufftOptions o;
+      o.tol = tol;
+      plan_ = std::make_unique<NufftPlan>(grid, grid, o, s);
+      plan_->set_points(dev.kx.get(), dev.ky.get(), dev.kz.get(), dev.m);
+      plan_grid_ = grid;
+      plan_tol_ = tol;
+    }
+    return *plan_;
+  }
+
   DeviceTrajectory dev;
+
+ private:
+  mutable std::unique_ptr<NufftPlan> plan_;
+  mutable ImageGrid plan_grid_{};
+  mutable double plan_tol_ = 0;
 };
 
-const DeviceTrajectory& on_device(const Points& k) {
+const GpuPoints& gpu_points(const Points& k) {
   const auto* p = dynamic_cast<const GpuPoints*>(&k);
   if (!p) throw std::invalid_argument("gpu backend: got points that another backend uploaded");
-  return p->dev;
+  return *p;
 }
+
+const DeviceTrajectory& on_device(const Points& k) { return gpu_points(k).dev; }
 
 void same_size(const GpuVector& a, const GpuVector& b, const char* where) {
   if (a.size() != b.size())
@@ -178,6 +203,14 @@ class GpuVectorOps : public VectorOps {
     return dot_->dot(gx.buf.get(), gy.buf.get(), gx.size(), s_);
   }
 
+  double magnitude_sse(const BackendVector& x, const BackendVector& ref) override {
+    DeviceScope scope(device_);
+    const GpuVector& gx = as_gpu(x);
+    const GpuVector& gr = as_gpu(ref);
+    same_size(gx, gr, "magnitude_sse");
+    return dot_->magnitude_sse(gx.buf.get(), gr.buf.get(), gx.size(), s_);
+  }
+
  private:
   int device_;
   cudaStream_t s_;
@@ -239,8 +272,7 @@ class GpuBackend : public Backend {
     const std::string what = "cmpFhD (" + std::to_string(mu.size()) + " samples)";
     DeviceBuffer<float2> w(mu.size(), what);
     gpu::upload(as_f2(mu.data()), mu.size(), w.get(), s_);
-    if (opt.method == FhdMethod::Nufft)
-      return nufft_fhd_device(traj.kx.get(), traj.ky.get(), traj.kz.get(), traj.m, w.get(), grid, opt.nufft_tol, s_);
+    if (opt.method == FhdMethod::Nufft) return nufft_fhd(gpu_points(k), w.get(), grid, opt.nufft_tol);
     const OutGrid g{grid.nx, grid.ny, grid.nz, grid.nx, grid.ny, grid.nz};
     return gather(traj, w.get(), g, opt, "the FhD image on " + dims_string(grid));
   }
@@ -281,9 +313,17 @@ class GpuBackend : public Backend {
                               const FhdOptions& opt) override {
     if (opt.method != FhdMethod::Nufft) return Backend::forward(k, image, grid, opt);
     DeviceScope scope(device_);
-    NufftOptions o;
-    o.tol = opt.nufft_tol;
-    return nufft_type2(k.host(), image, grid, o);
+    if (image.size() != grid.voxels())
+      throw InputError("forward", "image size", std::to_string(image.size()),
+                       "must equal the grid's " + std::to_string(grid.voxels()) + " voxels");
+    NufftPlan& plan = gpu_points(k).nufft(grid, opt.nufft_tol, s_);
+    const std::string what = "the NUFFT forward model (" + std::to_string(plan.points()) + " samples)";
+    DeviceBuffer<float2> f(image.size(), what), c(std::max<std::size_t>(plan.points(), 1), what);
+    gpu::upload(as_f2(image.data()), image.size(), f.get(), s_);
+    plan.type2(f.get(), c.get());
+    std::vector<cfloat> host(plan.points());
+    gpu::download(c.get(), host.size(), as_f2(host.data()), s_);
+    return host;
   }
 
   std::unique_ptr<NormalOperator> normal(const std::vector<cfloat>& q, const ImageGrid& grid,
@@ -363,9 +403,31 @@ class GpuBackend : public Backend {
       launch_real_to_complex(wr.get(), wc.get(), m, s_);
       CUDA_CHECK(cudaStreamSynchronize(s_));  // wr is freed at scope end
     }
-    if (opt.method == FhdMethod::Nufft)
-      return nufft_q_device(traj.kx.get(), traj.ky.get(), traj.kz.get(), m, wc.get(), grid, opt.nufft_tol, s_);
+    if (opt.method == FhdMethod::Nufft) return nufft_q(traj, wc.get(), grid, opt.nufft_tol);
     return q_from_half(traj, wc.get(), grid, opt);
+  }
+
+  // FhD by the points' kept NUFFT plan (type 1 onto the image grid).
+  std::vector<cfloat> nufft_fhd(const GpuPoints& k, const float2* mu, const ImageGrid& grid, double tol) {
+    NufftPlan& plan = k.nufft(grid, tol, s_);
+    DeviceBuffer<float2> f(grid.voxels(), "the FhD image on " + dims_string(grid));
+    plan.type1(mu, f.get());
+    std::vector<cfloat> host(f.size());
+    gpu::download(f.get(), host.size(), as_f2(host.data()), s_);
+    return host;
+  }
+
+  // Q by a type 1 onto the doubled grid. Its plan (a fine grid 4x the image
+  // per axis) is made here and dropped: Q is computed once per trajectory.
+  DeviceBuffer<float2> nufft_q(const DeviceTrajectory& traj, const float2* w, const ImageGrid& grid, double tol) {
+    NufftOptions o;
+    o.tol = tol;
+    NufftPlan plan(grid.doubled(), grid, o, s_);
+    plan.set_points(traj.kx.get(), traj.ky.get(), traj.kz.get(), traj.m);
+    DeviceBuffer<float2> q(grid.doubled().voxels(), "Q on the doubled grid " + dims_string(grid.doubled()));
+    plan.type1(w, q.get());
+    CUDA_CHECK(cudaStreamSynchronize(s_));  // the plan's buffers go at scope end
+    return q;
   }
 
   static void require_samples(const DeviceTrajectory& traj, std::size_t n, const char* where, const char* field) {

@@ -52,8 +52,11 @@ class DotReducer {
   DotReducer(const DotReducer&) = delete;
   DotReducer& operator=(const DotReducer&) = delete;
   cdouble dot(const float2* x, const float2* y, std::size_t n, cudaStream_t s);
+  // sum (|x_i| - ref_i.x)^2 (VectorOps::magnitude_sse), same two passes.
+  double magnitude_sse(const float2* x, const float2* ref, std::size_t n, cudaStream_t s);
 
  private:
+  cdouble finish(cudaStream_t s);  // pass two and the copy back
   DeviceBuffer<double2> partial_;
   double2* host_ = nullptr;  // pinned, so the copy back is a plain DMA
 };

@@ -636,26 +636,6 @@ HostPoints upload_points(const Trajectory& t, cudaStream_t s) {
   return h;
 }
 
-DeviceBuffer<float2> type1_on_device(const float* kx, const float* ky, const float* kz, std::size_t m,
-                                     const float2* c, const ImageGrid& modes, const ImageGrid& image,
-                                     const NufftOptions& opt, cudaStream_t s) {
-  NufftPlan plan(modes, image, opt, s);
-  plan.set_points(kx, ky, kz, m);
-  DeviceBuffer<float2> df(modes.voxels(), "NUFFT modes " + dims_string(modes));
-  plan.type1(c, df.get());
-  CUDA_CHECK(cudaStreamSynchronize(s));  // the plan's buffers go at scope end
-  return df;
-}
-
-std::vector<cfloat> type1_device(const float* kx, const float* ky, const float* kz, std::size_t m, const float2* c,
-                                 const ImageGrid& modes, const ImageGrid& image, const NufftOptions& opt,
-                                 cudaStream_t s) {
-  DeviceBuffer<float2> df = type1_on_device(kx, ky, kz, m, c, modes, image, opt, s);
-  std::vector<cfloat> out(modes.voxels());
-  download(df.get(), out.size(), reinterpret_cast<float2*>(out.data()), s);
-  return out;
-}
-
 std::vector<cfloat> run_type1(const Trajectory& t, const std::vector<cfloat>& c, const ImageGrid& modes,
                               const ImageGrid& image, const NufftOptions& opt) {
   if (c.size() != t.size())
@@ -665,24 +645,16 @@ std::vector<cfloat> run_type1(const Trajectory& t, const std::vector<cfloat>& c,
   HostPoints pts = upload_points(t, s);
   DeviceBuffer<float2> dc(std::max<std::size_t>(c.size(), 1), "NUFFT values");
   upload(reinterpret_cast<const float2*>(c.data()), c.size(), dc.get(), s);
-  return type1_device(pts.kx.get(), pts.ky.get(), pts.kz.get(), pts.m, dc.get(), modes, image, opt, s);
+  NufftPlan plan(modes, image, opt, s);
+  plan.set_points(pts.kx.get(), pts.ky.get(), pts.kz.get(), pts.m);
+  DeviceBuffer<float2> df(modes.voxels(), "NUFFT modes " + dims_string(modes));
+  plan.type1(dc.get(), df.get());
+  std::vector<cfloat> out(modes.voxels());
+  download(df.get(), out.size(), reinterpret_cast<float2*>(out.data()), s);
+  return out;
 }
 
 }  // namespace
-
-std::vector<cfloat> nufft_fhd_device(const float* kx, const float* ky, const float* kz, std::size_t m,
-                                     const float2* mu, const ImageGrid& grid, double tol, cudaStream_t s) {
-  NufftOptions o;
-  o.tol = tol;
-  return type1_device(kx, ky, kz, m, mu, grid, grid, o, s);
-}
-
-DeviceBuffer<float2> nufft_q_device(const float* kx, const float* ky, const float* kz, std::size_t m,
-                                    const float2* w, const ImageGrid& grid, double tol, cudaStream_t s) {
-  NufftOptions o;
-  o.tol = tol;
-  return type1_on_device(kx, ky, kz, m, w, grid.doubled(), grid, o, s);
-}
 
 std::vector<cfloat> nufft_type1(const Trajectory& t, const std::vector<cfloat>& c, const ImageGrid& grid,
                                 const NufftOptions& opt) {

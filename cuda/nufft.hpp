@@ -81,7 +81,7 @@ class NufftPlan {
   std::unique_ptr<Impl> impl_;
 };
 
-// Host conveniences (tests, bench, the backend's one-shot FhD/Q): upload,
+// Host conveniences (tests, bench): upload,
 // plan, execute, download. grid is the image; Q goes onto grid.doubled().
 std::vector<cfloat> nufft_type1(const Trajectory& t, const std::vector<cfloat>& c, const ImageGrid& grid,
                                 const NufftOptions& opt);
@@ -89,14 +89,5 @@ std::vector<cfloat> nufft_type2(const Trajectory& t, const std::vector<cfloat>& 
                                 const NufftOptions& opt);
 std::vector<cfloat> nufft_q(const Trajectory& t, const std::vector<float>& w, const ImageGrid& grid,
                             const NufftOptions& opt);
-
-// The GPU backend's hook (FhdOptions::method == Nufft): FhD (type 1 of mu on
-// grid) and Q (type 1 of w on grid.doubled(); w == nullptr means w = 1) from
-// the trajectory already on the device, on stream s. Plans are made per call.
-// Q stays on the device (the plan keeps it there).
-std::vector<cfloat> nufft_fhd_device(const float* kx, const float* ky, const float* kz, std::size_t m,
-                                     const float2* mu, const ImageGrid& grid, double tol, cudaStream_t s);
-DeviceBuffer<float2> nufft_q_device(const float* kx, const float* ky, const float* kz, std::size_t m,
-                                    const float2* w, const ImageGrid& grid, double tol, cudaStream_t s);
 
 }  // namespace fhd::gpu

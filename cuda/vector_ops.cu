@@ -65,6 +65,19 @@ __global__ void dot_partial_kernel(const float2* __restrict__ x, const float2* _
   if (threadIdx.x == 0) partial[blockIdx.x] = t;
 }
 
+// Pass one of magnitude_sse: each block sums (|x| - Re ref)^2 over its share.
+__global__ void sse_partial_kernel(const float2* __restrict__ x, const float2* __restrict__ ref, std::size_t n,
+                                   double2* __restrict__ partial) {
+  double sse = 0;
+  GRID_STRIDE(i, n) {
+    const float2 a = x[i];
+    const double d = sqrt(double(a.x) * a.x + double(a.y) * a.y) - double(ref[i].x);
+    sse += d * d;
+  }
+  const double2 t = block_sum(make_double2(sse, 0.0));
+  if (threadIdx.x == 0) partial[blockIdx.x] = t;
+}
+
 // Pass two: one block sums the partials.
 __global__ void dot_final_kernel(double2* partial, unsigned count) {
   double re = 0, im = 0;
@@ -114,6 +127,17 @@ cdouble DotReducer::dot(const float2* x, const float2* y, std::size_t n, cudaStr
   if (n == 0) return {0.0, 0.0};
   dot_partial_kernel<<<kDotBlocks, kThreads, 0, s>>>(x, y, n, partial_.get());
   CUDA_CHECK_LAUNCH();
+  return finish(s);
+}
+
+double DotReducer::magnitude_sse(const float2* x, const float2* ref, std::size_t n, cudaStream_t s) {
+  if (n == 0) return 0.0;
+  sse_partial_kernel<<<kDotBlocks, kThreads, 0, s>>>(x, ref, n, partial_.get());
+  CUDA_CHECK_LAUNCH();
+  return finish(s).real();
+}
+
+cdouble DotReducer::finish(cudaStream_t s) {
   dot_final_kernel<<<1, kThreads, 0, s>>>(partial_.get(), kDotBlocks);
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaMemcpyAsync(host_, partial_.get(), sizeof(double2), cudaMemcpyDeviceToHost, s));

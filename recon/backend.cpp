@@ -1,11 +1,19 @@
 #include "recon/backend.hpp"
 
 #include "recon/direct_sum.hpp"
+#include "recon/metrics.hpp"
 #include "recon/nufft_cpu.hpp"
 #include "recon/precond.hpp"
 #include "recon/tv.hpp"
 
 namespace fhd {
+
+double VectorOps::magnitude_sse(const BackendVector& x, const BackendVector& ref) {
+  const std::vector<cfloat> r = download(ref);
+  std::vector<float> re(r.size());
+  for (std::size_t i = 0; i < r.size(); ++i) re[i] = r[i].real();
+  return fhd::magnitude_sse(download(x), re);
+}
 
 std::vector<cfloat> center_window(const std::vector<cfloat>& grid, const ImageGrid& over, const ImageGrid& image) {
   const int ox = over.nx / 2 - image.nx / 2, oy = over.ny / 2 - image.ny / 2, oz = over.nz / 2 - image.nz / 2;

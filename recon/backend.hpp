@@ -71,6 +71,10 @@ class VectorOps {
   virtual void axpy(cdouble a, const BackendVector& x, BackendVector& y) = 0;  // y = a x + y
   virtual void xpay(const BackendVector& x, cdouble a, BackendVector& y) = 0;  // y = x + a y
   virtual cdouble dot(const BackendVector& x, const BackendVector& y) = 0;     // sum conj(x) y
+  // sum (|x_i| - Re ref_i)^2: the squared error of a magnitude image against a
+  // real reference held in ref's real parts (PSNR per iteration without
+  // bringing each iterate to the host). The default downloads both.
+  virtual double magnitude_sse(const BackendVector& x, const BackendVector& ref);
 };
 
 // A trajectory uploaded once to where its backend computes (a host copy for

@@ -100,6 +100,18 @@ class CpuVectorOps : public VectorOps {
     }
     return {re, im};
   }
+  double magnitude_sse(const BackendVector& x, const BackendVector& ref) override {
+    check_same_size(x, ref, "magnitude_sse");
+    const cfloat* xs = as_cpu(x).data.data();
+    const cfloat* rs = as_cpu(ref).data.data();
+    double sse = 0.0;
+#pragma omp parallel for reduction(+ : sse)
+    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(x.size()); ++i) {
+      const double d = std::abs(cdouble(xs[i])) - double(rs[i].real());
+      sse += d * d;
+    }
+    return sse;
+  }
 };
 
 nufft::Options nufft_options(const FhdOptions& opt) {

@@ -46,9 +46,20 @@ double psnr(const std::vector<cfloat>& image, const std::vector<float>& ref) {
   double err2, ref2, peak = 0.0;
   magnitude_sums(image, ref, err2, ref2);
   for (float v : ref) peak = std::max(peak, std::fabs(double(v)));
-  double mse = err2 / double(ref.size());
+  return psnr_from_sse(err2, ref.size(), peak);
+}
+
+double psnr_from_sse(double sse, std::size_t n, double peak) {
+  const double mse = sse / double(n);
   if (mse == 0.0) return std::numeric_limits<double>::infinity();
   return 20.0 * std::log10(peak / std::sqrt(mse));
+}
+
+double magnitude_sse(const std::vector<cfloat>& image, const std::vector<float>& ref) {
+  check_sizes("magnitude_sse", image.size(), ref.size());
+  double err2, ref2;
+  magnitude_sums(image, ref, err2, ref2);
+  return err2;
 }
 
 double nrmse(const std::vector<cfloat>& image, const std::vector<float>& ref) {

@@ -110,13 +110,48 @@ inline void error_and_plan_contract(Backend& be) {
   CHECK(plan.counts().normal_made == 1);
 }
 
+// magnitude_sse against the float64 host sum; negative reference values too.
+inline void magnitude_sse(Backend& be) {
+  const std::vector<cfloat> x = test::random_complex(5000, 41), r = test::random_complex(5000, 42);
+  std::vector<cfloat> ref(r.size());
+  double want = 0;
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    ref[i] = cfloat(r[i].real(), 0.f);
+    const double d = std::abs(cdouble(x[i])) - double(r[i].real());
+    want += d * d;
+  }
+  VectorOps& v = be.vec();
+  const double got = v.magnitude_sse(*v.upload(x), *v.upload(ref));
+  CHECK(std::abs(got - want) <= 1e-6 * want);
+  CHECK_THROWS(v.magnitude_sse(*v.upload(x), *v.upload(std::vector<cfloat>(3))));
+}
+
+// One plan's operators called repeatedly, in any order, give the same result
+// (backends may keep per-trajectory state, such as a NUFFT plan, between calls).
+// Guards the GPU's kept NUFFT plan: its fine grid is reused, so a type 1 that
+// forgot to clear it, or a type 2 that left it dirty, shows here.
+inline void repeated_calls(Backend& be, const Case& c) {
+  const Trajectory t = test::random_trajectory(c.grid.voxels(), c.grid, 51);
+  PlanOptions po;
+  po.fhd = c.fhd;
+  Plan plan(be, t, c.grid, po);
+  const std::vector<cfloat> x = test::random_complex(c.grid.voxels(), 52), y = test::random_complex(t.size(), 53);
+  const std::vector<cfloat> a1 = plan.fhd(y), f1 = plan.forward(x);
+  const std::vector<cfloat> f2 = plan.forward(x), a2 = plan.fhd(y);
+  // Within rounding: the NUFFT's spreading adds in a varying order (atomics).
+  CHECK(test::rel_l2(a2, a1) < c.tol);
+  CHECK(test::rel_l2(f2, f1) < c.tol);
+}
+
 inline void run_all(const MakeBackend& make) {
   std::unique_ptr<Backend> be = make();
   for (const Case& c : cases()) {
     SECTION(c.name + ": adjoint identity") { adjoint_identity(*be, c); }
     SECTION(c.name + ": Toeplitz normal = F^H F, Q Hermitian") { toeplitz_and_q_symmetry(*be, c); }
+    SECTION(c.name + ": repeated calls agree") { repeated_calls(*be, c); }
   }
   SECTION("error and plan contract") { error_and_plan_contract(*be); }
+  SECTION("magnitude_sse = the float64 host sum") { magnitude_sse(*be); }
 }
 
 }  // namespace fhd::conformance
