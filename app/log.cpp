@@ -10,7 +10,9 @@ namespace fhd::app {
 
 void setup_logging(bool quiet, bool verbose) {
   auto logger = spdlog::stderr_color_mt("fhdrecon");
-  logger->set_pattern("[%H:%M:%S] %^%l%$: %v");
+  // The debug log carries milliseconds: its lines time the phases outside the
+  // stage table (start-up, synthesis, outputs) for wall-time work.
+  logger->set_pattern(verbose ? "[%H:%M:%S.%e] %^%l%$: %v" : "[%H:%M:%S] %^%l%$: %v");
   logger->set_level(quiet ? spdlog::level::warn : verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_default_logger(logger);
 }

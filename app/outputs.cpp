@@ -1,5 +1,8 @@
 #include "app/outputs.hpp"
 
+#include <chrono>
+#include <functional>
+#include <future>
 #include <stdexcept>
 #include <spdlog/spdlog.h>
 
@@ -135,38 +138,83 @@ void write_named(const OutputSet& set, const std::string& name, F&& write) {
   }
 }
 
-void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohmann::json& report) {
+// One output file and the code that writes it to its staging path.
+struct OutputTask {
+  std::string name;
+  std::function<void()> write;
+};
+
+// Writes the outputs side by side, one thread each: they are separate files
+// through separate libraries (HDF5 only in the h5 task), and at 128^3 their
+// encoding (HDF5, PNG, NIfTI) took 0.5 s of a 1.3 s run one after another.
+// Every task finishes before the first failure is rethrown, so no thread
+// outlives the staging directory.
+void run_output_tasks(const OutputSet& set, const std::vector<OutputTask>& tasks) {
+  std::vector<std::future<void>> running;
+  for (const OutputTask& t : tasks)
+    running.push_back(std::async(std::launch::async, [&set, &t] {
+      const auto t0 = std::chrono::steady_clock::now();
+      write_named(set, t.name, t.write);
+      spdlog::debug("{} written in {:.3f} s", t.name,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }));
+  std::exception_ptr first;
+  for (std::future<void>& f : running) {
+    try {
+      f.get();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+// The tasks --save asks for; staging paths are taken here, on one thread.
+std::vector<OutputTask> output_tasks(const OutputPlan& plan, const ReconResult& res, nlohmann::json& files) {
   OutputSet& set = *plan.set;
-  nlohmann::json j = report;
-  nlohmann::json files = nlohmann::json::object();
+  std::vector<OutputTask> tasks;
   const MethodResult* it = find_method(res, "iterative");
   if (plan.formats.count("h5")) {
-    write_named(set, "images.h5", [&] { write_h5(set.file("images.h5"), res); });
+    tasks.push_back({"images.h5", [path = set.file("images.h5"), &res] { write_h5(path, res); }});
     files["images"] = set.dir() + "/images.h5";
   }
   if (plan.formats.count("nii") && it) {
-    write_named(set, "iterative.nii", [&] { write_nifti(set.file("iterative.nii"), magnitude(it->image), res.grid); });
+    tasks.push_back({"iterative.nii", [path = set.file("iterative.nii"), &res, it] {
+                       write_nifti(path, magnitude(it->image), res.grid);
+                     }});
     files["nifti"] = set.dir() + "/iterative.nii";
   }
   if (plan.formats.count("cfl") && it) {
-    const std::string cfl = set.file("iterative.cfl");
     set.file("iterative.hdr");
-    write_bart_image(cfl, it->image, res.grid);
+    tasks.push_back({"iterative.cfl", [path = set.file("iterative.cfl"), &res, it] {
+                       write_bart_image(path, it->image, res.grid);
+                     }});
     files["bart"] = set.dir() + "/iterative.cfl";
   }
   if (plan.formats.count("png")) {
     if (figures_available()) {
-      write_montage(set.file("montage.png"), res);
-      write_convergence(set.file("convergence.png"), res);
+      tasks.push_back({"montage.png", [path = set.file("montage.png"), &res] { write_montage(path, res); }});
+      tasks.push_back({"convergence.png", [path = set.file("convergence.png"), &res] { write_convergence(path, res); }});
       files["convergence"] = set.dir() + "/convergence.png";
     } else {
-      write_plain_preview(set.file("montage.png"), res);
+      tasks.push_back({"montage.png", [path = set.file("montage.png"), &res] { write_plain_preview(path, res); }});
     }
     files["preview"] = set.dir() + "/montage.png";
   }
+  return tasks;
+}
+
+void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohmann::json& report) {
+  OutputSet& set = *plan.set;
+  nlohmann::json j = report;
+  nlohmann::json files = nlohmann::json::object();
+  run_output_tasks(set, output_tasks(plan, res, files));
   if (!files.empty()) j["outputs"] = files;
   if (plan.json.empty()) write_json(set.file("report.json"), j);
+  const auto t0 = std::chrono::steady_clock::now();
   set.commit();
+  spdlog::debug("outputs synced and swapped in in {:.3f} s",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   if (!plan.json.empty()) write_json(plan.json, j);
   spdlog::info("wrote {}{}", set.dir(), plan.json.empty() ? "" : " and " + plan.json);
 }
