@@ -1,6 +1,7 @@
 // The default command: fhdrecon [--phantom shepp3d | --input FILE] [options]
 #include <spdlog/spdlog.h>
 
+#include <future>
 #include <memory>
 
 #include "app/option_checks.hpp"
@@ -36,10 +37,16 @@ void run(const ReconCommand& c, const std::string& command_line) {
 }
 
 void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::string& command_line) {
+  spdlog::debug("making the source");
+  // The GPU's context (about 0.2 s) starts while the source is read or
+  // synthesized; a bad source still fails first, its message before any device's.
+  std::future<std::unique_ptr<Backend>> backend =
+      std::async(std::launch::async, [&c] { return select_backend(c.device, make_device_options(c.solver)); });
   Source src = make_source(c.source);
   spdlog::info("source: {}", src.description);
   check_dcf_option(c.solver.dcf, !c.solver.no_gridding, src.scan, c.source.input.empty() ? "--phantom" : c.source.input);
-  std::unique_ptr<Backend> be = select_backend(c.device, make_device_options(c.solver));
+  std::unique_ptr<Backend> be = backend.get();
+  spdlog::debug("backend ready: {}", be->name());
   Progress progress(!global_options().quiet);
   ReconOptions ro = make_recon_options(c.solver, src.phantom.get(), progress);
   ReconResult res = reconstruct_coils(*be, coil_list(src), ro);  // root sum of squares over coils
@@ -48,6 +55,7 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
   std::fputs(results_table(res, info).c_str(), stdout);
   std::fflush(stdout);
   write_outputs(plan, res, results_json(res, info));
+  spdlog::debug("outputs written");
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
+
 #include "core/error.hpp"
 #ifdef FHD_HAVE_CUDA
 #include "cuda/bench.hpp"
@@ -29,6 +31,12 @@ bool cuda_built() {
   return true;
 #else
   return false;
+#endif
+}
+
+void configure_cuda_loading() {
+#ifdef FHD_HAVE_CUDA
+  setenv("CUDA_MODULE_LOADING", "EAGER", 0);  // 0: a value the user set wins
 #endif
 }
 
