@@ -17,7 +17,7 @@ namespace fhd::app {
 // One line of the accuracy table.
 struct ValidateRow {
   std::string method;     // iterative, gridding-trilinear, gridding-kb, band-limited ceiling
-  std::string precision;  // double, single, sfu, tf32
+  std::string precision;  // double, single, sfu, tf32, nufft
   std::string device;     // cpu, gpu
   std::string data;       // which data set: "128^3, 1048576 samples"
   bool ran = false;
@@ -40,6 +40,7 @@ struct CheckThresholds {
   double single_vs_double_db = 0.05;
   double sfu_vs_single_db = 0.2;
   double tf32_vs_single_db = 0.2;
+  double nufft_vs_single_db = 0.05;  // --fhd nufft (tol 1e-6) against the exact single row, same device
   double min_gain_over_trilinear_db = 3.0;  // iterative single minus trilinear gridding
 };
 

@@ -46,6 +46,10 @@ std::vector<ValidateCheck> evaluate_checks(const std::vector<ValidateRow>& rows,
                        "a GPU row"));
   out.push_back(within("tf32 ~ single (GPU)", find_row(rows, "iterative", "tf32", "gpu"), gpu1,
                        t.tf32_vs_single_db, "a GPU row"));
+  out.push_back(within("nufft = exact single (CPU)", find_row(rows, "iterative", "nufft", "cpu"), cpu1,
+                       t.nufft_vs_single_db, "a CPU row"));
+  out.push_back(within("nufft = exact single (GPU)", find_row(rows, "iterative", "nufft", "gpu"), gpu1,
+                       t.nufft_vs_single_db, "a GPU row"));
   // The margin is measured on the data set the gridding ran on: the GPU single
   // row's when the GPU ran, else the CPU single row's.
   const ValidateRow* tri = nullptr;

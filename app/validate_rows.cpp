@@ -27,6 +27,7 @@ struct RowSpec {
   std::string precision, device;
   TrigMode trig;
   std::string kernel;  // "" = the backend's default
+  FhdMethod method = FhdMethod::Exact;
 };
 
 // The checked sfu row runs the direct "coarsened" kernel: like the book's
@@ -43,6 +44,9 @@ const std::vector<RowSpec>& iterative_rows() {
       {"sfu", "gpu", TrigMode::Sfu, "coarsened"},
       {"sfu, default kernel", "gpu", TrigMode::Sfu, ""},
       {"tf32", "gpu", TrigMode::Single, "separable-tf32"},
+      // FhD and Q by the NUFFT at its default tolerance (1e-6), single precision.
+      {"nufft", "cpu", TrigMode::Single, "", FhdMethod::Nufft},
+      {"nufft", "gpu", TrigMode::Single, "", FhdMethod::Nufft},
   };
   return rows;
 }
@@ -106,6 +110,7 @@ std::vector<ValidateRow> run_row(Backend& be, const DataSet& d, const RowSpec& s
                                  bool extras) {
   ro.fhd.trig = spec.trig;
   ro.fhd.kernel = spec.kernel;
+  ro.fhd.method = spec.method;
   ro.gridding = extras;
   ro.truth = extras ? truth_of(*d.src.phantom) : nullptr;
   ro.q_cache_dir.clear();  // every row computes its own Q: honest times, its own trig

@@ -80,6 +80,11 @@ TEST_CASE("validate: tiny preset on the CPU, every check that runs holds", "[val
   CHECK(find(checks, "name", "single = double (CPU)")->at("result") == "holds");
   CHECK(find(checks, "name", "iterative > trilinear gridding")->at("result") == "holds");
   CHECK(find(checks, "name", "sfu ~ single (GPU)")->at("result") == "not run");
+  // The NUFFT's row on the CPU, within 0.05 dB of the exact single row.
+  const auto* nufft = find(rows, "precision", "nufft", "device", "cpu");
+  REQUIRE(nufft != nullptr);
+  CHECK(nufft->at("fhd_relerr").get<double>() < 1e-4);
+  CHECK(find(checks, "name", "nufft = exact single (CPU)")->at("result") == "holds");
   std::ifstream md(dir / "validate.md");
   CHECK(md.good());
 }
@@ -100,7 +105,8 @@ TEST_CASE("validate: checks fail on perturbed rows and skip missing ones", "[val
   fhd::app::CheckThresholds t;
   std::vector<ValidateRow> rows = {row("iterative", "double", "cpu", 30.00), row("iterative", "single", "cpu", 30.01),
                                    row("iterative", "single", "gpu", 30.00), row("iterative", "sfu", "gpu", 29.90),
-                                   row("iterative", "tf32", "gpu", 29.85), row("gridding-trilinear", "single", "gpu", 20.0)};
+                                   row("iterative", "tf32", "gpu", 29.85), row("gridding-trilinear", "single", "gpu", 20.0),
+                                   row("iterative", "nufft", "cpu", 30.05), row("iterative", "nufft", "gpu", 29.96)};
   auto ok = evaluate_checks(rows, t);
   for (const auto& c : ok) {
     INFO(c.name << ": " << c.detail);
@@ -113,6 +119,8 @@ TEST_CASE("validate: checks fail on perturbed rows and skip missing ones", "[val
   rows[3].psnr = 29.75;  // sfu 0.25 dB below single
   rows[4].psnr = 30.21;  // above is as wrong as below
   rows[5].psnr = 28.0;   // gridding within the margin of iterative
+  rows[6].psnr = 30.12;  // nufft 0.06 dB above the CPU single row
+  rows[7].psnr = 29.94;  // nufft 0.06 dB below the GPU single row
   auto bad = evaluate_checks(rows, t);
   for (const auto& c : bad) {
     INFO(c.name << ": " << c.detail);
