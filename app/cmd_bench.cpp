@@ -13,6 +13,7 @@
 #include "app/bench_e2e.hpp"
 #include "app/commands.hpp"
 #include "app/device.hpp"
+#include "app/nufft_report.hpp"
 #include "app/recon_options.hpp"
 #include "io/atomic_file.hpp"
 #include "io/bar_chart.hpp"
@@ -33,6 +34,7 @@ struct BenchArgs {
   bool tuned = false;
   bool full = false;
   bool no_e2e = false;
+  bool no_nufft = false;
 };
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -99,8 +101,25 @@ nlohmann::json to_json(const BenchResult& r) {
   return j;
 }
 
+// The NUFFT at the ladder's size (same matrix, as many uniform random points),
+// its tolerance 1e-6: type 1 (what cmpFhD computes), type 2 and Q, each as
+// equivalent sample-voxel pairs per second, with its error against float64.
+NufftBenchResult run_nufft_rows(const BenchArgs& a) {
+  NufftBenchOptions o;
+  o.matrix = a.matrix;
+  o.samples = a.samples;
+  o.tols = {1e-6};
+  o.reps = a.reps;
+  const bool quiet = global_options().quiet;
+  return run_nufft_bench(o, [&](const NufftBenchRow& r) {
+    if (!quiet) fmt::print(stderr, "  nufft {} done\n", r.op);
+  });
+}
+
 // The ladder as labelled bars (pairs/s; direct kernels blue, separable green)
 // against the SFU and FP32 ceilings; a plain bar chart where Cairo is missing.
+// The NUFFT rows stay in the table and the JSON: their equivalent rates (about
+// 100x the ladder's) would flatten every bar of a linear chart.
 void write_ladder_png(const BenchResult& r, const std::string& png) {
   make_parent_dir(png);
   if (!figures_available()) {
@@ -114,15 +133,17 @@ void write_ladder_png(const BenchResult& r, const std::string& png) {
   for (const auto& row : r.rows)
     bars.push_back({row.name + (row.direct ? "" : " (separable)"), row.error.empty() ? row.pairs_per_s : 0.0,
                     row.direct ? Rgb{70, 110, 170} : Rgb{60, 160, 90}});
+
   write_figure(png, render_bars(bars, {{"SFU ceiling", r.device.sfu_ceiling, {200, 40, 40}},
                                        {"FP32 ceiling", r.device.fp32_ceiling, {220, 130, 20}}},
                                 "cmpFhD ladder: " + r.device.name, "sample-voxel pairs per second"));
 }
 
-void write_outputs(const BenchResult& r, const BenchArgs& a, const nlohmann::json& e2e) {
+void write_outputs(const BenchResult& r, const NufftBenchResult& nufft, const BenchArgs& a, const nlohmann::json& e2e) {
   if (!a.json.empty()) {
     make_parent_dir(a.json);
     nlohmann::json j = to_json(r);
+    if (!nufft.rows.empty()) j["nufft"] = nufft_json(nufft);
     if (!e2e.is_null()) j["end_to_end"] = e2e;
     write_json(a.json, j);
   }
@@ -142,9 +163,15 @@ void run(const BenchArgs& a) {
     if (!quiet) fmt::print(stderr, "  {} done\n", row.name);
   });
   print_table(r);
+  NufftBenchResult nufft;
+  if (!a.no_nufft) {
+    nufft = run_nufft_rows(a);
+    fmt::print("\n");
+    print_nufft_table(nufft);
+  }
   nlohmann::json e2e;
   if (!a.no_e2e) e2e = run_end_to_end(a.matrix, a.samples, o.trig, "gpu");
-  write_outputs(r, a, e2e);
+  write_outputs(r, nufft, a, e2e);
 }
 
 }  // namespace
@@ -164,6 +191,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--tuned", a->tuned, "use each variant's tuned profile (fhdrecon tune) instead of its defaults");
   cmd->add_flag("--full", a->full, "run the slow rungs (1-4) at the full sample count too");
   cmd->add_flag("--no-e2e", a->no_e2e, "skip the end-to-end stage breakdown of a full reconstruction");
+  cmd->add_flag("--no-nufft", a->no_nufft, "skip the NUFFT rows (type 1, type 2, Q at tolerance 1e-6)");
   cmd->callback([a] { run(*a); });
 }
 

@@ -9,6 +9,7 @@
 
 #include "app/commands.hpp"
 #include "app/device.hpp"
+#include "app/nufft_report.hpp"
 #include "io/atomic_file.hpp"
 #include "io/text_outputs.hpp"
 #include "core/error.hpp"
@@ -29,53 +30,6 @@ struct BenchNufftArgs {
   std::string json;
 };
 
-// Issue 9's GPU goals (H100, 128^3 modes, 1M uniform points, tol 1e-6).
-std::string goal(const NufftBenchRow& r, const NufftBenchOptions& o) {
-  if (o.matrix != 128 || o.points != "uniform" || o.samples != (1u << 20) || r.tol != 1e-6 ||
-      r.variant != "default")
-    return "";
-  if (r.op == "type1")
-    return fmt::format("goal <= 8 ms, err <= 1e-5: {}", r.ms <= 8.0 && r.relerr <= 1e-5 ? "met" : "MISSED");
-  if (r.op == "type2") return fmt::format("goal <= 1.2 ms: {}", r.ms <= 1.2 ? "met" : "MISSED");
-  return "";
-}
-
-void print(const NufftBenchResult& res) {
-  const auto& o = res.options;
-  fmt::print("{}: NUFFT {}^3 modes, {} {} points, single precision, median of {} reps\n", res.device, o.matrix,
-             res.rows.empty() ? 0 : res.rows.front().points, o.points, o.reps);
-  fmt::print("{:<5} {:<26} {:>7} {:>5} {:>2} {:>11} {:>8} {:>8} {:>10} {:>9}  {}\n", "op", "variant", "tol", "sigma",
-             "w", "fine", "plan ms", "ms", "T pairs/s", "relerr", "");
-  for (const auto& r : res.rows) {
-    if (!r.error.empty()) {
-      fmt::print("{:<5} {:<26} {:>7.0e} {:>5.2f} failed: {}\n", r.op, r.variant, r.tol, r.sigma, r.error);
-      continue;
-    }
-    fmt::print("{:<5} {:<26} {:>7.0e} {:>5.2f} {:>2} {:>11} {:>8.2f} {:>8.3f} {:>10.2f} {:>9.2e}  {}\n", r.op,
-               r.variant, r.tol, r.sigma, r.width, fmt::format("{}x{}x{}", r.fine.nx, r.fine.ny, r.fine.nz),
-               r.plan_ms, r.ms, r.pairs_per_s / 1e12, r.relerr, goal(r, o));
-  }
-}
-
-nlohmann::json to_json(const NufftBenchResult& res) {
-  nlohmann::json j;
-  j["device"] = res.device;
-  j["problem"] = {{"matrix", res.options.matrix}, {"points", res.options.points}, {"reps", res.options.reps},
-                  {"check", res.options.check}};
-  for (const auto& r : res.rows) {
-    nlohmann::json x = {{"op", r.op}, {"variant", r.variant}, {"tol", r.tol}, {"sigma", r.sigma}};
-    if (!r.error.empty()) {
-      x["error"] = r.error;
-    } else {
-      x.update({{"width", r.width}, {"fine", {r.fine.nx, r.fine.ny, r.fine.nz}}, {"points", r.points},
-                {"plan_ms", r.plan_ms}, {"ms_median", r.ms}, {"ms_min", r.ms_min}, {"ms_max", r.ms_max},
-                {"pairs_per_s", r.pairs_per_s}, {"relerr", r.relerr}});
-    }
-    j["rows"].push_back(x);
-  }
-  return j;
-}
-
 void run(const BenchNufftArgs& a) {
   NufftBenchOptions o;
   o.matrix = a.matrix;
@@ -91,10 +45,10 @@ void run(const BenchNufftArgs& a) {
   const auto res = run_nufft_bench(o, [&](const NufftBenchRow& r) {
     if (!quiet) fmt::print(stderr, "  {} {} tol {:.0e} sigma {} done\n", r.op, r.variant, r.tol, r.sigma);
   });
-  print(res);
+  print_nufft_table(res);
   if (!a.json.empty()) {
     make_parent_dir(a.json);
-    write_json(a.json, to_json(res));
+    write_json(a.json, nufft_json(res));
   }
 }
 
