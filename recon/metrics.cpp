@@ -15,16 +15,20 @@ void check_sizes(const char* what, std::size_t a, std::size_t b) {
                      "must be equal and non-zero");
 }
 
-// sum (|I| - I0)^2 and sum I0^2.
+// sum (|I| - I0)^2 and sum I0^2, over threads (scoring four 128^3 images
+// one voxel at a time took 0.1 s of the run's wall time).
 void magnitude_sums(const std::vector<cfloat>& image, const std::vector<float>& ref, double& err2,
                     double& ref2) {
-  err2 = 0.0;
-  ref2 = 0.0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    double d = std::abs(cdouble(image[i])) - double(ref[i]);
-    err2 += d * d;
-    ref2 += double(ref[i]) * ref[i];
+  double e = 0.0, r = 0.0;
+#pragma omp parallel for reduction(+ : e, r)
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(ref.size()); ++i) {
+    const double re = image[i].real(), im = image[i].imag();
+    const double d = std::sqrt(re * re + im * im) - double(ref[i]);
+    e += d * d;
+    r += double(ref[i]) * ref[i];
   }
+  err2 = e;
+  ref2 = r;
 }
 
 template <typename R>
