@@ -47,7 +47,7 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
                ro.lambda};
   std::fputs(results_table(res, info).c_str(), stdout);
   std::fflush(stdout);
-  write_outputs(plan, res, results_json(res, info));
+  write_outputs(plan, res, results_json(res, info), src.scan.geometry);
 }
 
 }  // namespace

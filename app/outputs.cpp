@@ -65,7 +65,7 @@ void write_plain_preview(const std::string& path, const ReconResult& res) {
   write_montage_png(path, rows, res.grid);
 }
 
-void write_h5(const std::string& path, const ReconResult& res) {
+void write_h5(const std::string& path, const ReconResult& res, const std::optional<ScanGeometry>& geometry) {
   RealVolumes mag;
   ComplexVolumes cplx;
   for (const MethodResult& m : res.methods) {
@@ -73,7 +73,7 @@ void write_h5(const std::string& path, const ReconResult& res) {
     cplx[dataset_name(m.name) + "_complex"] = m.image;
   }
   if (!res.reference.empty()) mag["phantom"] = res.reference;
-  write_image_h5(path, mag, cplx, res.grid);
+  write_image_h5(path, mag, cplx, res.grid, geometry);
 }
 
 }  // namespace
@@ -135,17 +135,19 @@ void write_named(const OutputSet& set, const std::string& name, F&& write) {
   }
 }
 
-void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohmann::json& report) {
+void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohmann::json& report,
+                   const std::optional<ScanGeometry>& geometry) {
   OutputSet& set = *plan.set;
   nlohmann::json j = report;
   nlohmann::json files = nlohmann::json::object();
   const MethodResult* it = find_method(res, "iterative");
   if (plan.formats.count("h5")) {
-    write_named(set, "images.h5", [&] { write_h5(set.file("images.h5"), res); });
+    write_named(set, "images.h5", [&] { write_h5(set.file("images.h5"), res, geometry); });
     files["images"] = set.dir() + "/images.h5";
   }
   if (plan.formats.count("nii") && it) {
-    write_named(set, "iterative.nii", [&] { write_nifti(set.file("iterative.nii"), magnitude(it->image), res.grid); });
+    write_named(set, "iterative.nii",
+                [&] { write_nifti(set.file("iterative.nii"), magnitude(it->image), res.grid, geometry); });
     files["nifti"] = set.dir() + "/iterative.nii";
   }
   if (plan.formats.count("cfl") && it) {
