@@ -49,7 +49,7 @@ Affine nifti_affine(const ImageGrid& g, const ScanGeometry& geometry) {
   for (int r = 0; r < 3; ++r) {
     a[r][3] = lps_to_ras[r] * geometry.position[r];
     for (int c = 0; c < 3; ++c) {
-      a[r][c] = lps_to_ras[r] * (*dirs[c])[r] * vox[c];
+      a[r][c] = lps_to_ras[r] * (*dirs[c])[r] * vox[c] + 0.0;  // + 0.0: no -0 in headers
       a[r][3] -= half[c] * a[r][c];  // voxel N/2 at the position
     }
   }

@@ -18,6 +18,7 @@
 
 #include "catch.hpp"
 #include "io/figures.hpp"
+#include "io/ismrmrd_io.hpp"
 #include "recon/qcache.hpp"
 #include "test_util.hpp"
 
@@ -407,6 +408,71 @@ TEST_CASE("nifti_tool reads our NIfTI: scanner-anatomical qform and sform, mm vo
   CHECK(values("srow_z")[0] == 0);
   CHECK(values("srow_z")[1] == 0);
 }
+
+#if defined(FHD_HAVE_ISMRMRD)
+TEST_CASE("nifti_tool reads the NIfTI of an oblique ISMRMRD scan with the scan's orientation",
+          "[outputs][nifti][geometry]") {
+  if (std::system("command -v nifti_tool >/dev/null 2>&1") != 0) FHD_SKIP("nifti_tool not installed (nifti-bin)");
+  const fs::path d = fresh("oblique"), in = fresh("oblique-in");
+  fs::create_directories(in);
+  const std::string plain = (in / "plain.mrd").string(), oblique = (in / "oblique.mrd").string();
+  REQUIRE(run_cli("--quiet synth --phantom shepp2d --matrix 16 --spokes 16 -o " + plain).code == 0);
+  // A sagittal slice: read along LPS +y (posterior), phase along -z (feet),
+  // slice = read x phase = -x (right); FOV 240 mm (15 mm voxels), 6 mm thick,
+  // centred at (12, -30, 45) mm LPS.
+  std::vector<fhd::Scan> coils = fhd::read_ismrmrd(plain);
+  fhd::ScanGeometry g;
+  g.fov_mm = {240, 240, 6};
+  g.position = {12, -30, 45};
+  g.read_dir = {0, 1, 0};
+  g.phase_dir = {0, 0, -1};
+  g.slice_dir = {-1, 0, 0};
+  for (fhd::Scan& c : coils) c.geometry = g;
+  fhd::write_ismrmrd(oblique, coils, 0);
+  CliRun r = run_cli("--input " + oblique + " --iters 3 --no-cache --quiet --save nii --out " + d.string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const std::string hdr = shell("nifti_tool -disp_hdr -infiles " + (d / "iterative.nii").string() +
+                                " -field pixdim -field qform_code -field sform_code -field srow_x -field srow_y"
+                                " -field srow_z -field qoffset_x -field qoffset_y -field qoffset_z");
+  INFO(hdr);
+  auto values = [&](const std::string& name) {
+    std::istringstream lines(hdr);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream words(line);
+      std::string w, off, n;
+      if (!(words >> w >> off >> n) || w != name) continue;
+      std::vector<double> v;
+      for (double x; words >> x;) v.push_back(x);
+      return v;
+    }
+    return std::vector<double>{};
+  };
+  // RAS = (-x, -y, z) of LPS. Columns: i = read * 15 -> (0, -15, 0), j = phase * 15
+  // -> (0, 0, -15), k = slice * 6 -> (6, 0, 0); voxel (8, 8, 0) at RAS (-12, 30, 45),
+  // so t = (-12, 30, 45) - 8 i - 8 j = (-12, 150, 165).
+  CHECK(values("pixdim") == std::vector<double>{1, 15, 15, 6, 0, 0, 0, 0});  // pixdim[0] = qfac = 1
+  CHECK(values("qform_code") == std::vector<double>{1});
+  CHECK(values("sform_code") == std::vector<double>{1});
+  CHECK(values("srow_x") == std::vector<double>{0, 0, 6, -12});
+  CHECK(values("srow_y") == std::vector<double>{-15, 0, 0, 150});
+  CHECK(values("srow_z") == std::vector<double>{0, -15, 0, 165});
+  CHECK(values("qoffset_x") == std::vector<double>{-12});
+  CHECK(values("qoffset_y") == std::vector<double>{150});
+  CHECK(values("qoffset_z") == std::vector<double>{165});
+  // The qform's matrix as niftiio rebuilds it from the quaternion.
+  const std::string nim = shell("nifti_tool -disp_nim -infiles " + (d / "iterative.nii").string() + " -field qto_xyz");
+  INFO(nim);
+  std::istringstream words(nim.substr(nim.find("qto_xyz")));
+  std::string name, off, n;
+  words >> name >> off >> n;
+  std::vector<double> q;
+  for (double x; words >> x;) q.push_back(x);
+  const std::vector<double> want = {0, 0, 6, -12, -15, 0, 0, 150, 0, -15, 0, 165, 0, 0, 0, 1};
+  REQUIRE(q.size() == want.size());
+  for (std::size_t i = 0; i < q.size(); ++i) CHECK(std::abs(q[i] - want[i]) < 1e-4);
+}
+#endif
 
 TEST_CASE("batch writes an overview sheet of its scans", "[outputs][batch]") {
   if (!fhd::figures_available()) FHD_SKIP("built without Cairo");
