@@ -69,6 +69,25 @@ void require_no_temporaries(const fs::path& d) {
     for (const auto& e : fs::directory_iterator(d)) CHECK(e.path().filename().string().find(".fhdtmp-") == std::string::npos);
 }
 
+struct PngInfo {
+  unsigned width = 0, height = 0;
+  std::size_t bytes = 0;
+};
+
+// A PNG's size from its IHDR chunk (big-endian width, height at bytes 16, 20).
+PngInfo png_info(const fs::path& path) {
+  REQUIRE(fs::exists(path));
+  std::ifstream f(path, std::ios::binary);
+  std::string b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  REQUIRE(b.size() > 24);
+  REQUIRE(b.compare(1, 3, "PNG") == 0);
+  auto be32 = [&](int at) {
+    return (unsigned(uint8_t(b[at])) << 24) | (unsigned(uint8_t(b[at + 1])) << 16) |
+           (unsigned(uint8_t(b[at + 2])) << 8) | unsigned(uint8_t(b[at + 3]));
+  };
+  return {be32(16), be32(20), b.size()};
+}
+
 // A good first set in a fresh directory; returns its bytes.
 std::map<std::string, std::string> good_set(const fs::path& d) {
   CliRun r = run_cli(kTiny + " --out " + d.string());
@@ -483,17 +502,27 @@ TEST_CASE("batch writes an overview sheet of its scans", "[outputs][batch]") {
   CliRun r = run_cli("--quiet batch " + (in / "a.h5").string() + " " + (in / "bad.h5").string() +
                      " --iters 3 --no-cache --out " + out.string());
   INFO(r.out);
-  const fs::path png = out / "overview.png";
-  REQUIRE(fs::exists(png));
-  std::ifstream f(png, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  REQUIRE(bytes.size() > 24);
-  CHECK(bytes.compare(1, 3, "PNG") == 0);
+  const PngInfo png = png_info(out / "overview.png");
   // Two tiles side by side: wider than one 200-pixel tile, and a few kB of drawing.
-  const unsigned w = (unsigned(uint8_t(bytes[16])) << 24) | (unsigned(uint8_t(bytes[17])) << 16) |
-                     (unsigned(uint8_t(bytes[18])) << 8) | unsigned(uint8_t(bytes[19]));
-  CHECK(w > 400);
-  CHECK(bytes.size() > 4000);
+  CHECK(png.width > 400);
+  CHECK(png.bytes > 4000);
+}
+
+TEST_CASE("the default run's montage and convergence plot are screen-sized PNGs", "[outputs][figures]") {
+  if (!fhd::figures_available()) FHD_SKIP("built without Cairo");
+  const fs::path d = fresh("figures");
+  CliRun r = run_cli(kTiny + " --out " + d.string());  // 16^2: 5 columns of one slice
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  // The plain gray montage of a 16^2 run is 16x52 pixels (three rows of one
+  // 16-pixel slice); the Cairo montage enlarges each tile
+  // to about 200 pixels, with titles and a colour bar.
+  const PngInfo montage = png_info(d / "montage.png"), conv = png_info(d / "convergence.png");
+  CHECK(montage.width > 5 * 150);
+  CHECK(montage.height > 150);
+  CHECK(conv.width >= 400);
+  CHECK(conv.height >= 250);
+  CHECK(conv.bytes > 4000);  // axes, two curves, labels: not a blank image
 }
 
 namespace {
