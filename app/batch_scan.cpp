@@ -40,7 +40,7 @@ BatchRow reconstruct_scan(const ScanJob& job) {
                  ro.lambda};
     json j = results_json(res, info);
     j["batch"] = {{"input", job.file}, {"options_fingerprint", job.fingerprint}, {"coils", coils.size()}};
-    write_outputs(plan, res, j);
+    write_outputs(plan, res, j, src.scan.geometry);
     BatchRow row;
     row.file = job.file;
     row.output = job.output;

@@ -39,13 +39,17 @@ void run(const ReconCommand& c, const std::string& command_line) {
 void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::string& command_line) {
   spdlog::debug("making the source");
   // The GPU's context (about 0.2 s) starts while the source is read or
-  // synthesized; a bad source still fails first, its message before any device's.
-  std::future<std::unique_ptr<Backend>> backend =
-      std::async(std::launch::async, [&c] { return select_backend(c.device, make_device_options(c.solver)); });
+  // synthesized; a bad source still fails first, and alone: the device line
+  // is logged here, after the source's.
+  std::string device_note;
+  std::future<std::unique_ptr<Backend>> backend = std::async(std::launch::async, [&c, &device_note] {
+    return select_backend(c.device, make_device_options(c.solver), &device_note);
+  });
   Source src = make_source(c.source);
   spdlog::info("source: {}", src.description);
   check_dcf_option(c.solver.dcf, !c.solver.no_gridding, src.scan, c.source.input.empty() ? "--phantom" : c.source.input);
   std::unique_ptr<Backend> be = backend.get();
+  if (!device_note.empty()) spdlog::info("{}", device_note);
   spdlog::debug("backend ready: {}", be->name());
   Progress progress(!global_options().quiet);
   ReconOptions ro = make_recon_options(c.solver, src.phantom.get(), progress);
@@ -54,7 +58,7 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
                ro.lambda};
   std::fputs(results_table(res, info).c_str(), stdout);
   std::fflush(stdout);
-  write_outputs(plan, res, results_json(res, info));
+  write_outputs(plan, res, results_json(res, info), src.scan.geometry);
   spdlog::debug("outputs written");
 }
 

@@ -40,18 +40,24 @@ void configure_cuda_loading() {
 #endif
 }
 
-std::unique_ptr<Backend> select_backend(const std::string& device, const DeviceOptions& options) {
+std::unique_ptr<Backend> select_backend(const std::string& device, const DeviceOptions& options, std::string* note) {
+  auto say = [note](const std::string& line) {
+    if (note)
+      *note = line;
+    else
+      spdlog::info("{}", line);
+  };
   std::string why;
   if (device == "cpu") return make_cpu_backend();
   bool gpu = gpu_available(&why);
   if (device == "gpu" && !gpu) throw DeviceError("--device gpu: no usable GPU: " + why);
   if (gpu) {
 #ifdef FHD_HAVE_CUDA
-    spdlog::info("device: GPU {}", why);
+    say("device: GPU " + why);
     return make_gpu_backend(0, GpuOptions{options.tune_dir});
 #endif
   }
-  spdlog::info("device: CPU (no usable GPU: {})", why);
+  say("device: CPU (no usable GPU: " + why + ")");
   return make_cpu_backend();
 }
 

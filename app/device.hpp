@@ -19,7 +19,10 @@ struct DeviceOptions {
 
 // --device auto|cpu|gpu. auto takes a usable GPU and says which, else the CPU
 // and says why; gpu without a usable one throws DeviceError.
-std::unique_ptr<Backend> select_backend(const std::string& device, const DeviceOptions& options = {});
+// With `note`, the line that says which device was chosen is stored there
+// instead of logged (for a caller that logs it later, from its own thread).
+std::unique_ptr<Backend> select_backend(const std::string& device, const DeviceOptions& options = {},
+                                        std::string* note = nullptr);
 
 // One line on why no GPU can be used, or the GPU's description.
 bool gpu_available(std::string* why);

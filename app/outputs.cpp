@@ -68,7 +68,7 @@ void write_plain_preview(const std::string& path, const ReconResult& res) {
   write_montage_png(path, rows, res.grid);
 }
 
-void write_h5(const std::string& path, const ReconResult& res) {
+void write_h5(const std::string& path, const ReconResult& res, const std::optional<ScanGeometry>& geometry) {
   RealVolumes mag;
   ComplexVolumes cplx;
   for (const MethodResult& m : res.methods) {
@@ -76,7 +76,7 @@ void write_h5(const std::string& path, const ReconResult& res) {
     cplx[dataset_name(m.name) + "_complex"] = m.image;
   }
   if (!res.reference.empty()) mag["phantom"] = res.reference;
-  write_image_h5(path, mag, cplx, res.grid);
+  write_image_h5(path, mag, cplx, res.grid, geometry);
 }
 
 }  // namespace
@@ -170,17 +170,18 @@ void run_output_tasks(const OutputSet& set, const std::vector<OutputTask>& tasks
 }
 
 // The tasks --save asks for; staging paths are taken here, on one thread.
-std::vector<OutputTask> output_tasks(const OutputPlan& plan, const ReconResult& res, nlohmann::json& files) {
+std::vector<OutputTask> output_tasks(const OutputPlan& plan, const ReconResult& res,
+                                     const std::optional<ScanGeometry>& geometry, nlohmann::json& files) {
   OutputSet& set = *plan.set;
   std::vector<OutputTask> tasks;
   const MethodResult* it = find_method(res, "iterative");
   if (plan.formats.count("h5")) {
-    tasks.push_back({"images.h5", [path = set.file("images.h5"), &res] { write_h5(path, res); }});
+    tasks.push_back({"images.h5", [path = set.file("images.h5"), &res, &geometry] { write_h5(path, res, geometry); }});
     files["images"] = set.dir() + "/images.h5";
   }
   if (plan.formats.count("nii") && it) {
-    tasks.push_back({"iterative.nii", [path = set.file("iterative.nii"), &res, it] {
-                       write_nifti(path, magnitude(it->image), res.grid);
+    tasks.push_back({"iterative.nii", [path = set.file("iterative.nii"), &res, it, &geometry] {
+                       write_nifti(path, magnitude(it->image), res.grid, geometry);
                      }});
     files["nifti"] = set.dir() + "/iterative.nii";
   }
@@ -204,11 +205,12 @@ std::vector<OutputTask> output_tasks(const OutputPlan& plan, const ReconResult& 
   return tasks;
 }
 
-void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohmann::json& report) {
+void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohmann::json& report,
+                   const std::optional<ScanGeometry>& geometry) {
   OutputSet& set = *plan.set;
   nlohmann::json j = report;
   nlohmann::json files = nlohmann::json::object();
-  run_output_tasks(set, output_tasks(plan, res, files));
+  run_output_tasks(set, output_tasks(plan, res, geometry, files));
   if (!files.empty()) j["outputs"] = files;
   if (plan.json.empty()) write_json(set.file("report.json"), j);
   const auto t0 = std::chrono::steady_clock::now();

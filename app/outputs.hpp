@@ -34,7 +34,10 @@ void add_output_options(CLI::App& cmd, OutputOptions& o);
 // creates and locks DIR (or throws InputError naming it).
 OutputPlan plan_outputs(const OutputOptions& o);
 // Writes the set and swaps it into place (then the --json file, if separate).
-void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohmann::json& report);
+// `geometry` (the scan's, when its file states one) places the NIfTI and
+// sizes the voxels of images.h5; none = default_geometry (core/geometry.hpp).
+void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohmann::json& report,
+                   const std::optional<ScanGeometry>& geometry = std::nullopt);
 // After a failed run: drops the staging files and DIR if planning made it.
 void discard_outputs(OutputPlan& plan) noexcept;
 

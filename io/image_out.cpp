@@ -27,23 +27,39 @@ void check_volume(const std::string& path, const std::string& name, std::size_t 
                      "must equal the grid's " + std::to_string(g.voxels()) + " voxels");
 }
 
-void check_fov(const std::string& path, const FovMm& fov) {
+void check_geometry(const std::string& path, const ScanGeometry& g) {
   for (int a = 0; a < 3; ++a)
-    if (!(fov[a] > 0) || !std::isfinite(fov[a]))
-      throw InputError(path, "fov_mm[" + std::to_string(a) + "]", std::to_string(fov[a]), "must be finite and > 0");
-}
-
-FovMm voxel_size_mm(const ImageGrid& g, const FovMm& fov) {
-  const double dx = fov[0] / g.nx;
-  // A 2D image has no slice thickness of its own: use the in-plane voxel size.
-  return {dx, fov[1] / g.ny, g.is3d() ? fov[2] / g.nz : dx};
+    if (!(g.fov_mm[a] > 0) || !std::isfinite(g.fov_mm[a]))
+      throw InputError(path, "fov_mm[" + std::to_string(a) + "]", std::to_string(g.fov_mm[a]), "must be finite and > 0");
 }
 
 }  // namespace
 
+FovMm voxel_size_mm(const ImageGrid& g, const ScanGeometry& geometry) {
+  const FovMm& fov = geometry.fov_mm;
+  return {fov[0] / g.nx, fov[1] / g.ny, fov[2] / g.nz};
+}
+
+Affine nifti_affine(const ImageGrid& g, const ScanGeometry& geometry) {
+  const FovMm vox = voxel_size_mm(g, geometry);
+  const Vec3* dirs[3] = {&geometry.read_dir, &geometry.phase_dir, &geometry.slice_dir};
+  const int half[3] = {g.nx / 2, g.ny / 2, g.nz / 2};
+  const double lps_to_ras[3] = {-1, -1, 1};
+  Affine a{};
+  for (int r = 0; r < 3; ++r) {
+    a[r][3] = lps_to_ras[r] * geometry.position[r];
+    for (int c = 0; c < 3; ++c) {
+      a[r][c] = lps_to_ras[r] * (*dirs[c])[r] * vox[c] + 0.0;  // + 0.0: no -0 in headers
+      a[r][3] -= half[c] * a[r][c];  // voxel N/2 at the position
+    }
+  }
+  return a;
+}
+
 void write_image_h5(const std::string& path, const RealVolumes& magnitude, const ComplexVolumes& complex,
-                    const ImageGrid& grid, const FovMm& fov_mm) {
-  check_fov(path, fov_mm);
+                    const ImageGrid& grid, const std::optional<ScanGeometry>& geometry) {
+  const ScanGeometry geom = geometry ? *geometry : default_geometry(grid);
+  check_geometry(path, geom);
   h5::QuietErrors quiet;
   AtomicOutput out(path);
   {
@@ -62,7 +78,7 @@ void write_image_h5(const std::string& path, const RealVolumes& magnitude, const
     }
     const int matrix[3] = {grid.nx, grid.ny, grid.nz};
     h5::write_attr(f.get(), "matrix", H5T_NATIVE_INT, H5T_STD_I32LE, 3, matrix);
-    const FovMm vox = voxel_size_mm(grid, fov_mm);
+    const FovMm vox = voxel_size_mm(grid, geom);
     h5::write_attr(f.get(), "voxel_size_mm", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 3, vox.data());
     h5::write_string_attr(f.get(), "axes", "dataset dims are [z, y, x]; x fastest");
     h5::check(H5Fflush(f.get(), H5F_SCOPE_GLOBAL), "flush " + path);
@@ -72,16 +88,37 @@ void write_image_h5(const std::string& path, const RealVolumes& magnitude, const
 }
 
 #if defined(FHD_HAVE_NIFTI)
+namespace {
+
+// qform (a rotation, qfac and the voxel sizes) and sform (the matrix) of one affine.
+void set_orientation(nifti_image* nim, const Affine& a) {
+  mat44 m{};
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 4; ++c) m.m[r][c] = float(a[r][c]);
+  m.m[3][3] = 1;
+  nim->qform_code = NIFTI_XFORM_SCANNER_ANAT;
+  nifti_mat44_to_quatern(m, &nim->quatern_b, &nim->quatern_c, &nim->quatern_d, &nim->qoffset_x, &nim->qoffset_y,
+                         &nim->qoffset_z, nullptr, nullptr, nullptr, &nim->qfac);
+  nim->qto_xyz = nifti_quatern_to_mat44(nim->quatern_b, nim->quatern_c, nim->quatern_d, nim->qoffset_x,
+                                        nim->qoffset_y, nim->qoffset_z, nim->dx, nim->dy, nim->dz, nim->qfac);
+  // The same affine as sform too: viewers that read only one of them agree.
+  nim->sform_code = NIFTI_XFORM_SCANNER_ANAT;
+  nim->sto_xyz = m;
+}
+
+}  // namespace
+
 void write_nifti(const std::string& path, const std::vector<float>& magnitude, const ImageGrid& grid,
-                 const FovMm& fov_mm) {
+                 const std::optional<ScanGeometry>& geometry) {
+  const ScanGeometry geom = geometry ? *geometry : default_geometry(grid);
   check_volume(path, "volume", magnitude.size(), grid);
-  check_fov(path, fov_mm);
+  check_geometry(path, geom);
   auto ends = [&](const std::string& e) {
     return path.size() > e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
   };
   if (!ends(".nii") && !ends(".nii.gz"))
     throw InputError(path, "file name", path, "NIfTI output must end in .nii or .nii.gz");
-  const FovMm vox = voxel_size_mm(grid, fov_mm);
+  const FovMm vox = voxel_size_mm(grid, geom);
   // Always 3 dims: a 2D image is one slice (nz = 1), as scanners write it.
   int dims[8] = {3, grid.nx, grid.ny, grid.nz, 1, 1, 1, 1};
   nifti_image* nim = nifti_make_new_nim(dims, NIFTI_TYPE_FLOAT32, 1);
@@ -91,18 +128,7 @@ void write_nifti(const std::string& path, const std::vector<float>& magnitude, c
   nim->dy = nim->pixdim[2] = float(vox[1]);
   nim->dz = nim->pixdim[3] = float(vox[2]);
   nim->xyz_units = NIFTI_UNITS_MM;
-  // Scanner coordinates, no rotation, voxel N/2 (our origin, docs/conventions.md) at 0 mm.
-  nim->qform_code = NIFTI_XFORM_SCANNER_ANAT;
-  nim->quatern_b = nim->quatern_c = nim->quatern_d = 0;
-  nim->qfac = 1;
-  nim->qoffset_x = float(-(grid.nx / 2) * vox[0]);
-  nim->qoffset_y = float(-(grid.ny / 2) * vox[1]);
-  nim->qoffset_z = float(-(grid.nz / 2) * vox[2]);
-  nim->qto_xyz = nifti_quatern_to_mat44(0, 0, 0, nim->qoffset_x, nim->qoffset_y, nim->qoffset_z, nim->dx, nim->dy,
-                                        nim->dz, nim->qfac);
-  // The same affine as sform too: viewers that read only one of them agree.
-  nim->sform_code = NIFTI_XFORM_SCANNER_ANAT;
-  nim->sto_xyz = nim->qto_xyz;
+  set_orientation(nim, nifti_affine(grid, geom));
   AtomicOutput out(path);
   const bool named = nifti_set_filenames(nim, out.tmp().c_str(), 0, 1) == 0;
   if (named) nifti_image_write(nim);  // void: success is checked through the file
@@ -116,7 +142,8 @@ void write_nifti(const std::string& path, const std::vector<float>& magnitude, c
   out.commit();
 }
 #else
-void write_nifti(const std::string& path, const std::vector<float>&, const ImageGrid&, const FovMm&) {
+void write_nifti(const std::string& path, const std::vector<float>&, const ImageGrid&,
+                 const std::optional<ScanGeometry>&) {
   throw InputError(path, "format", "nifti", "this build has no NIfTI support (niftiio not found)");
 }
 #endif

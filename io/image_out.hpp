@@ -6,9 +6,11 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/geometry.hpp"
 #include "core/units.hpp"
 #include "recon/types.hpp"
 
@@ -22,14 +24,26 @@ using ComplexVolumes = std::map<std::string, std::vector<cfloat>>;
 // ones the compound {r, i} of float32 (h5py's complex64). Root attributes:
 // matrix int32[3] = (nx, ny, nz), voxel_size_mm float64[3] = fov_mm / N.
 // Names must be non-empty without '/'; sizes must equal grid.voxels().
+// No geometry = default_geometry(grid) (core/geometry.hpp).
 void write_image_h5(const std::string& path, const RealVolumes& magnitude, const ComplexVolumes& complex,
-                    const ImageGrid& grid, const FovMm& fov_mm = kDefaultFov);
+                    const ImageGrid& grid, const std::optional<ScanGeometry>& geometry = std::nullopt);
+
+// Voxel size per axis in mm: geometry.fov_mm / N.
+FovMm voxel_size_mm(const ImageGrid& grid, const ScanGeometry& geometry);
+
+// The NIfTI affine (RAS+, mm) of a grid placed by `geometry` (LPS): row r is
+// (R_r0, R_r1, R_r2, t_r) with x_ras = R * (i, j, k) + t. Columns are the
+// direction cosines times the voxel size with x and y negated (LPS -> RAS);
+// t puts voxel N/2 at the position.
+using Affine = std::array<std::array<double, 4>, 3>;
+Affine nifti_affine(const ImageGrid& grid, const ScanGeometry& geometry);
 
 // NIfTI-1 single file (.nii or .nii.gz), FLOAT32, dims (nx, ny, nz) (nz = 1 in 2D),
-// pixdim = fov_mm / N in mm (a 2D image gets the x voxel size as slice
-// thickness), qform = scanner, identity rotation, voxel (N/2) at 0 mm.
+// pixdim = fov_mm / N in mm, qform and sform = nifti_affine (scanner
+// anatomical). No geometry = default_geometry(grid): 256 mm, identity
+// rotation, voxel (N/2) at 0 mm.
 void write_nifti(const std::string& path, const std::vector<float>& magnitude, const ImageGrid& grid,
-                 const FovMm& fov_mm = kDefaultFov);
+                 const std::optional<ScanGeometry>& geometry = std::nullopt);
 
 // 8-bit grayscale image, row 0 at the top.
 struct GrayImage {

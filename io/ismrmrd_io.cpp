@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
+#include <optional>
 #include <sstream>
 
 #include "io/atomic_file.hpp"
@@ -225,6 +227,62 @@ void attach_noise(const std::string& path, std::vector<std::vector<cfloat>>& noi
   }
 }
 
+// ---- geometry (docs/formats.md "Geometry"): FOV from the header, position
+// and directions from the first data acquisition (patient LPS) ----
+
+// The header is packed (2-byte alignment): its float arrays are read and
+// written element by element through the struct, never through a reference.
+#define FHD_VEC3(h, member) Vec3{(h).member[0], (h).member[1], (h).member[2]}
+#define FHD_SET_VEC3(h, member, v) ((h).member[0] = float((v)[0]), (h).member[1] = float((v)[1]), (h).member[2] = float((v)[2]))
+
+bool is_zero(const Vec3& v) { return v[0] == 0 && v[1] == 0 && v[2] == 0; }
+
+std::string vec_string(const Vec3& v) {
+  std::ostringstream o;
+  o << "(" << v[0] << ", " << v[1] << ", " << v[2] << ")";
+  return o.str();
+}
+
+// Unit length and orthogonal to `others` within float rounding of a scanner's header.
+void check_direction(const std::string& path, const std::string& field, const Vec3& v,
+                     std::initializer_list<const Vec3*> others) {
+  constexpr double tol = 1e-3;
+  const double len = std::sqrt(dot(v, v));
+  if (!std::isfinite(len) || std::abs(len - 1) > tol)
+    throw InputError(path, field, vec_string(v), "must be a unit vector (direction cosines)");
+  for (const Vec3* o : others)
+    if (std::abs(dot(v, *o)) > tol) throw InputError(path, field, vec_string(v), "must be orthogonal to the other directions");
+}
+
+ScanGeometry read_geometry(const ISMRMRD::IsmrmrdHeader& h, const ISMRMRD::AcquisitionHeader& a, std::uint32_t index,
+                           const std::string& path) {
+  ScanGeometry g;
+  const auto& fov = h.encoding[0].encodedSpace.fieldOfView_mm;
+  const float f[3] = {fov.x, fov.y, fov.z};
+  for (int i = 0; i < 3; ++i) {
+    if (!(f[i] > 0) || !std::isfinite(f[i]))
+      throw InputError(path, std::string("/dataset/xml encoding[0].encodedSpace.fieldOfView_mm.") + "xyz"[i],
+                       std::to_string(f[i]), "must be finite and > 0 (mm)");
+    g.fov_mm[i] = f[i];
+  }
+  const std::string field = "/dataset/data[" + std::to_string(index) + "].";
+  g.position = FHD_VEC3(a, position);
+  for (double p : g.position)
+    if (!std::isfinite(p)) throw InputError(path, field + "position", vec_string(g.position), "must be finite (mm)");
+  const Vec3 read = FHD_VEC3(a, read_dir), phase = FHD_VEC3(a, phase_dir), slice = FHD_VEC3(a, slice_dir);
+  if (is_zero(read) && is_zero(phase) && is_zero(slice)) return g;  // not recorded: the default axes
+  check_direction(path, field + "read_dir", read, {});
+  check_direction(path, field + "phase_dir", phase, {&read});
+  g.read_dir = read;
+  g.phase_dir = phase;
+  g.slice_dir = cross(read, phase);  // what a 2D file that leaves slice_dir empty means
+  if (!is_zero(slice)) {
+    check_direction(path, field + "slice_dir", slice, {&read, &phase});
+    g.slice_dir = slice;
+  }
+  return g;
+}
+
 ISMRMRD::TrajectoryType trajectory_type(const Scan& s) {
   auto it = s.provenance.find("trajectory");
   const std::string kind = it == s.provenance.end() ? "" : it->second;
@@ -234,14 +292,14 @@ ISMRMRD::TrajectoryType trajectory_type(const Scan& s) {
   return ISMRMRD::TrajectoryType::OTHER;
 }
 
-std::string header_xml(const Scan& s, std::size_t acquisitions, const FovMm& fov) {
+std::string header_xml(const Scan& s, std::size_t acquisitions, const ScanGeometry& geom) {
   ISMRMRD::IsmrmrdHeader h;
   h.experimentalConditions.H1resonanceFrequency_Hz = 63870000;  // required field; 1.5 T, not used by us
   ISMRMRD::Encoding e;
   const ImageGrid& g = s.grid;
   e.encodedSpace.matrixSize = ISMRMRD::MatrixSize(g.nx, g.ny, g.nz);
-  // A 2D grid's slice thickness: the in-plane voxel size (as the NIfTI writer).
-  e.encodedSpace.fieldOfView_mm = {float(fov[0]), float(fov[1]), float(g.is3d() ? fov[2] : fov[0] / g.nx)};
+  const FovMm& fov = geom.fov_mm;  // a 2D grid's fov[2] is its slice thickness
+  e.encodedSpace.fieldOfView_mm = {float(fov[0]), float(fov[1]), float(fov[2])};
   e.reconSpace = e.encodedSpace;
   e.encodingLimits.kspace_encoding_step_1 = ISMRMRD::Limit(0, std::uint16_t(acquisitions - 1), 0);
   e.trajectory = trajectory_type(s);
@@ -304,6 +362,12 @@ void write_acquisitions(ISMRMRD::Dataset& d, const std::vector<Scan>& coils, std
     head.scan_counter = std::uint32_t(a);
     head.idx.kspace_encode_step_1 = std::uint16_t(a);
     head.available_channels = std::uint16_t(coils.size());
+    if (first.geometry) {  // otherwise left zero: no orientation claimed
+      FHD_SET_VEC3(head, position, first.geometry->position);
+      FHD_SET_VEC3(head, read_dir, first.geometry->read_dir);
+      FHD_SET_VEC3(head, phase_dir, first.geometry->phase_dir);
+      FHD_SET_VEC3(head, slice_dir, first.geometry->slice_dir);
+    }
     acq.setHead(head);
     for (std::size_t c = 0; c < coils.size(); ++c) acq.setChannelActive(std::uint16_t(c));
     if (a == 0) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_FIRST_IN_SLICE);
@@ -329,6 +393,7 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, co
   std::vector<Scan> coils;
   std::vector<std::vector<cfloat>> noise;
   ImageGrid grid;
+  std::optional<ScanGeometry> geometry;
   ISMRMRD::IsmrmrdHeader h;
   try {
     ISMRMRD::Dataset d(path.c_str(), "dataset", false);
@@ -347,10 +412,12 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, co
     ISMRMRD::Acquisition acq;
     for (std::uint32_t i = 0; i < n; ++i) {
       d.readAcquisition(i, acq);
-      if (acq.isFlagSet(ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT))
+      if (acq.isFlagSet(ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT)) {
         take_noise(acq, i, path, noise);
-      else
-        take_acquisition(acq, i, path, coils, scale);
+        continue;
+      }
+      if (!geometry) geometry = read_geometry(h, acq.getHead(), i, path);
+      take_acquisition(acq, i, path, coils, scale);
     }
   } catch (const InputError&) {
     throw;
@@ -365,6 +432,7 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, co
   for (std::size_t c = 0; c < coils.size(); ++c) {
     Scan& s = coils[c];
     s.grid = grid;
+    s.geometry = geometry;
     validate_scan(s, path, {"/dataset/data sample", "/dataset/data sample (channel " + std::to_string(c) + ")", "phi",
                             "dcf", "matrix"});
     s.provenance = {{"source", "ismrmrd"}, {"coil", std::to_string(c)}, {"coils", std::to_string(coils.size())}};
@@ -400,7 +468,8 @@ void write_ismrmrd(const std::string& path, const std::vector<Scan>& coils, int 
   const std::size_t noise_chunk = std::min<std::size_t>(r, 65535);
   try {
     ISMRMRD::Dataset d(out.tmp().c_str(), "dataset", true);
-    d.writeHeader(header_xml(coils[0], coils[0].traj.size() / r, fov_mm));
+    const ScanGeometry geom = coils[0].geometry ? *coils[0].geometry : default_geometry(coils[0].grid, fov_mm);
+    d.writeHeader(header_xml(coils[0], coils[0].traj.size() / r, geom));
     write_noise(d, coils, noise_chunk);
     write_acquisitions(d, coils, r);
   } catch (const InputError&) {

@@ -27,6 +27,10 @@ namespace fhd {
 // header is checked against the stored traj/data lengths (HDF5, directly) and
 // the totals against memory before libismrmrd reads anything; `check`, if
 // given, is called with the grid, samples per coil and coils before the samples are read.
+// Scan::geometry: the encoded FOV (header, finite > 0) with the first data
+// acquisition's position and read/phase/slice directions (LPS; all zero = not
+// recorded: the default axes; otherwise unit and orthogonal, slice_dir zero =
+// read x phase).
 std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj = false, const SizeCheck& check = {});
 
 // Writes coils (sharing coils[0]'s trajectory) as acquisitions of `readout`
@@ -34,7 +38,9 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj = f
 // (16-bit, <= 65535) and divide the sample count. Scan provenance goes to
 // userParameterString "provenance.<key>" and comes back on reading. The coils'
 // noise samples (Scan::noise, equal counts) are written first as noise
-// acquisitions of up to `readout` samples.
+// acquisitions of up to `readout` samples. coils[0].geometry, when set, gives
+// the header's FOV and every acquisition's position and directions (fov_mm is
+// then unused); otherwise the FOV is fov_mm and the directions are left zero.
 void write_ismrmrd(const std::string& path, const std::vector<Scan>& coils, int readout,
                    const FovMm& fov_mm = kDefaultFov);
 

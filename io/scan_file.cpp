@@ -73,8 +73,10 @@ void check_coils(const std::string& path, const std::vector<const Scan*>& coils)
   }
 }
 
-void write_coils(const std::string& path, const std::vector<const Scan*>& coils, const std::array<float, 3>& fov) {
+void write_coils(const std::string& path, const std::vector<const Scan*>& coils, std::array<float, 3> fov) {
   if (coils.empty()) throw InputError(path, "coils", "0", "nothing to write");
+  if (const auto& g = coils[0]->geometry)  // the file holds the FOV (mm), not the orientation
+    fov = {float(g->fov_mm[0]), float(g->fov_mm[1]), float(g->fov_mm[2])};
   validate_scan(*coils[0], path);  // never write a file our own reader would refuse
   check_coils(path, coils);
   for (float v : fov)
@@ -316,6 +318,10 @@ std::vector<Scan> read_scan_coils(const std::string& path, std::array<float, 3>*
       throw InputError(path, "attribute fov[" + std::to_string(a) + "]", std::to_string(fv[a]), "must be finite and > 0");
   if (fov) *fov = fv;
   validate_grid(s.grid, path, "attribute matrix");
+  if (fv != std::array<float, 3>{1, 1, 1}) {  // (1, 1, 1): unitless, no physical size known
+    s.geometry = ScanGeometry{};
+    s.geometry->fov_mm = {fv[0], fv[1], fv[2]};
+  }
   const std::size_t m = r.samples();
   const std::size_t nc = r.coil_count(m);
   if (check) check(s.grid, m, nc);

@@ -22,8 +22,11 @@ constexpr const char* kScanSchemaVersion = "1.0";
 // single-coil file stays exactly what 1.0 readers know.
 constexpr const char* kScanSchemaVersionCoils = "1.1";
 
-// Writes atomically (temporary + rename). `fov` is metadata only (1 = unitless):
-// k is in cycles/FOV whatever its physical size.
+// Writes atomically (temporary + rename). `fov` (mm; 1, 1, 1 = unitless) is
+// metadata: k is in cycles/FOV whatever its physical size. A scan with a
+// geometry writes its fov_mm instead (its position and directions have no place
+// in this format). Reading, a fov other than (1, 1, 1) becomes Scan::geometry
+// with that FOV and the default axes (core/geometry.hpp).
 void write_scan(const std::string& path, const Scan& scan, const std::array<float, 3>& fov = {1, 1, 1});
 
 // Several coils sharing coils[0]'s grid and trajectory (their own trajectories,

@@ -4,9 +4,11 @@
 #include <complex>
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/geometry.hpp"
 #include "core/trajectory.hpp"
 #include "core/types.hpp"
 
@@ -21,6 +23,10 @@ struct Scan {
   std::vector<float> dcf;    // density weights for gridding; empty = compute
   std::vector<cfloat> noise; // this coil's noise-only samples (noise calibration); empty = none
   std::map<std::string, std::string> provenance;  // "phantom", "trajectory", "seed", ...
+  // Field of view and orientation in the patient, when the file states them
+  // (ISMRMRD: FOV and directions; fhdrecon HDF5: FOV only). Empty = unknown:
+  // outputs use default_geometry (256 mm, image axes along RAS, centre at 0).
+  std::optional<ScanGeometry> geometry;
 };
 
 }  // namespace fhd

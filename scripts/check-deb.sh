@@ -4,9 +4,12 @@
 # Needs root, a Debian mirror and a few minutes, so it is not part of CI
 # (scripts/test.sh); run it by hand before a release.
 #   scripts/check-deb.sh [fhdrecon_*.deb]    (default: cpack in $BUILD, a CPU build)
+# The default BUILD is build-cpu, configured with FHD_CUDA=OFF: a CUDA build's
+# package depends on NVIDIA's CUDA packages, which a fresh Debian root lacks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
+BUILD=${BUILD:-build-cpu}
+export BUILD CMAKE_ARGS="-DFHD_CUDA=OFF ${CMAKE_ARGS:-}"
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 deb=${1:-}
 if [[ -z $deb ]]; then

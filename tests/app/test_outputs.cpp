@@ -18,6 +18,7 @@
 
 #include "catch.hpp"
 #include "io/figures.hpp"
+#include "io/ismrmrd_io.hpp"
 #include "recon/qcache.hpp"
 #include "test_util.hpp"
 
@@ -66,6 +67,25 @@ void require_no_temporaries(const fs::path& d) {
     CHECK(e.path().filename().string().rfind(prefix, 0) != 0);
   if (fs::exists(d))
     for (const auto& e : fs::directory_iterator(d)) CHECK(e.path().filename().string().find(".fhdtmp-") == std::string::npos);
+}
+
+struct PngInfo {
+  unsigned width = 0, height = 0;
+  std::size_t bytes = 0;
+};
+
+// A PNG's size from its IHDR chunk (big-endian width, height at bytes 16, 20).
+PngInfo png_info(const fs::path& path) {
+  REQUIRE(fs::exists(path));
+  std::ifstream f(path, std::ios::binary);
+  std::string b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  REQUIRE(b.size() > 24);
+  REQUIRE(b.compare(1, 3, "PNG") == 0);
+  auto be32 = [&](int at) {
+    return (unsigned(uint8_t(b[at])) << 24) | (unsigned(uint8_t(b[at + 1])) << 16) |
+           (unsigned(uint8_t(b[at + 2])) << 8) | unsigned(uint8_t(b[at + 3]));
+  };
+  return {be32(16), be32(20), b.size()};
 }
 
 // A good first set in a fresh directory; returns its bytes.
@@ -408,6 +428,71 @@ TEST_CASE("nifti_tool reads our NIfTI: scanner-anatomical qform and sform, mm vo
   CHECK(values("srow_z")[1] == 0);
 }
 
+#if defined(FHD_HAVE_ISMRMRD)
+TEST_CASE("nifti_tool reads the NIfTI of an oblique ISMRMRD scan with the scan's orientation",
+          "[outputs][nifti][geometry]") {
+  if (std::system("command -v nifti_tool >/dev/null 2>&1") != 0) FHD_SKIP("nifti_tool not installed (nifti-bin)");
+  const fs::path d = fresh("oblique"), in = fresh("oblique-in");
+  fs::create_directories(in);
+  const std::string plain = (in / "plain.mrd").string(), oblique = (in / "oblique.mrd").string();
+  REQUIRE(run_cli("--quiet synth --phantom shepp2d --matrix 16 --spokes 16 -o " + plain).code == 0);
+  // A sagittal slice: read along LPS +y (posterior), phase along -z (feet),
+  // slice = read x phase = -x (right); FOV 240 mm (15 mm voxels), 6 mm thick,
+  // centred at (12, -30, 45) mm LPS.
+  std::vector<fhd::Scan> coils = fhd::read_ismrmrd(plain);
+  fhd::ScanGeometry g;
+  g.fov_mm = {240, 240, 6};
+  g.position = {12, -30, 45};
+  g.read_dir = {0, 1, 0};
+  g.phase_dir = {0, 0, -1};
+  g.slice_dir = {-1, 0, 0};
+  for (fhd::Scan& c : coils) c.geometry = g;
+  fhd::write_ismrmrd(oblique, coils, 0);
+  CliRun r = run_cli("--input " + oblique + " --iters 3 --no-cache --quiet --save nii --out " + d.string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const std::string hdr = shell("nifti_tool -disp_hdr -infiles " + (d / "iterative.nii").string() +
+                                " -field pixdim -field qform_code -field sform_code -field srow_x -field srow_y"
+                                " -field srow_z -field qoffset_x -field qoffset_y -field qoffset_z");
+  INFO(hdr);
+  auto values = [&](const std::string& name) {
+    std::istringstream lines(hdr);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream words(line);
+      std::string w, off, n;
+      if (!(words >> w >> off >> n) || w != name) continue;
+      std::vector<double> v;
+      for (double x; words >> x;) v.push_back(x);
+      return v;
+    }
+    return std::vector<double>{};
+  };
+  // RAS = (-x, -y, z) of LPS. Columns: i = read * 15 -> (0, -15, 0), j = phase * 15
+  // -> (0, 0, -15), k = slice * 6 -> (6, 0, 0); voxel (8, 8, 0) at RAS (-12, 30, 45),
+  // so t = (-12, 30, 45) - 8 i - 8 j = (-12, 150, 165).
+  CHECK(values("pixdim") == std::vector<double>{1, 15, 15, 6, 0, 0, 0, 0});  // pixdim[0] = qfac = 1
+  CHECK(values("qform_code") == std::vector<double>{1});
+  CHECK(values("sform_code") == std::vector<double>{1});
+  CHECK(values("srow_x") == std::vector<double>{0, 0, 6, -12});
+  CHECK(values("srow_y") == std::vector<double>{-15, 0, 0, 150});
+  CHECK(values("srow_z") == std::vector<double>{0, -15, 0, 165});
+  CHECK(values("qoffset_x") == std::vector<double>{-12});
+  CHECK(values("qoffset_y") == std::vector<double>{150});
+  CHECK(values("qoffset_z") == std::vector<double>{165});
+  // The qform's matrix as niftiio rebuilds it from the quaternion.
+  const std::string nim = shell("nifti_tool -disp_nim -infiles " + (d / "iterative.nii").string() + " -field qto_xyz");
+  INFO(nim);
+  std::istringstream words(nim.substr(nim.find("qto_xyz")));
+  std::string name, off, n;
+  words >> name >> off >> n;
+  std::vector<double> q;
+  for (double x; words >> x;) q.push_back(x);
+  const std::vector<double> want = {0, 0, 6, -12, -15, 0, 0, 150, 0, -15, 0, 165, 0, 0, 0, 1};
+  REQUIRE(q.size() == want.size());
+  for (std::size_t i = 0; i < q.size(); ++i) CHECK(std::abs(q[i] - want[i]) < 1e-4);
+}
+#endif
+
 TEST_CASE("batch writes an overview sheet of its scans", "[outputs][batch]") {
   if (!fhd::figures_available()) FHD_SKIP("built without Cairo");
   const fs::path in = fresh("sheet-in"), out = fresh("sheet-out");
@@ -417,17 +502,27 @@ TEST_CASE("batch writes an overview sheet of its scans", "[outputs][batch]") {
   CliRun r = run_cli("--quiet batch " + (in / "a.h5").string() + " " + (in / "bad.h5").string() +
                      " --iters 3 --no-cache --out " + out.string());
   INFO(r.out);
-  const fs::path png = out / "overview.png";
-  REQUIRE(fs::exists(png));
-  std::ifstream f(png, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  REQUIRE(bytes.size() > 24);
-  CHECK(bytes.compare(1, 3, "PNG") == 0);
+  const PngInfo png = png_info(out / "overview.png");
   // Two tiles side by side: wider than one 200-pixel tile, and a few kB of drawing.
-  const unsigned w = (unsigned(uint8_t(bytes[16])) << 24) | (unsigned(uint8_t(bytes[17])) << 16) |
-                     (unsigned(uint8_t(bytes[18])) << 8) | unsigned(uint8_t(bytes[19]));
-  CHECK(w > 400);
-  CHECK(bytes.size() > 4000);
+  CHECK(png.width > 400);
+  CHECK(png.bytes > 4000);
+}
+
+TEST_CASE("the default run's montage and convergence plot are screen-sized PNGs", "[outputs][figures]") {
+  if (!fhd::figures_available()) FHD_SKIP("built without Cairo");
+  const fs::path d = fresh("figures");
+  CliRun r = run_cli(kTiny + " --out " + d.string());  // 16^2: 5 columns of one slice
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  // The plain gray montage of a 16^2 run is 16x52 pixels (three rows of one
+  // 16-pixel slice); the Cairo montage enlarges each tile
+  // to about 200 pixels, with titles and a colour bar.
+  const PngInfo montage = png_info(d / "montage.png"), conv = png_info(d / "convergence.png");
+  CHECK(montage.width > 5 * 150);
+  CHECK(montage.height > 150);
+  CHECK(conv.width >= 400);
+  CHECK(conv.height >= 250);
+  CHECK(conv.bytes > 4000);  // axes, two curves, labels: not a blank image
 }
 
 namespace {

@@ -33,7 +33,7 @@ TEST_CASE("image HDF5: float32 and complex volumes, [z,y,x], as h5py would see t
   std::vector<cfloat> cpx(g.voxels());
   for (std::size_t i = 0; i < cpx.size(); ++i) cpx[i] = {float(i), -float(i)};
   const std::string path = dir.file("img.h5");
-  write_image_h5(path, {{"iterative", mag}}, {{"complex", cpx}}, g, {120, 100, 80});
+  write_image_h5(path, {{"iterative", mag}}, {{"complex", cpx}}, g, default_geometry(g, {120, 100, 80}));
   CHECK(dir.entries() == 1);
 
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -94,7 +94,7 @@ TEST_CASE("NIfTI header read back by niftiio: dims, pixdim, datatype, data", "[i
     for (const char* name : {"vol.nii", "vol.nii.gz"}) {
       const std::string path = dir.file(name);
       std::vector<float> v = ramp(g);
-      write_nifti(path, v, g, {240, 180, 120});
+      write_nifti(path, v, g, default_geometry(g, {240, 180, 120}));
       nifti_image* nim = nifti_image_read(path.c_str(), 1);
       REQUIRE(nim != nullptr);
       CHECK(nim->ndim == 3);
@@ -127,6 +127,103 @@ TEST_CASE("NIfTI header read back by niftiio: dims, pixdim, datatype, data", "[i
   }
   CHECK(dir.entries() == 2);
   CHECK(contains(error_of([&] { write_nifti(dir.file("x.img"), ramp({2, 2, 1}), {2, 2, 1}); }), "x.img"));
+}
+#endif
+
+#if defined(FHD_HAVE_NIFTI)
+namespace {
+// An oblique geometry worked out by hand (docs/formats.md "Geometry"):
+// grid 8x6x4, FOV (240, 180, 120) mm -> 30 mm voxels; LPS directions
+// read (0, 0.6, 0.8), phase (1, 0, 0), slice = read x phase = (0, 0.8, -0.6);
+// centre (10, -20, 30) mm LPS. RAS columns are (-x, -y, z) of direction * voxel:
+//   i: (0, -18, 24)   j: (-30, 0, 0)   k: (0, -24, -18)
+// and voxel (4, 3, 2) sits at the centre, RAS (-10, 20, 30), so
+//   t = (-10, 20, 30) - 4 i - 3 j - 2 k = (80, 140, -30).
+ScanGeometry oblique() {
+  ScanGeometry g;
+  g.fov_mm = {240, 180, 120};
+  g.position = {10, -20, 30};
+  g.read_dir = {0, 0.6, 0.8};
+  g.phase_dir = {1, 0, 0};
+  g.slice_dir = {0, 0.8, -0.6};
+  return g;
+}
+const double kObliqueAffine[3][4] = {{0, -30, 0, 80}, {-18, 0, -24, 140}, {24, 0, -18, -30}};
+
+void check_affine(const mat44& m, const double (&want)[3][4]) {
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 4; ++c) {
+      INFO("row " << r << " column " << c);
+      CHECK(std::fabs(m.m[r][c] - want[r][c]) < 1e-4);
+    }
+}
+}  // namespace
+
+TEST_CASE("NIfTI from an oblique scan geometry: qform and sform equal the hand-computed affine",
+          "[io][image][nifti][geometry]") {
+  TempDir dir;
+  const ImageGrid g{8, 6, 4};
+  const std::string path = dir.file("oblique.nii");
+  write_nifti(path, ramp(g), g, oblique());
+  nifti_image* nim = nifti_image_read(path.c_str(), 1);
+  REQUIRE(nim != nullptr);
+  CHECK(nim->qform_code == NIFTI_XFORM_SCANNER_ANAT);
+  CHECK(nim->sform_code == NIFTI_XFORM_SCANNER_ANAT);
+  CHECK(nim->dx == 30.0f);
+  CHECK(nim->dy == 30.0f);
+  CHECK(nim->dz == 30.0f);
+  CHECK(nim->qfac == 1.0f);  // read, phase, slice right-handed
+  {
+    INFO("sform");
+    check_affine(nim->sto_xyz, kObliqueAffine);
+  }
+  {
+    INFO("qform (read back from the quaternion)");
+    check_affine(nim->qto_xyz, kObliqueAffine);
+  }
+  // The centre voxel lands on the acquisition's position (in RAS).
+  const double ras[3] = {-10, 20, 30}, centre[3] = {4, 3, 2};
+  for (int r = 0; r < 3; ++r) {
+    double x = nim->qto_xyz.m[r][3];
+    for (int c = 0; c < 3; ++c) x += nim->qto_xyz.m[r][c] * centre[c];
+    CHECK(std::fabs(x - ras[r]) < 1e-4);
+  }
+  nifti_image_free(nim);
+}
+
+TEST_CASE("NIfTI of a left-handed geometry: qfac = -1, qform still equals sform", "[io][image][nifti][geometry]") {
+  TempDir dir;
+  const ImageGrid g{8, 6, 4};
+  ScanGeometry geo = oblique();
+  geo.slice_dir = {0, -0.8, 0.6};  // -(read x phase): the k column changes sign
+  const double want[3][4] = {{0, -30, 0, 80}, {-18, 0, 24, 140 - 2 * 48}, {24, 0, 18, -30 - 2 * 36}};
+  write_nifti(dir.file("left.nii"), ramp(g), g, geo);
+  nifti_image* nim = nifti_image_read(dir.file("left.nii").c_str(), 1);
+  REQUIRE(nim != nullptr);
+  CHECK(nim->qfac == -1.0f);
+  check_affine(nim->sto_xyz, want);
+  check_affine(nim->qto_xyz, want);
+  nifti_image_free(nim);
+}
+
+TEST_CASE("NIfTI of a 2D slice: thickness from the geometry's fov_mm[2], centre at the position",
+          "[io][image][nifti][geometry]") {
+  TempDir dir;
+  const ImageGrid g{10, 12, 1};
+  ScanGeometry geo;  // default axes: RAS identity
+  geo.fov_mm = {200, 240, 5};
+  geo.position = {-7, 3, 11};  // LPS -> RAS (7, -3, 11)
+  write_nifti(dir.file("slice.nii"), ramp(g), g, geo);
+  nifti_image* nim = nifti_image_read(dir.file("slice.nii").c_str(), 1);
+  REQUIRE(nim != nullptr);
+  CHECK(nim->dz == 5.0f);
+  const double want[3][4] = {{20, 0, 0, 7 - 5 * 20}, {0, 20, 0, -3 - 6 * 20}, {0, 0, 5, 11}};
+  check_affine(nim->sto_xyz, want);
+  check_affine(nim->qto_xyz, want);
+  nifti_image_free(nim);
+  ScanGeometry bad = geo;
+  bad.fov_mm[2] = 0;
+  CHECK(contains(error_of([&] { write_nifti(dir.file("bad.nii"), ramp(g), g, bad); }), "fov_mm[2] = 0"));
 }
 #endif
 

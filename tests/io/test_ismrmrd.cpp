@@ -2,12 +2,17 @@
 #if defined(FHD_HAVE_ISMRMRD)
 #include <ismrmrd/dataset.h>
 #include <ismrmrd/xml.h>
+#if defined(FHD_HAVE_NIFTI)
+#include <nifti1_io.h>
+#endif
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "catch.hpp"
+#include "io/image_out.hpp"
 #include "io/ismrmrd_io.hpp"
 #include "io_test_util.hpp"
 
@@ -49,7 +54,121 @@ void hand_written(const std::string& path, int tdims, int acqs, int n, float k, 
   }
 }
 
+// A file written with libismrmrd's own API whose acquisitions carry this
+// position and these directions (LPS), 3 readouts of 4 samples on a 16x16 grid.
+void oriented(const std::string& path, const float (&pos)[3], const float (&read)[3], const float (&phase)[3],
+              const float (&slice)[3]) {
+  ISMRMRD::Dataset d(path.c_str(), "dataset", true);
+  d.writeHeader(header(16, 16, 1));  // FOV 200 mm: 12.5 mm voxels, a 200 mm slice
+  for (int a = 0; a < 3; ++a) {
+    ISMRMRD::Acquisition acq(4, 1, 2);
+    ISMRMRD::AcquisitionHeader h = acq.getHead();
+    for (int i = 0; i < 3; ++i) {
+      h.position[i] = pos[i];
+      h.read_dir[i] = read[i];
+      h.phase_dir[i] = phase[i];
+      h.slice_dir[i] = slice[i];
+    }
+    acq.setHead(h);
+    for (int s = 0; s < 4; ++s) acq.traj(0, s) = acq.traj(1, s) = float(s - 2);
+    d.appendAcquisition(acq);
+  }
+}
+
 }  // namespace
+
+TEST_CASE("ismrmrd geometry: FOV, position and directions are read; zero directions mean the default axes",
+          "[io][ismrmrd][geometry]") {
+  TempDir dir;
+  const std::string path = dir.file("geo.h5");
+  const float c = std::cos(0.5f), s = std::sin(0.5f);  // rotated 0.5 rad about the slice axis z
+  SECTION("rotated in-plane, slice along +z") {
+    oriented(path, {5, -6, 7}, {c, s, 0}, {-s, c, 0}, {0, 0, 1});
+    const Scan r = read_ismrmrd(path)[0];
+    REQUIRE(r.geometry);
+    CHECK(r.geometry->fov_mm == FovMm{200, 200, 200});
+    CHECK(r.geometry->position == Vec3{5, -6, 7});
+    CHECK(r.geometry->read_dir == Vec3{c, s, 0});
+    CHECK(r.geometry->phase_dir == Vec3{-s, c, 0});
+  }
+  SECTION("slice_dir left zero: read x phase") {
+    oriented(path, {0, 0, 0}, {0, 1, 0}, {0, 0, 1}, {0, 0, 0});
+    CHECK(read_ismrmrd(path)[0].geometry->slice_dir == Vec3{1, 0, 0});
+  }
+  SECTION("no directions recorded: the default axes, the header's FOV") {
+    oriented(path, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0});
+    const Scan r = read_ismrmrd(path)[0];
+    REQUIRE(r.geometry);
+    CHECK(r.geometry->read_dir == ScanGeometry{}.read_dir);
+    CHECK(r.geometry->slice_dir == ScanGeometry{}.slice_dir);
+    CHECK(r.geometry->fov_mm[0] == 200);
+  }
+  SECTION("bad directions are named") {
+    // A new file each time: libismrmrd appends to an existing one.
+    oriented(dir.file("a.h5"), {0, 0, 0}, {2, 0, 0}, {0, 1, 0}, {0, 0, 1});
+    CHECK(contains(error_of([&] { read_ismrmrd(dir.file("a.h5")); }),
+                   "/dataset/data[0].read_dir = (2, 0, 0): must be a unit vector"));
+    oriented(dir.file("b.h5"), {0, 0, 0}, {1, 0, 0}, {c, s, 0}, {0, 0, 1});
+    CHECK(contains(error_of([&] { read_ismrmrd(dir.file("b.h5")); }), "/dataset/data[0].phase_dir"));
+    oriented(dir.file("c.h5"), {0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 1, 0});
+    CHECK(contains(error_of([&] { read_ismrmrd(dir.file("c.h5")); }),
+                   "slice_dir = (0, 1, 0): must be orthogonal to the other directions"));
+    oriented(dir.file("d.h5"), {NAN, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1});
+    CHECK(contains(error_of([&] { read_ismrmrd(dir.file("d.h5")); }), "/dataset/data[0].position = (nan, 0, 0)"));
+  }
+}
+
+TEST_CASE("ismrmrd geometry round trip: write_ismrmrd stores it, read_ismrmrd gives it back", "[io][ismrmrd][geometry]") {
+  TempDir dir;
+  Scan a = random_scan({8, 8, 6}, 48, 3);
+  ScanGeometry g;
+  g.fov_mm = {220, 200, 90};
+  g.position = {-12.5, 40, 3};
+  g.read_dir = {0, 0.6, 0.8};
+  g.phase_dir = {1, 0, 0};
+  g.slice_dir = {0, 0.8, -0.6};
+  a.geometry = g;
+  write_ismrmrd(dir.file("g.mrd"), {a}, 16);
+  const Scan r = read_ismrmrd(dir.file("g.mrd"))[0];
+  REQUIRE(r.geometry);
+  // Stored as float32: equal to float rounding.
+  for (int i = 0; i < 3; ++i) {
+    CHECK(r.geometry->fov_mm[i] == g.fov_mm[i]);
+    CHECK(r.geometry->position[i] == g.position[i]);
+    CHECK(std::fabs(r.geometry->read_dir[i] - g.read_dir[i]) < 1e-7);
+    CHECK(std::fabs(r.geometry->phase_dir[i] - g.phase_dir[i]) < 1e-7);
+    CHECK(std::fabs(r.geometry->slice_dir[i] - g.slice_dir[i]) < 1e-7);
+  }
+}
+
+#if defined(FHD_HAVE_NIFTI)
+TEST_CASE("an ISMRMRD scan rotated in-plane gives the rotated NIfTI affine", "[io][ismrmrd][geometry][nifti]") {
+  TempDir dir;
+  const float c = std::cos(0.5f), s = std::sin(0.5f);
+  oriented(dir.file("rot.h5"), {5, -6, 7}, {c, s, 0}, {-s, c, 0}, {0, 0, 1});
+  const Scan r = read_ismrmrd(dir.file("rot.h5"))[0];
+  const std::string nii = dir.file("rot.nii");
+  write_nifti(nii, std::vector<float>(r.grid.voxels(), 1.0f), r.grid, r.geometry);
+  nifti_image* nim = nifti_image_read(nii.c_str(), 1);
+  REQUIRE(nim != nullptr);
+  // 12.5 mm voxels; RAS = (-x, -y, z) of LPS: i column (-c, -s, 0) * 12.5, j column (s, -c, 0) * 12.5,
+  // slice 200 mm thick along +z; voxel (8, 8, 0) at RAS (-5, 6, 7).
+  const double d = 12.5;
+  const double col[3][3] = {{-c * d, -s * d, 0}, {s * d, -c * d, 0}, {0, 0, 200}};
+  const double centre[3] = {-5, 6, 7};
+  for (const mat44* m : {&nim->qto_xyz, &nim->sto_xyz})
+    for (int row = 0; row < 3; ++row) {
+      double t = centre[row];
+      for (int k = 0; k < 3; ++k) {
+        CHECK(std::fabs(m->m[row][k] - col[k][row]) < 1e-4);
+        t -= (k < 2 ? 8 : 0) * col[k][row];
+      }
+      CHECK(std::fabs(m->m[row][3] - t) < 1e-3);
+    }
+  CHECK(nim->qform_code == NIFTI_XFORM_SCANNER_ANAT);
+  nifti_image_free(nim);
+}
+#endif
 
 TEST_CASE("ismrmrd round trip: trajectory, data, coils, provenance", "[io][ismrmrd]") {
   TempDir dir;

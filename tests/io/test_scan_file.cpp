@@ -221,3 +221,27 @@ TEST_CASE("scan writer refuses a bad scan and leaves the old file alone", "[io][
   CHECK(std::filesystem::file_size(path) == before);
   CHECK(dir.entries() == 1);
 }
+
+TEST_CASE("scan file geometry: fov in mm becomes Scan::geometry, (1, 1, 1) means none", "[io][scan][geometry]") {
+  TempDir dir;
+  const Scan s = random_scan({16, 12, 1}, 40);
+  write_scan(dir.file("plain.h5"), s);  // the default fov (1, 1, 1): unitless
+  CHECK(!read_scan(dir.file("plain.h5")).geometry);
+  write_scan(dir.file("mm.h5"), s, {220, 180, 5});
+  const Scan r = read_scan(dir.file("mm.h5"));
+  REQUIRE(r.geometry);
+  CHECK(r.geometry->fov_mm == FovMm{220, 180, 5});
+  CHECK(r.geometry->position == Vec3{0, 0, 0});
+  CHECK(r.geometry->read_dir == ScanGeometry{}.read_dir);  // the default axes: the format has no directions
+  // A scan with a geometry writes its FOV (the fov argument is then unused).
+  Scan g = s;
+  g.geometry = ScanGeometry{};
+  g.geometry->fov_mm = {300, 240, 7};
+  g.geometry->read_dir = {0, 1, 0};
+  write_scan(dir.file("geo.h5"), g);
+  std::array<float, 3> fov{};
+  const Scan back = read_scan(dir.file("geo.h5"), &fov);
+  CHECK(fov == std::array<float, 3>{300, 240, 7});
+  CHECK(back.geometry->fov_mm == FovMm{300, 240, 7});
+  CHECK(back.geometry->read_dir == ScanGeometry{}.read_dir);  // not stored: kept only in ISMRMRD
+}
