@@ -5,8 +5,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <cstdlib>
-
 #include "core/error.hpp"
 #ifdef FHD_HAVE_CUDA
 #include "cuda/bench.hpp"
@@ -31,12 +29,6 @@ bool cuda_built() {
   return true;
 #else
   return false;
-#endif
-}
-
-void configure_cuda_loading() {
-#ifdef FHD_HAVE_CUDA
-  setenv("CUDA_MODULE_LOADING", "EAGER", 0);  // 0: a value the user set wins
 #endif
 }
 

@@ -30,13 +30,6 @@ bool gpu_available(std::string* why);
 // True when this fhdrecon was built with the CUDA backend (--version says so).
 bool cuda_built();
 
-// Before any CUDA call: load every kernel when the context is made (CUDA's
-// EAGER module loading) unless the user set CUDA_MODULE_LOADING. Lazy loading
-// put 20-170 ms of first-use loading (cuFFT's kernels above all) inside the
-// first stage that ran them; eager loading moves it into context creation,
-// which overlaps reading the source, so the stage table times the work.
-void configure_cuda_loading();
-
 // `bench`: the kernel ladder. tuned: each variant's tuned profile from the
 // default directory instead of its defaults (o.config_for is set here).
 BenchResult run_kernel_bench(BenchOptions o, bool tuned, const std::function<void(const BenchRow&)>& progress);

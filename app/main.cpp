@@ -35,7 +35,6 @@ int main(int argc, char** argv) {
   using namespace fhd::app;
   fhd::h5::no_cleanup_at_exit();  // before any HDF5 call (io/h5util.hpp: a failed close crashed at exit)
   fhd::install_interrupt_cleanup();
-  configure_cuda_loading();
   fhd::set_q_temporary_hooks(fhd::register_temporary, fhd::forget_temporary);  // Q-cache temporaries too  // SIGINT/SIGTERM remove temporaries, keep earlier outputs
   CLI::App app{"fhdrecon: iterative reconstruction of non-Cartesian MRI (FhD + Toeplitz CG, gridding baseline)",
                "fhdrecon"};
