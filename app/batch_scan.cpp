@@ -32,7 +32,7 @@ BatchRow reconstruct_scan(const ScanJob& job) {
   try {
     std::unique_ptr<Backend> be = select_backend(job.device, make_device_options(job.solver));
     Progress progress(job.progress);
-    ReconOptions ro = make_recon_options(job.solver, src.phantom.get(), progress);
+    ReconOptions ro = make_recon_options(job.solver, &src, progress);
     if (!job.q_cache.empty()) ro.q_cache_dir = job.q_cache;
     std::vector<const Scan*> coils = coil_list(src);
     ReconResult res = reconstruct_coils(*be, coils, ro);

@@ -35,7 +35,7 @@ nlohmann::json run_end_to_end(int matrix, std::size_t samples, TrigMode trig, co
   sol.trig = to_string(trig);
   sol.no_cache = true;
   Progress progress(!global_options().quiet);
-  ReconOptions ro = make_recon_options(sol, src.phantom.get(), progress);
+  ReconOptions ro = make_recon_options(sol, &src, progress);
   ReconResult res = run_reconstruction(*be, src.scan, ro);
   res.stages.insert(res.stages.begin(), StageTime{"synthesize (source)", synth_s, "analytic k-space"});
   OutputOptions oo;

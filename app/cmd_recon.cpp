@@ -52,7 +52,7 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
   if (!device_note.empty()) spdlog::info("{}", device_note);
   spdlog::debug("backend ready: {}", be->name());
   Progress progress(!global_options().quiet);
-  ReconOptions ro = make_recon_options(c.solver, src.phantom.get(), progress);
+  ReconOptions ro = make_recon_options(c.solver, &src, progress);
   ReconResult res = reconstruct_coils(*be, coil_list(src), ro);  // root sum of squares over coils
   RunInfo info{command_line, be->name(), src.description, to_string(ro.fhd.trig), ro.fhd.kernel, ro.iters,
                ro.lambda};

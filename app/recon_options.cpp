@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/error.hpp"
 #include "recon/qcache.hpp"
 
 namespace fhd::app {
@@ -38,21 +39,39 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
   cmd.add_option("--dcf", o.dcf, "density compensation for gridding: auto | radial | pipe-menon")
       ->check(CLI::IsMember({"auto", "radial", "pipe-menon"}))
       ->capture_default_str();
+  cmd.add_option("--coil-combine", o.coil_combine,
+                 "several coils: rss (each coil, root sum of squares) | sense (one image from all coils)")
+      ->check(CLI::IsMember({"rss", "sense"}))
+      ->capture_default_str();
+  cmd.add_option("--maps", o.maps,
+                 "coil maps for sense: lowres | espirit (from the calibration region) | true (synthesized coils' own)")
+      ->check(CLI::IsMember({"lowres", "espirit", "true"}))
+      ->capture_default_str();
+  cmd.add_option("--calibration", o.calibration, "calibration region for sense's maps, samples per axis")
+      ->check(CLI::Range(4, 256))
+      ->capture_default_str();
   cmd.add_flag("--no-gridding", o.no_gridding, "skip the gridding baselines");
   cmd.add_option("--cache-dir", o.cache_dir, "where Q is cached per trajectory (default ~/.cache/fhdrecon)")
       ->check(non_empty_path());
   cmd.add_flag("--no-cache", o.no_cache, "neither read nor write the Q cache");
 }
 
-std::shared_ptr<const Truth> truth_of(const Phantom& p) {
+std::shared_ptr<const Truth> truth_of(const Phantom& p, const std::vector<float>* gain) {
   auto t = std::make_shared<Truth>();
   const Phantom* ph = &p;
-  t->image = [ph](const ImageGrid& g) { return voxel_image(*ph, g.nx, g.ny, g.nz); };
-  t->kspace = [ph](double kx, double ky, double kz) { return ph->kspace(kx, ky, kz); };
+  t->image = [ph, gain](const ImageGrid& g) {
+    std::vector<float> v = voxel_image(*ph, g.nx, g.ny, g.nz);
+    if (gain && gain->size() == v.size())
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] *= (*gain)[i];
+    return v;
+  };
+  // The band-limited ceiling is the phantom's alone: no ceiling for an array's view.
+  if (!gain) t->kspace = [ph](double kx, double ky, double kz) { return ph->kspace(kx, ky, kz); };
   return t;
 }
 
-ReconOptions make_recon_options(const SolverOptions& o, const Phantom* phantom, Progress& progress) {
+ReconOptions make_recon_options(const SolverOptions& o, const Source* src, Progress& progress) {
+  const Phantom* phantom = src ? src->phantom.get() : nullptr;
   ReconOptions r;
   r.fhd.trig = parse_trig(o.trig);
   r.fhd.kernel = o.kernel;
@@ -66,9 +85,18 @@ ReconOptions make_recon_options(const SolverOptions& o, const Phantom* phantom, 
   r.lambda = o.reg == "tv" && !o.lambda_given ? kTvLambda : o.lambda;
   r.precondition = !o.no_precond;
   r.dcf = o.dcf;
+  r.coil_combine = o.coil_combine;
+  r.maps = o.maps;
+  if (o.maps == "true") {  // the synthesized coils' own maps, for comparison
+    if (!src || src->true_maps.empty())
+      throw InputError("--maps", "value", "true", "needs coils synthesized here (--phantom with --coils)");
+    r.maps = "given";
+    r.given_maps = std::make_shared<const CoilData>(src->true_maps);
+  }
+  r.calibration = o.calibration;
   r.gridding = !o.no_gridding;
   if (!o.no_cache) r.q_cache_dir = o.cache_dir.empty() ? default_q_cache_dir() : o.cache_dir + "/q";
-  if (phantom) r.truth = truth_of(*phantom);
+  if (phantom) r.truth = truth_of(*phantom, src->array_gain.empty() ? nullptr : &src->array_gain);
   r.observer.begin = [&progress](const std::string& s) { progress.begin(s); };
   r.observer.progress = [&progress](double f) { progress.update(f); };
   r.observer.end = [&progress](const std::string& s, double t) { progress.end(s, t); };

@@ -5,6 +5,7 @@
 
 #include "app/device.hpp"
 #include "app/log.hpp"
+#include "app/source.hpp"
 #include "phantom/phantom.hpp"
 #include "recon/pipeline.hpp"
 
@@ -23,16 +24,22 @@ struct SolverOptions {
   std::string reg = "l2";
   bool no_precond = false;
   std::string dcf = "auto";
+  std::string coil_combine = "rss";  // several coils: rss (per coil) | sense (one image, estimated maps)
+  std::string maps = "lowres";       // SENSE's maps: lowres | espirit
+  int calibration = 24;              // SENSE's calibration region, samples per axis
   bool no_gridding = false;
   std::string cache_dir;  // "" = the default cache dir
   bool no_cache = false;
 };
 
 void add_solver_options(CLI::App& cmd, SolverOptions& o);
-// What recon scores against, from a phantom (which must outlive the result).
-std::shared_ptr<const Truth> truth_of(const Phantom& p);
-// Progress must outlive the returned options (the observer points to it).
-ReconOptions make_recon_options(const SolverOptions& o, const Phantom* phantom, Progress& progress);
+// What recon scores against, from a phantom (which must outlive the result);
+// with `gain` (one value per voxel of the grid scored on), the phantom as a
+// coil array sees it: phantom * gain (Source::array_gain).
+std::shared_ptr<const Truth> truth_of(const Phantom& p, const std::vector<float>* gain = nullptr);
+// Progress and the source must outlive the returned options (the observer and
+// the truth point to them). src may be null (no truth, no true maps).
+ReconOptions make_recon_options(const SolverOptions& o, const Source* src, Progress& progress);
 // The GPU choices among the solver's options (--cache-dir also holds the
 // tuned launch profiles), for select_backend.
 DeviceOptions make_device_options(const SolverOptions& o);

@@ -65,7 +65,9 @@ void synthesize_coil_scans(Source& src, const SourceOptions& o) {
   spec.coils = o.coils;
   spec.dims = src.phantom->dims();
   spec.seed = o.seed;
-  CoilData data = synthesize_coils(*src.phantom, make_coil_array(spec), s.traj, s.grid.nx, s.grid.ny, s.grid.nz);
+  const CoilArray array = make_coil_array(spec);
+  CoilData data = synthesize_coils(*src.phantom, array, s.traj, s.grid.nx, s.grid.ny, s.grid.nz);
+  src.true_maps = coil_maps(array, s.grid.nx, s.grid.ny, s.grid.nz);  // mixed and normalized in process_coils
   CoilData noise(o.coils);
   if (o.noise > 0) {
     // Distinct streams for the noise model, the data's noise and the calibration.
@@ -147,6 +149,28 @@ Source from_file(const SourceOptions& o) {
   return src;
 }
 
+// The maps M s_c per voxel (M: K x C), the array's gain ||M s(x)|| and the
+// mixed maps normalized by it (zero where the gain is).
+CoilData mix_maps(const CoilData& maps, const CMatrix& m) {
+  CoilData out(m.rows, std::vector<cfloat>(maps[0].size()));
+  for (int k = 0; k < m.rows; ++k)
+    for (int c = 0; c < m.cols; ++c) {
+      const cfloat w = cfloat(m(k, c));
+      for (std::size_t i = 0; i < maps[c].size(); ++i) out[k][i] += w * maps[c][i];
+    }
+  return out;
+}
+
+void normalize_maps(Source& src) {
+  CoilData& maps = src.true_maps;
+  src.array_gain.assign(maps[0].size(), 0.f);
+  for (const auto& m : maps)
+    for (std::size_t i = 0; i < m.size(); ++i) src.array_gain[i] += std::norm(m[i]);
+  for (float& g : src.array_gain) g = std::sqrt(g);
+  for (auto& m : maps)
+    for (std::size_t i = 0; i < m.size(); ++i) m[i] = src.array_gain[i] > 0 ? m[i] / src.array_gain[i] : cfloat(0.f);
+}
+
 // Prewhitening (before anything else: the noise as received), then compression.
 void process_coils(Source& src, const SourceOptions& o) {
   if (src.more_coils.empty() || (!o.prewhiten && o.virtual_coils == 0)) return;
@@ -158,14 +182,16 @@ void process_coils(Source& src, const SourceOptions& o) {
     src.scan = std::move(coils[0]);
     src.more_coils.assign(std::make_move_iterator(coils.begin() + 1), std::make_move_iterator(coils.end()));
   };
+  CMatrix mixing = CMatrix::identity(int(coils.size()));
   try {
-    if (o.prewhiten && prewhiten(coils)) {
+    if (o.prewhiten && prewhiten(coils, &mixing)) {
       spdlog::info("{} coils prewhitened with {} noise samples each", coils.size(), coils[0].noise.size());
       for (Scan& c : coils) c.provenance["prewhitened"] = "yes";
     }
     if (o.virtual_coils > 0 && o.virtual_coils < int(coils.size())) {
       const std::size_t from = coils.size();
       const Compression c = compress_coils(coils, o.virtual_coils);
+      mixing = multiply(c.matrix, mixing);
       spdlog::info("{} coils compressed to {} virtual coils ({:.2f}% of the energy)", from, coils.size(), 100 * c.kept());
       for (Scan& s : coils) s.provenance["virtual_coils"] = std::to_string(coils.size()) + " of " + std::to_string(from);
     }
@@ -174,6 +200,7 @@ void process_coils(Source& src, const SourceOptions& o) {
     throw;
   }
   put_back();
+  if (!src.true_maps.empty()) src.true_maps = mix_maps(src.true_maps, mixing);
 }
 
 }  // namespace
@@ -181,6 +208,7 @@ void process_coils(Source& src, const SourceOptions& o) {
 Source make_source(const SourceOptions& o) {
   Source src = o.input.empty() ? from_phantom(o) : from_file(o);
   process_coils(src, o);
+  if (!src.true_maps.empty()) normalize_maps(src);
   return src;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "phantom/phantom.hpp"
+#include "recon/coil_noise.hpp"
 #include "recon/types.hpp"
 
 namespace fhd::app {
@@ -35,6 +36,13 @@ struct Source {
   std::vector<Scan> more_coils;      // further coils of a multi-coil file
   int readout = 0;                   // samples per readout, when known (for writers)
   std::unique_ptr<Phantom> phantom;  // null when the data's phantom is unknown
+  // Synthesized coils only: the true maps after prewhitening and compression
+  // (M s_c, M the coil mixing applied), normalized by their root sum of squares
+  // `array_gain`, what the phantom is scored against is phantom * array_gain:
+  // the object as the array sees it, what both RSS and SENSE with normalized
+  // maps reconstruct (docs/coils.md).
+  CoilData true_maps;
+  std::vector<float> array_gain;
   std::string description;           // one line for the log and report
 };
 

@@ -203,6 +203,16 @@ class GpuVectorOps : public VectorOps {
     return dot_->dot(gx.buf.get(), gy.buf.get(), gx.size(), s_);
   }
 
+  void multiply(const BackendVector& s, const BackendVector& x, BackendVector& y, bool conjugate) override {
+    DeviceScope scope(device_);
+    const GpuVector& gs = as_gpu(s);
+    const GpuVector& gx = as_gpu(x);
+    GpuVector& gy = as_gpu(y);
+    same_size(gs, gx, "multiply");
+    same_size(gx, gy, "multiply");
+    launch_multiply(gs.buf.get(), gx.buf.get(), gy.buf.get(), conjugate, gx.size(), s_);
+  }
+
   double magnitude_sse(const BackendVector& x, const BackendVector& ref) override {
     DeviceScope scope(device_);
     const GpuVector& gx = as_gpu(x);

@@ -40,6 +40,8 @@ void launch_mu(const float2* phi, const float2* d, float2* mu, std::size_t m, cu
 // ---- vector_ops.cu
 void launch_axpy(double2 a, const float2* x, float2* y, std::size_t n, cudaStream_t s);  // y = a x + y
 void launch_xpay(const float2* x, double2 a, float2* y, std::size_t n, cudaStream_t s);  // y = x + a y
+// y = s x or conj(s) x, elementwise; y may be x.
+void launch_multiply(const float2* s, const float2* x, float2* y, bool conjugate, std::size_t n, cudaStream_t st);
 void launch_real_to_complex(const float* w, float2* out, std::size_t n, cudaStream_t s);  // (w, 0)
 void launch_fill(float2 value, float2* out, std::size_t n, cudaStream_t s);
 

@@ -29,6 +29,14 @@ __global__ void xpay_kernel(const float2* __restrict__ x, double2 a, float2* __r
   }
 }
 
+__global__ void multiply_kernel(const float2* __restrict__ s, const float2* x, float2* y, float sign, std::size_t n) {
+  GRID_STRIDE(i, n) {
+    const float2 a = s[i], b = x[i];
+    const float ai = sign * a.y;  // conj(s) when sign = -1
+    y[i] = make_float2(a.x * b.x - ai * b.y, a.x * b.y + ai * b.x);
+  }
+}
+
 __global__ void real_to_complex_kernel(const float* __restrict__ w, float2* __restrict__ out, std::size_t n) {
   GRID_STRIDE(i, n) { out[i] = make_float2(w[i], 0.f); }
 }
@@ -100,6 +108,12 @@ void launch_axpy(double2 a, const float2* x, float2* y, std::size_t n, cudaStrea
 void launch_xpay(const float2* x, double2 a, float2* y, std::size_t n, cudaStream_t s) {
   if (n == 0) return;
   xpay_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(x, a, y, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void launch_multiply(const float2* s, const float2* x, float2* y, bool conjugate, std::size_t n, cudaStream_t st) {
+  if (n == 0) return;
+  multiply_kernel<<<blocks_for(n, kThreads), kThreads, 0, st>>>(s, x, y, conjugate ? -1.f : 1.f, n);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -8,6 +8,16 @@
 
 namespace fhd {
 
+void VectorOps::multiply(const BackendVector& s, const BackendVector& x, BackendVector& y, bool conjugate) {
+  const std::vector<cfloat> hs = download(s);
+  std::vector<cfloat> hx = download(x);
+  if (hs.size() != hx.size() || y.size() != hx.size())
+    throw std::invalid_argument("multiply of vectors of sizes " + std::to_string(hs.size()) + ", " +
+                                std::to_string(hx.size()) + " and " + std::to_string(y.size()));
+  for (std::size_t i = 0; i < hx.size(); ++i) hx[i] *= conjugate ? std::conj(hs[i]) : hs[i];
+  copy(*upload(hx), y);
+}
+
 double VectorOps::magnitude_sse(const BackendVector& x, const BackendVector& ref) {
   const std::vector<cfloat> r = download(ref);
   std::vector<float> re(r.size());

@@ -75,6 +75,9 @@ class VectorOps {
   // real reference held in ref's real parts (PSNR per iteration without
   // bringing each iterate to the host). The default downloads both.
   virtual double magnitude_sse(const BackendVector& x, const BackendVector& ref);
+  // y_i = s_i x_i, or conj(s_i) x_i (SENSE's coil sensitivities). y may be x.
+  // The default goes through the host.
+  virtual void multiply(const BackendVector& s, const BackendVector& x, BackendVector& y, bool conjugate);
 };
 
 // A trajectory uploaded once to where its backend computes (a host copy for

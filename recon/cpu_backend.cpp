@@ -100,6 +100,15 @@ class CpuVectorOps : public VectorOps {
     }
     return {re, im};
   }
+  void multiply(const BackendVector& s, const BackendVector& x, BackendVector& y, bool conjugate) override {
+    check_same_size(s, x, "multiply");
+    check_same_size(x, y, "multiply");
+    const cfloat* ss = as_cpu(s).data.data();
+    const cfloat* xs = as_cpu(x).data.data();
+    cfloat* ys = as_cpu(y).data.data();
+#pragma omp parallel for
+    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(x.size()); ++i) ys[i] = (conjugate ? std::conj(ss[i]) : ss[i]) * xs[i];
+  }
   double magnitude_sse(const BackendVector& x, const BackendVector& ref) override {
     check_same_size(x, ref, "magnitude_sse");
     const cfloat* xs = as_cpu(x).data.data();

@@ -7,8 +7,10 @@
 #include "core/error.hpp"
 #include "recon/tv.hpp"
 #include "recon/gridding.hpp"
+#include "recon/coil_maps.hpp"
 #include "recon/metrics.hpp"
 #include "recon/reference.hpp"
+#include "recon/sense.hpp"
 
 namespace fhd {
 namespace {
@@ -114,8 +116,10 @@ double image_scale(const std::vector<cfloat>& x) {
 }
 
 // (Preconditioned) CG on the l2 problem from x's start; returns its result.
-CgResult solve_l2(Plan& plan, double lambda_abs, const BackendVector& rhs, BackendVector& x, const ReconOptions& opt,
-                  int iters, PsnrRecorder* rec) {
+// op is the normal operator (the plan's Toeplitz one, or SENSE's over coils);
+// the preconditioner is the plan's circulant one at the same lambda.
+CgResult solve_l2(Plan& plan, NormalOperator& op, double lambda_abs, const BackendVector& rhs, BackendVector& x,
+                  const ReconOptions& opt, int iters, PsnrRecorder* rec) {
   CgOptions cg;
   cg.iters = iters;
   cg.tol = opt.tol;
@@ -123,14 +127,14 @@ CgResult solve_l2(Plan& plan, double lambda_abs, const BackendVector& rhs, Backe
   if (opt.observer.progress)
     cg.on_iter = [&](int it, double) { opt.observer.progress(double(it) / std::max(1, iters)); };
   if (rec) cg.on_iterate = std::ref(*rec);
-  return conjugate_gradient(plan.backend().vec(), plan.normal(lambda_abs), rhs, x, cg);
+  return conjugate_gradient(plan.backend().vec(), op, rhs, x, cg);
 }
 
 // TV by ADMM, started from a few preconditioned CG steps on the l2 problem,
 // whose image also sets the scale TV's lambda is relative to.
 int solve_tv(Plan& plan, const BackendVector& rhs, BackendVector& x, const ReconOptions& opt, PsnrRecorder& rec,
              ReconResult& res) {
-  res.cg = solve_l2(plan, 0.0, rhs, x, opt, kTvStartIters, nullptr);
+  res.cg = solve_l2(plan, plan.normal(0.0), 0.0, rhs, x, opt, kTvStartIters, nullptr);
   const double q0 = plan.q0();
   TvOptions tv;
   tv.lambda = opt.lambda * q0 * image_scale(plan.backend().vec().download(x));
@@ -144,27 +148,29 @@ int solve_tv(Plan& plan, const BackendVector& rhs, BackendVector& x, const Recon
   return admm_tv(plan, rhs, x, tv).outer;
 }
 
-void iterative(Plan& plan, const std::vector<cfloat>& data, const ReconOptions& opt, ReconResult& res) {
+// The solve and its records, after the right-hand side (FhD, or SENSE's E^H y)
+// and Q: `sense` maps make it SENSE's CG over coils, else the plan's l2 or TV.
+void solve_stage(Plan& plan, std::vector<cfloat> fhd, const CoilData* sense, const ReconOptions& opt,
+                 ReconResult& res, std::size_t first) {
   StageRunner stages(opt.observer, res.stages);
-  std::size_t first = res.stages.size();
   VectorOps& vec = plan.backend().vec();
-  std::vector<cfloat> mu, fhd;
-  stages.run("cmpMu", [&] { mu = plan.mu(data); });
-  stages.run("cmpFhD", [&] { fhd = plan.fhd_of_mu(mu); });
-  q_stage(plan, stages, res.q_cached);
   // lambda is relative to Q(0) = sum |Phi|^2: the diagonal, hence mean
   // eigenvalue, of FhF, so one lambda means the same for any sample count.
   res.lambda_abs = opt.lambda * plan.q0();
   MethodResult m{"iterative", {}, 0, {}, {}, 0, {}};
   PsnrRecorder rec(vec, res.reference, m.psnr_per_iter);
   const bool tv = opt.reg == "tv";
-  stages.run(tv ? "ADMM-TV" : "CG", [&] {
+  stages.run(tv ? "ADMM-TV" : sense ? "SENSE CG" : "CG", [&] {
     VecPtr rhs = vec.upload(fhd);
     VecPtr x = vec.zeros(fhd.size());
     if (tv) {
       m.iters = solve_tv(plan, *rhs, *x, opt, rec, res);
+    } else if (sense) {
+      SenseNormal op(plan, *sense, res.lambda_abs);
+      res.cg = solve_l2(plan, op, res.lambda_abs, *rhs, *x, opt, opt.iters, &rec);
+      m.iters = res.cg.iters;
     } else {
-      res.cg = solve_l2(plan, res.lambda_abs, *rhs, *x, opt, opt.iters, &rec);
+      res.cg = solve_l2(plan, plan.normal(res.lambda_abs), res.lambda_abs, *rhs, *x, opt, opt.iters, &rec);
       m.iters = res.cg.iters;
     }
     m.image = vec.download(*x);
@@ -178,6 +184,46 @@ void iterative(Plan& plan, const std::vector<cfloat>& data, const ReconOptions& 
   m.seconds = sum_stages(res.stages, first);
   res.methods.push_back(std::move(m));
   res.fhd = std::move(fhd);
+}
+
+void iterative(Plan& plan, const std::vector<cfloat>& data, const ReconOptions& opt, ReconResult& res) {
+  StageRunner stages(opt.observer, res.stages);
+  std::size_t first = res.stages.size();
+  std::vector<cfloat> mu, fhd;
+  stages.run("cmpMu", [&] { mu = plan.mu(data); });
+  stages.run("cmpFhD", [&] { fhd = plan.fhd_of_mu(mu); });
+  q_stage(plan, stages, res.q_cached);
+  solve_stage(plan, std::move(fhd), nullptr, opt, res, first);
+}
+
+// Sensitivities from the coils' own calibration region (docs/coils.md).
+CoilData estimate_maps(Backend& be, const std::vector<const Scan*>& coils, const ReconOptions& opt) {
+  if (opt.maps == "given") {
+    if (opt.given_maps->size() != coils.size())
+      throw InputError("--maps", "given maps", std::to_string(opt.given_maps->size()),
+                       "must number the coils, " + std::to_string(coils.size()));
+    return *opt.given_maps;
+  }
+  std::vector<Scan> copies;
+  for (const Scan* c : coils) copies.push_back(*c);
+  const Calibration cal = calibration_from_scans(be, copies, opt.calibration, opt.dcf);
+  return opt.maps == "espirit" ? maps_espirit(cal, coils[0]->grid) : maps_lowres(cal, coils[0]->grid);
+}
+
+// SENSE: one image from every coil (recon/sense.hpp) with maps estimated from
+// the data; E^H y runs each coil's cmpMu and cmpFhD (timed as one stage).
+void sense_iterative(Plan& plan, const std::vector<const Scan*>& coils, const ReconOptions& opt, ReconResult& res) {
+  StageRunner stages(opt.observer, res.stages);
+  std::size_t first = res.stages.size();
+  CoilData maps;
+  stages.run("coil maps", [&] { maps = estimate_maps(plan.backend(), coils, opt); });
+  std::vector<const std::vector<cfloat>*> data;
+  for (const Scan* c : coils) data.push_back(&c->data);
+  std::vector<cfloat> rhs;
+  stages.run("cmpFhD", [&] { rhs = sense_adjoint(plan, maps, data); });
+  stages.last().note = std::to_string(coils.size()) + " coils, E^H y";
+  q_stage(plan, stages, res.q_cached);
+  solve_stage(plan, std::move(rhs), &maps, opt, res, first);
 }
 
 // The gridding baselines' density weights from the plan (the file's, else
@@ -260,6 +306,18 @@ void root_sum_of_squares(ReconResult& acc, std::size_t coils) {
   for (MethodResult& m : acc.methods) m.psnr_per_iter.clear();
 }
 
+// one(c) for every coil, the images combined by root sum of squares (one coil: as it is).
+template <class F>
+ReconResult combine_rss(std::size_t coils, F&& one) {
+  ReconResult acc = one(0);
+  if (coils == 1) return acc;
+  for (auto& m : acc.methods)
+    for (cfloat& v : m.image) v = std::norm(v);
+  for (std::size_t c = 1; c < coils; ++c) add_coil(acc, one(c));
+  root_sum_of_squares(acc, coils);
+  return acc;
+}
+
 }  // namespace
 
 PlanOptions plan_options(const Scan& scan, const ReconOptions& opt) {
@@ -285,24 +343,40 @@ void score(ReconResult& res) {
 ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils, const ReconOptions& opt) {
   if (coils.empty()) throw InputError("coils: no coil data");
   for (const Scan* c : coils) check_same_trajectory(*coils[0], *c);
+  if (opt.coil_combine != "rss" && opt.coil_combine != "sense")
+    throw InputError("--coil-combine", "value", opt.coil_combine, "must be rss or sense");
+  if (opt.maps != "lowres" && opt.maps != "espirit" && !(opt.maps == "given" && opt.given_maps))
+    throw InputError("--maps", "value", opt.maps, "must be lowres or espirit");
+  if (coils.size() > 1 && opt.coil_combine == "sense" && opt.reg == "tv")
+    throw InputError("--reg tv with --coil-combine sense: TV runs per coil only (use --coil-combine rss)");
   const Scan& s0 = *coils[0];
   std::unique_ptr<Plan> made = be.make_plan(s0.traj, s0.grid, plan_options(s0, opt));
   Plan& plan = *made;
   // The reference first: the iterative method records its PSNR per iteration against it.
   std::vector<float> reference;
   if (opt.truth && opt.truth->image) reference = opt.truth->image(s0.grid);
-  ReconResult acc;
-  acc.grid = s0.grid;
-  const double dcf_s = opt.gridding ? density_stage(plan, opt, acc) : 0.0;
-  ReconResult first = reconstruct_one(plan, s0.data, opt, dcf_s, coils.size() == 1 ? reference : std::vector<float>{});
-  first.stages.insert(first.stages.begin(), acc.stages.begin(), acc.stages.end());
-  acc = std::move(first);
-  if (coils.size() > 1) {
-    for (auto& m : acc.methods)
-      for (cfloat& v : m.image) v = std::norm(v);
-    for (std::size_t c = 1; c < coils.size(); ++c) add_coil(acc, reconstruct_one(plan, coils[c]->data, opt, 0.0, {}));
-    root_sum_of_squares(acc, coils.size());
+  ReconResult density;
+  const double dcf_s = opt.gridding ? density_stage(plan, opt, density) : 0.0;
+  const bool sense = coils.size() > 1 && opt.coil_combine == "sense";
+  ReconResult acc = combine_rss(coils.size(), [&](std::size_t c) {
+    const double s = c == 0 ? dcf_s : 0.0;
+    if (!sense) return reconstruct_one(plan, coils[c]->data, opt, s, coils.size() == 1 ? reference : std::vector<float>{});
+    ReconResult g;  // SENSE: only the gridding baselines go coil by coil
+    g.grid = s0.grid;
+    if (opt.gridding) gridding(plan, coils[c]->data, opt, s, g);
+    return g;
+  });
+  if (sense) {
+    ReconResult r;
+    r.grid = s0.grid;
+    r.reference = reference;
+    sense_iterative(plan, coils, opt, r);
+    r.methods.insert(r.methods.end(), acc.methods.begin(), acc.methods.end());
+    r.stages.insert(r.stages.end(), acc.stages.begin(), acc.stages.end());
+    acc = std::move(r);
   }
+  acc.grid = s0.grid;
+  acc.stages.insert(acc.stages.begin(), density.stages.begin(), density.stages.end());
   acc.reference = std::move(reference);
   acc.plan = plan.counts();
   ceiling(opt, s0.grid, acc);

@@ -47,6 +47,14 @@ struct ReconOptions {
   bool gridding = true;         // also run the gridding baselines
   std::string dcf = "auto";     // density compensation for gridding: auto|radial|pipe-menon
   std::string q_cache_dir;      // "" = do not cache Q
+  // Several coils: "rss" reconstructs each coil and combines the images by
+  // root sum of squares; "sense" solves one image from all coils with maps
+  // estimated from the calibration region (`maps`: lowres | espirit, `calibration`
+  // samples per axis; docs/coils.md). TV runs with rss only.
+  std::string coil_combine = "rss";
+  std::string maps = "lowres";   // or "given": given_maps (normalized, one per coil)
+  std::shared_ptr<const std::vector<std::vector<cfloat>>> given_maps;
+  int calibration = 24;
   std::shared_ptr<const Truth> truth;  // when known: reference image, PSNR, band-limited ceiling
   StageObserver observer;
 };

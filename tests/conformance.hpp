@@ -13,6 +13,8 @@
 #include "core/error.hpp"
 #include "recon/backend.hpp"
 #include "recon/plan.hpp"
+#include "recon/sense.hpp"
+#include "recon/tv.hpp"
 #include "test_util.hpp"
 
 namespace fhd::conformance {
@@ -143,12 +145,52 @@ inline void repeated_calls(Backend& be, const Case& c) {
   CHECK(test::rel_l2(f2, f1) < c.tol);
 }
 
+// SENSE with 3 random coil maps: <E x, y> = <x, E^H y> over all coils, and the
+// normal operator equals its explicit form sum_c S_c^H F^H F S_c x + lambda D^H D x
+// (F^H F by forward then fhd, D the host first differences).
+inline void sense_identities(Backend& be, const Case& c) {
+  const Trajectory t = test::random_trajectory(2 * c.grid.voxels(), c.grid, 61);
+  PlanOptions po;
+  po.fhd = c.fhd;
+  Plan plan(be, t, c.grid, po);
+  const std::size_t n = c.grid.voxels();
+  const CoilData maps = {test::random_complex(n, 62), test::random_complex(n, 63), test::random_complex(n, 64)};
+  const std::vector<cfloat> x = test::random_complex(n, 65);
+  const CoilData y = {test::random_complex(t.size(), 66), test::random_complex(t.size(), 67),
+                      test::random_complex(t.size(), 68)};
+  const CoilData ex = sense_forward(plan, maps, x);
+  cdouble lhs = 0;
+  for (std::size_t k = 0; k < maps.size(); ++k) lhs += inner(ex[k], y[k]);
+  const cdouble rhs = inner(x, sense_adjoint(plan, maps, {&y[0], &y[1], &y[2]}));
+  CHECK(std::abs(lhs - rhs) <= c.tol * std::abs(lhs));
+
+  const double lambda = 0.7 * double(t.size());
+  std::vector<cfloat> want(n);
+  for (const std::vector<cfloat>& m : maps) {
+    std::vector<cfloat> sx(n);
+    for (std::size_t i = 0; i < n; ++i) sx[i] = m[i] * x[i];
+    const std::vector<cfloat> tsx = plan.fhd(plan.forward(sx));
+    for (std::size_t i = 0; i < n; ++i) want[i] += std::conj(m[i]) * tsx[i];
+  }
+  std::vector<cfloat> g(std::size_t(gradient_axes(c.grid)) * n), dtd(n);
+  gradient_host(x.data(), g.data(), c.grid);
+  gradient_adjoint_host(g.data(), dtd.data(), c.grid);
+  for (std::size_t i = 0; i < n; ++i) want[i] += float(lambda) * dtd[i];
+  VectorOps& v = be.vec();
+  VecPtr xv = v.upload(x), yv = v.zeros(n);
+  SenseNormal op(plan, maps, lambda);
+  op.apply(*xv, *yv);
+  CHECK(test::rel_l2(v.download(*yv), want) < 10 * c.tol);
+  CHECK_THROWS_AS(SenseNormal(plan, {std::vector<cfloat>(n - 1)}, 0.0), InputError);
+}
+
 inline void run_all(const MakeBackend& make) {
   std::unique_ptr<Backend> be = make();
   for (const Case& c : cases()) {
     SECTION(c.name + ": adjoint identity") { adjoint_identity(*be, c); }
     SECTION(c.name + ": Toeplitz normal = F^H F, Q Hermitian") { toeplitz_and_q_symmetry(*be, c); }
     SECTION(c.name + ": repeated calls agree") { repeated_calls(*be, c); }
+    SECTION(c.name + ": SENSE adjoint and normal operator") { sense_identities(*be, c); }
   }
   SECTION("error and plan contract") { error_and_plan_contract(*be); }
   SECTION("magnitude_sse = the float64 host sum") { magnitude_sse(*be); }
