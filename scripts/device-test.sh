@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the lent GPU machine: unpack the carried packages the image lacks, build
 # with CUDA, run the [gpu] tests and the benchmarks, write logs under $OUT.
-#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [peer]
+#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [peer]
 #   (default: build test bench e2e tune validate; sanitize runs compute-sanitizer over
 #   the [gpu] tests, nufft the --fhd exact/nufft end-to-end cases, peer SigPy on the
 #   same kind of data: carry .peers, an optional local copy of the peer tools)
@@ -106,6 +106,26 @@ run_nufft() {
   echo "wall --version: $((($(date +%s%N) - t0) / 1000000)) ms"
 }
 
+# Issue 11's GPU cases: SENSE against RSS at 128^3 with 8 synthesized coils and
+# 1% correlated noise (PSNR against the object as the array sees it), and the
+# time of 8-coil SENSE against one coil with the same operator kind (Q computed).
+run_sense() {
+  local s a m common=(--phantom shepp3d --matrix 128 --iters 30 --device gpu --no-cache --no-gridding)
+  for s in 262144 131072; do
+    for a in "rss" "sense --maps lowres" "sense --maps true"; do
+      echo "$s samples, 8 coils, --coil-combine $a: $("$BUILD/fhdrecon" "${common[@]}" --samples $s --coils 8 \
+        --noise 0.01 --fhd nufft --coil-combine $a --out /tmp/sense 2>&1 | grep -E '^iterative' | head -1)"
+    done
+  done
+  for m in nufft exact; do
+    "$BUILD/fhdrecon" "${common[@]}" --samples 1048576 --fhd $m --out /tmp/sense1 >"$OUT/sense-1coil-$m.log" 2>&1
+    "$BUILD/fhdrecon" "${common[@]}" --samples 1048576 --fhd $m --coils 8 --coil-combine sense \
+      --out /tmp/sense8 >"$OUT/sense-8coil-$m.log" 2>&1
+    echo "--fhd $m, 1 coil:"; grep -E '^(cmpMu|cmpFhD|Q |CG|iterative)' "$OUT/sense-1coil-$m.log"
+    echo "--fhd $m, 8 coils SENSE:"; grep -E '^(coil maps|cmpFhD|Q |SENSE CG|iterative)' "$OUT/sense-8coil-$m.log"
+  done
+}
+
 run_peer() {
   [[ -d .peers ]] || { echo "peer: no .peers folder carried"; return 1; }
   RESULTS_DIR="$OUT" ITERS=30 bash .peers/sigpy_run.sh >/dev/null 2>&1
@@ -136,6 +156,7 @@ has e2e && { run_e2e || rc=1; }
 has tune && { run_tune || rc=1; }
 has validate && { run_validate || rc=1; }
 has nufft && { run_nufft || rc=1; }
+has sense && { run_sense || rc=1; }
 has peer && { run_peer || rc=1; }
 has sanitize && { run_sanitize || rc=1; }
 exit $rc
