@@ -40,7 +40,7 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
       ->check(CLI::IsMember({"auto", "radial", "pipe-menon"}))
       ->capture_default_str();
   cmd.add_option("--coil-combine", o.coil_combine,
-                 "several coils: rss (each coil, root sum of squares) | sense (one image from all coils)")
+                 "several coils: sense (one image from all coils, plain CG) | rss (each coil, root sum of squares)")
       ->check(CLI::IsMember({"rss", "sense"}))
       ->capture_default_str();
   cmd.add_option("--maps", o.maps,

@@ -24,7 +24,7 @@ struct SolverOptions {
   std::string reg = "l2";
   bool no_precond = false;
   std::string dcf = "auto";
-  std::string coil_combine = "rss";  // several coils: rss (per coil) | sense (one image, estimated maps)
+  std::string coil_combine = "sense";  // several coils: sense (one image, estimated maps) | rss (per coil)
   std::string maps = "lowres";       // SENSE's maps: lowres | espirit
   int calibration = 24;              // SENSE's calibration region, samples per axis
   bool no_gridding = false;
