@@ -386,6 +386,21 @@ TEST_CASE("--save cfl: bart reads our image with BART's dimension order and the 
 }
 #endif
 
+// One field of `nifti_tool -disp_hdr` output ("name offset nvals values..."):
+// its values, empty when the field is missing.
+std::vector<double> nifti_field(const std::string& hdr, const std::string& name) {
+  std::istringstream lines(hdr);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string w, off, n;
+    if (!(words >> w >> off >> n) || w != name) continue;
+    std::vector<double> v;
+    for (double x; words >> x;) v.push_back(x);
+    return v;
+  }
+  return {};
+}
+
 TEST_CASE("nifti_tool reads our NIfTI: scanner-anatomical qform and sform, mm voxels, voxel N/2 at 0 mm",
           "[outputs][nifti]") {
   if (std::system("command -v nifti_tool >/dev/null 2>&1") != 0) FHD_SKIP("nifti_tool not installed (nifti-bin)");
@@ -398,19 +413,7 @@ TEST_CASE("nifti_tool reads our NIfTI: scanner-anatomical qform and sform, mm vo
                                 " -field quatern_b -field quatern_c -field quatern_d -field qoffset_x"
                                 " -field qoffset_y -field srow_x -field srow_y -field srow_z");
   INFO(hdr);
-  // "name offset nvals values...": the values of one field.
-  auto values = [&](const std::string& name) {
-    std::istringstream lines(hdr);
-    for (std::string line; std::getline(lines, line);) {
-      std::istringstream words(line);
-      std::string w, off, n;
-      if (!(words >> w >> off >> n) || w != name) continue;
-      std::vector<double> v;
-      for (double x; words >> x;) v.push_back(x);
-      return v;
-    }
-    return std::vector<double>{};
-  };
+  auto values = [&](const std::string& name) { return nifti_field(hdr, name); };
   CHECK(values("dim") == std::vector<double>{3, 16, 16, 1, 0, 0, 0, 0});
   REQUIRE(values("pixdim").size() == 8);
   CHECK(values("pixdim")[1] == 16.0);
@@ -455,18 +458,7 @@ TEST_CASE("nifti_tool reads the NIfTI of an oblique ISMRMRD scan with the scan's
                                 " -field pixdim -field qform_code -field sform_code -field srow_x -field srow_y"
                                 " -field srow_z -field qoffset_x -field qoffset_y -field qoffset_z");
   INFO(hdr);
-  auto values = [&](const std::string& name) {
-    std::istringstream lines(hdr);
-    for (std::string line; std::getline(lines, line);) {
-      std::istringstream words(line);
-      std::string w, off, n;
-      if (!(words >> w >> off >> n) || w != name) continue;
-      std::vector<double> v;
-      for (double x; words >> x;) v.push_back(x);
-      return v;
-    }
-    return std::vector<double>{};
-  };
+  auto values = [&](const std::string& name) { return nifti_field(hdr, name); };
   // RAS = (-x, -y, z) of LPS. Columns: i = read * 15 -> (0, -15, 0), j = phase * 15
   // -> (0, 0, -15), k = slice * 6 -> (6, 0, 0); voxel (8, 8, 0) at RAS (-12, 30, 45),
   // so t = (-12, 30, 45) - 8 i - 8 j = (-12, 150, 165).
