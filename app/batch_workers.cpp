@@ -66,7 +66,7 @@ void share_cores(std::vector<Worker>& ws) {
 
 }  // namespace
 
-std::vector<Worker> gpu_workers(const std::string& spec) {
+std::vector<std::size_t> pick_gpus(const std::string& spec) {
   const std::vector<std::string> vis = visible_gpus();
   auto bad = [&](const std::string& why) {
     return InputError("--gpus " + spec + ": " + why + " (" + std::to_string(vis.size()) + " GPUs visible" +
@@ -87,6 +87,12 @@ std::vector<Worker> gpu_workers(const std::string& spec) {
     }
   }
   if (pick.empty()) throw bad("no GPU to use");
+  return pick;
+}
+
+std::vector<Worker> gpu_workers(const std::string& spec) {
+  const std::vector<std::string> vis = visible_gpus();
+  const std::vector<std::size_t> pick = pick_gpus(spec);
   std::vector<Worker> ws;
   for (std::size_t i : pick) ws.push_back({"gpu " + vis[i], {{"CUDA_VISIBLE_DEVICES", vis[i]}}});
   share_cores(ws);

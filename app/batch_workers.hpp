@@ -22,6 +22,10 @@ struct Worker {
 // Throws InputError naming the value when it names no usable device.
 std::vector<Worker> gpu_workers(const std::string& spec);
 
+// The devices --gpus all|N|LIST names, as this process numbers them (the same
+// rules and messages as gpu_workers); a LIST may repeat a device.
+std::vector<std::size_t> pick_gpus(const std::string& spec);
+
 // --jobs N: N CPU workers, each child with OMP_NUM_THREADS = cores / N
 // (unless the user set OMP_NUM_THREADS).
 std::vector<Worker> cpu_workers(int jobs);

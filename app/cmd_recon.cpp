@@ -6,6 +6,7 @@
 
 #include "app/option_checks.hpp"
 #include "app/batch.hpp"
+#include "app/batch_workers.hpp"
 #include "app/commands.hpp"
 #include "app/device.hpp"
 #include "app/log.hpp"
@@ -13,6 +14,7 @@
 #include "app/recon_options.hpp"
 #include "app/report.hpp"
 #include "app/source.hpp"
+#include "core/error.hpp"
 
 namespace fhd::app {
 namespace {
@@ -22,7 +24,17 @@ struct ReconCommand {
   SolverOptions solver;
   OutputOptions output;
   std::string device = "auto";
+  std::string gpus;  // --gpus: several GPUs of this host for the exact FhD and Q
 };
+
+// --device and --gpus as the backend's options; bad values fail before any work.
+DeviceOptions device_options(const ReconCommand& c) {
+  DeviceOptions d = make_device_options(c.solver);
+  if (c.gpus.empty()) return d;
+  if (c.device == "cpu") throw InputError("--gpus " + c.gpus + " with --device cpu: choose one");
+  for (std::size_t i : pick_gpus(c.gpus)) d.gpus.push_back(int(i));
+  return d;
+}
 
 void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::string& command_line);
 
@@ -42,8 +54,9 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
   // synthesized; a bad source still fails first, and alone: the device line
   // is logged here, after the source's.
   std::string device_note;
-  std::future<std::unique_ptr<Backend>> backend = std::async(std::launch::async, [&c, &device_note] {
-    return select_backend(c.device, make_device_options(c.solver), &device_note);
+  const DeviceOptions dev = device_options(c);
+  std::future<std::unique_ptr<Backend>> backend = std::async(std::launch::async, [&c, &dev, &device_note] {
+    return select_backend(c.device, dev, &device_note);
   });
   Source src = make_source(c.source);
   spdlog::info("source: {}", src.description);
@@ -72,6 +85,9 @@ void add_recon_options(CLI::App& app) {
   app.add_option("--device", c->device, "where to compute: auto | cpu | gpu")
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
       ->capture_default_str();
+  app.add_option("--gpus", c->gpus,
+                 "GPUs of this host for the exact FhD and Q, split by voxel slabs: all | N (the first N) | LIST "
+                 "(e.g. 0,2)");
   // Runs only when no subcommand was given (main checks).
   app.final_callback([c, &app] {
     if (!app.get_subcommands().empty()) return;

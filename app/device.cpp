@@ -46,7 +46,8 @@ std::unique_ptr<Backend> select_backend(const std::string& device, const DeviceO
   if (gpu) {
 #ifdef FHD_HAVE_CUDA
     say("device: GPU " + why);
-    return make_gpu_backend(0, GpuOptions{options.tune_dir});
+    if (options.gpus.size() > 1) return make_gpu_backend(options.gpus, GpuOptions{options.tune_dir});
+    return make_gpu_backend(options.gpus.empty() ? 0 : options.gpus[0], GpuOptions{options.tune_dir});
 #endif
   }
   say("device: CPU (no usable GPU: " + why + ")");

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/gpu_reports.hpp"
 #include "recon/backend.hpp"
@@ -15,6 +16,7 @@ namespace fhd::app {
 // What the caller chooses for the GPU backend.
 struct DeviceOptions {
   std::string tune_dir;  // tuned launch profiles; "" = the default cache root
+  std::vector<int> gpus;  // --gpus: several = the multi-GPU backend (voxel slabs); empty = GPU 0
 };
 
 // --device auto|cpu|gpu. auto takes a usable GPU and says which, else the CPU

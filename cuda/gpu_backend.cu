@@ -2,9 +2,14 @@
 // the cmpFhD/Q kernel table, cuFFT). All work runs on one stream of the
 // backend's device; the host waits only where a result comes back (download,
 // dot's scalar), so CG's vector work stays on the device.
+#include <algorithm>
 #include <cstdio>
+#include <exception>
+#include <future>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cuda/fhd_kernels.hpp"
 #include "cuda/gpu_backend.hpp"
@@ -393,14 +398,81 @@ class GpuBackend : public Backend {
     gpu::centered_idft(grid, dims, s_);
   }
 
+  // ---- slabs, for the multi-GPU backend below (exact kernels only)
+
+  // FhD on slices [a0, a0 + h) of the image's last axis (z in 3D, y in 2D).
+  std::vector<cfloat> fhd_slab(const Points& k, const std::vector<cfloat>& mu, const ImageGrid& grid, int a0, int h,
+                               const FhdOptions& opt) {
+    DeviceScope scope(device_);
+    const DeviceTrajectory& traj = on_device(k);
+    require_samples(traj, mu.size(), "fhd", "mu size");
+    const int axis = grid.nz > 1 ? 2 : 1;
+    int origin[3] = {0, 0, 0}, box[3] = {grid.nx, grid.ny, grid.nz};
+    origin[axis] = a0;
+    box[axis] = h;
+    const std::string what = "a slab of the FhD image on " + dims_string(grid);
+    DeviceBuffer<float2> w(mu.size(), what), shifted(mu.size(), what);
+    gpu::upload(as_f2(mu.data()), mu.size(), w.get(), s_);
+    DeviceBuffer<float2> out(std::size_t(box[0]) * box[1] * box[2], what);
+    gather_box(traj, w.get(), grid, origin, box, out.get(), shifted, opt, false);
+    std::vector<cfloat> host(out.size());
+    gpu::download(out.get(), host.size(), as_f2(host.data()), s_);
+    return host;
+  }
+
+  // Slices [a0, a0 + h) of Q's Hermitian half box (its mirror axis: z in 3D, y in 2D).
+  std::vector<cfloat> q_half_slab(const Points& k, const std::vector<float>& w, const ImageGrid& grid, int a0, int h,
+                                  const FhdOptions& opt) {
+    DeviceScope scope(device_);
+    const DeviceTrajectory& traj = on_device(k);
+    DeviceBuffer<float2> wc = q_weights(traj, w);
+    const int axis = grid.nz > 1 ? 2 : 1;
+    int origin[3] = {0, 0, 0}, box[3];
+    q_half_box(grid, box);
+    origin[axis] = a0;
+    box[axis] = h;
+    DeviceBuffer<float2> shifted(traj.m, "cmpQ shifted weights");
+    DeviceBuffer<float2> out(std::size_t(box[0]) * box[1] * box[2], "a slab of Q's half box");
+    gather_box(traj, wc.get(), grid, origin, box, out.get(), shifted, opt);
+    std::vector<cfloat> host(out.size());
+    gpu::download(out.get(), host.size(), as_f2(host.data()), s_);
+    return host;
+  }
+
+  // Q from a half box computed in slabs elsewhere: the faces and the assembly here.
+  VecPtr q_resident_from_half(const Points& k, const std::vector<float>& w, const ImageGrid& grid,
+                              const FhdOptions& opt, const std::vector<cfloat>& half) {
+    DeviceScope scope(device_);
+    auto v = std::make_unique<GpuVector>(0, "Q");
+    v->buf = q_device(k, w, grid, opt, &half);
+    return v;
+  }
+
+  // The box q_from_half gathers: the mirror axis's slices 0..n of the doubled grid.
+  static void q_half_box(const ImageGrid& img, int box[3]) {
+    const ImageGrid d = img.doubled();
+    const bool is3d = d.nz > 1;
+    const int n = is3d ? img.nz : img.ny;
+    box[0] = d.nx;
+    box[1] = is3d ? d.ny : n + 1;
+    box[2] = is3d ? n + 1 : 1;
+  }
+
  private:
   static float2* as_f2(cfloat* p) { return reinterpret_cast<float2*>(p); }
   static const float2* as_f2(const cfloat* p) { return reinterpret_cast<const float2*>(p); }
 
   // Q on the doubled grid, left on the device: the exact Hermitian-half gather or the NUFFT.
   DeviceBuffer<float2> q_device(const Points& k, const std::vector<float>& w, const ImageGrid& grid,
-                                const FhdOptions& opt) {
+                                const FhdOptions& opt, const std::vector<cfloat>* half = nullptr) {
     const DeviceTrajectory& traj = on_device(k);
+    DeviceBuffer<float2> wc = q_weights(traj, w);
+    if (opt.method == FhdMethod::Nufft) return nufft_q(traj, wc.get(), grid, opt.nufft_tol);
+    return q_from_half(traj, wc.get(), grid, opt, half);
+  }
+
+  // Q's weights |Phi|^2 as complex values on the device (w empty: all 1).
+  DeviceBuffer<float2> q_weights(const DeviceTrajectory& traj, const std::vector<float>& w) {
     if (!w.empty()) require_samples(traj, w.size(), "q", "weights size");
     const std::size_t m = traj.m;
     const std::string what = "cmpQ weights (" + std::to_string(m) + " samples)";
@@ -413,8 +485,7 @@ class GpuBackend : public Backend {
       launch_real_to_complex(wr.get(), wc.get(), m, s_);
       CUDA_CHECK(cudaStreamSynchronize(s_));  // wr is freed at scope end
     }
-    if (opt.method == FhdMethod::Nufft) return nufft_q(traj, wc.get(), grid, opt.nufft_tol);
-    return q_from_half(traj, wc.get(), grid, opt);
+    return wc;
   }
 
   // FhD by the points' kept NUFFT plan (type 1 onto the image grid).
@@ -476,9 +547,11 @@ class GpuBackend : public Backend {
     return len > 1 ? double(origin + box / 2 - len / 2) / double(n) : 0.0;
   }
 
+  // A box of `full` (the doubled grid for Q, the image for FhD) at `origin`.
   void gather_box(const DeviceTrajectory& traj, const float2* w, const ImageGrid& img, const int origin[3],
-                  const int box[3], float2* out, DeviceBuffer<float2>& shifted, const FhdOptions& opt) {
-    const ImageGrid d = img.doubled();
+                  const int box[3], float2* out, DeviceBuffer<float2>& shifted, const FhdOptions& opt,
+                  bool doubled = true) {
+    const ImageGrid d = doubled ? img.doubled() : img;
     const SampleSet s{traj.kx.get(), traj.ky.get(), traj.kz.get(), w, traj.m};
     launch_phase_shift(s, box_shift(origin[0], box[0], d.nx, img.nx), box_shift(origin[1], box[1], d.ny, img.ny),
                        box_shift(origin[2], box[2], d.nz, img.nz), shifted.get(), s_);
@@ -488,12 +561,15 @@ class GpuBackend : public Backend {
   // Q(-y) = conj(Q(y)): compute the mirror axis's slices 0..n (z in 3D, y in
   // 2D) and the faces through index 0 whose mirror is off the grid (lag +n);
   // the rest is conjugate mirrors. About half the pairs of the full grid.
+  // With `half_host` (the half box computed elsewhere, by slabs on other
+  // GPUs), only the faces are gathered here.
   DeviceBuffer<float2> q_from_half(const DeviceTrajectory& traj, const float2* w, const ImageGrid& img,
-                                   const FhdOptions& opt) {
+                                   const FhdOptions& opt, const std::vector<cfloat>* half_host = nullptr) {
     const ImageGrid d = img.doubled();
     const bool is3d = d.nz > 1;
     const int n = is3d ? img.nz : img.ny, rest = n - 1;
-    const int half_box[3] = {d.nx, is3d ? d.ny : n + 1, is3d ? n + 1 : 1};
+    int half_box[3];
+    q_half_box(img, half_box);
     const int zero[3] = {0, 0, 0};
     const int face0_org[3] = {0, is3d ? 0 : n + 1, is3d ? n + 1 : 0};
     const int face0_box[3] = {1, is3d ? d.ny : rest, is3d ? rest : 1};
@@ -504,7 +580,14 @@ class GpuBackend : public Backend {
     DeviceBuffer<float2> half(std::size_t(half_box[0]) * half_box[1] * half_box[2], what);
     DeviceBuffer<float2> face0(std::size_t(face0_box[1]) * face0_box[2], what);
     DeviceBuffer<float2> face1(is3d ? std::size_t(face1_box[0]) * face1_box[2] : 0, what);
-    gather_box(traj, w, img, zero, half_box, half.get(), shifted, opt);
+    if (half_host) {
+      if (half_host->size() != half.size())
+        throw std::invalid_argument("gpu backend: Q's half box has " + std::to_string(half_host->size()) +
+                                    " values, expected " + std::to_string(half.size()));
+      gpu::upload(as_f2(half_host->data()), half.size(), half.get(), s_);
+    } else {
+      gather_box(traj, w, img, zero, half_box, half.get(), shifted, opt);
+    }
     gather_box(traj, w, img, face0_org, face0_box, face0.get(), shifted, opt);
     if (is3d) gather_box(traj, w, img, face1_org, face1_box, face1.get(), shifted, opt);
     DeviceBuffer<float2> q(d.voxels(), what);
@@ -518,6 +601,158 @@ class GpuBackend : public Backend {
   std::string desc_;
   cudaStream_t s_ = nullptr;
   std::unique_ptr<GpuVectorOps> vec_;
+};
+
+// One trajectory uploaded to every GPU of a multi-GPU backend.
+class MultiPoints : public Points {
+ public:
+  explicit MultiPoints(const Trajectory& t) : Points(t) {}
+  std::vector<std::unique_ptr<Points>> parts;  // parts[i] on the backend's GPU i
+};
+
+const MultiPoints& multi_points(const Points& k) {
+  const auto* p = dynamic_cast<const MultiPoints*>(&k);
+  if (!p) throw std::invalid_argument("multi-GPU backend: got points that another backend uploaded");
+  return *p;
+}
+
+// Slices [a0, a0 + h) of `len` for part i of `parts`, in proportion (the
+// first len % parts get one more): every slice once, none empty while len >= parts.
+std::pair<int, int> slab(int len, int parts, int i) {
+  const int base = len / parts, extra = len % parts;
+  return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
+}
+
+// All GPUs of a host (docs/gpu-backend.md, "Several GPUs"): the exact FhD and
+// Q's Hermitian half are split into slabs of voxels along the last axis, one
+// per GPU, each with the whole trajectory (no reduction: every voxel has one
+// owner), computed side by side on one host thread per GPU; Q is assembled,
+// and everything else (CG, the NUFFT, gridding, TV) runs, on the first GPU.
+// A device may be listed twice (tests split slabs on one GPU).
+class MultiGpuBackend : public Backend {
+ public:
+  MultiGpuBackend(const std::vector<int>& devices, const GpuOptions& options) {
+    if (devices.size() < 2) throw std::invalid_argument("multi-GPU backend: needs at least 2 devices");
+    for (int d : devices) gpus_.push_back(std::make_unique<GpuBackend>(d, options));
+    std::string list;
+    for (int d : devices) list += (list.empty() ? "" : ",") + std::to_string(d);
+    name_ = "gpus " + list + ": " + gpus_[0]->name();
+  }
+
+  std::string name() const override { return name_; }
+  bool is_gpu() const override { return true; }
+  VectorOps& vec() override { return first().vec(); }
+
+  std::unique_ptr<Points> upload_points(const Trajectory& t) override {
+    auto p = std::make_unique<MultiPoints>(t);
+    for (auto& g : gpus_) p->parts.push_back(g->upload_points(t));
+    return p;
+  }
+
+  std::vector<cfloat> mu(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) override {
+    return first().mu(phi, data);
+  }
+
+  std::vector<cfloat> fhd(const Points& k, const std::vector<cfloat>& mu, const ImageGrid& grid,
+                          const FhdOptions& opt) override {
+    if (opt.method == FhdMethod::Nufft) return first().fhd(part0(k), mu, grid, opt);
+    const MultiPoints& mp = multi_points(k);
+    const int len = grid.nz > 1 ? grid.nz : grid.ny;
+    return join(on_all(len, [&](std::size_t i, int a0, int h) { return gpus_[i]->fhd_slab(*mp.parts[i], mu, grid, a0, h, opt); }));
+  }
+
+  std::vector<cfloat> q(const Points& k, const std::vector<float>& w, const ImageGrid& grid,
+                        const FhdOptions& opt) override {
+    return vec().download(*q_resident(k, w, grid, opt));
+  }
+
+  VecPtr q_resident(const Points& k, const std::vector<float>& w, const ImageGrid& grid,
+                    const FhdOptions& opt) override {
+    if (opt.method == FhdMethod::Nufft) return first().q_resident(part0(k), w, grid, opt);
+    const MultiPoints& mp = multi_points(k);
+    int box[3];
+    GpuBackend::q_half_box(grid, box);
+    const int len = grid.nz > 1 ? box[2] : box[1];
+    const std::vector<cfloat> half =
+        join(on_all(len, [&](std::size_t i, int a0, int h) { return gpus_[i]->q_half_slab(*mp.parts[i], w, grid, a0, h, opt); }));
+    return first().q_resident_from_half(part0(k), w, grid, opt, half);
+  }
+
+  std::vector<cfloat> forward(const Points& k, const std::vector<cfloat>& image, const ImageGrid& grid,
+                              const FhdOptions& opt) override {
+    return first().forward(part0(k), image, grid, opt);
+  }
+  std::unique_ptr<NormalOperator> normal(const std::vector<cfloat>& q, const ImageGrid& grid, double lambda) override {
+    return first().normal(q, grid, lambda);
+  }
+  std::unique_ptr<NormalOperator> normal_resident(const BackendVector& q, const ImageGrid& grid,
+                                                  double lambda) override {
+    return first().normal_resident(q, grid, lambda);
+  }
+  std::unique_ptr<NormalOperator> preconditioner_resident(const BackendVector& q, const ImageGrid& grid,
+                                                          double lambda) override {
+    return first().preconditioner_resident(q, grid, lambda);
+  }
+  std::unique_ptr<NormalOperator> circulant(const std::vector<float>& eig, const ImageGrid& grid) override {
+    return first().circulant(eig, grid);
+  }
+  void gradient(const BackendVector& x, BackendVector& g, const ImageGrid& grid) override {
+    first().gradient(x, g, grid);
+  }
+  void gradient_adjoint(const BackendVector& g, BackendVector& x, const ImageGrid& grid) override {
+    first().gradient_adjoint(g, x, grid);
+  }
+  void tv_shrink(const BackendVector& g, BackendVector& z, BackendVector& u, const ImageGrid& grid,
+                 double t) override {
+    first().tv_shrink(g, z, u, grid, t);
+  }
+  std::vector<cfloat> grid_scatter(const Points& k, const std::vector<cfloat>& weighted_data, const ImageGrid& image,
+                                   const ImageGrid& over, const GridKernel& kernel) override {
+    return first().grid_scatter(part0(k), weighted_data, image, over, kernel);
+  }
+  std::vector<cfloat> grid_to_image(const Points& k, const std::vector<cfloat>& weighted_data,
+                                    const ImageGrid& image, const ImageGrid& over, const GridKernel& kernel) override {
+    return first().grid_to_image(part0(k), weighted_data, image, over, kernel);
+  }
+  void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims) override { first().centered_idft(grid, dims); }
+
+ private:
+  GpuBackend& first() { return *gpus_[0]; }
+  static const Points& part0(const Points& k) { return *multi_points(k).parts[0]; }
+
+  // f(i, a0, h) for GPU i's slab of an axis of length len, all GPUs at once
+  // (one host thread each); the results in slab order. Every thread ends
+  // before the first failure is rethrown.
+  template <class F>
+  std::vector<std::vector<cfloat>> on_all(int len, F&& f) {
+    const std::size_t parts = std::min<std::size_t>(gpus_.size(), std::size_t(std::max(len, 1)));
+    std::vector<std::future<std::vector<cfloat>>> running;
+    for (std::size_t i = 0; i < parts; ++i) {
+      const auto [a0, h] = slab(len, int(parts), int(i));
+      running.push_back(std::async(std::launch::async, [&f, i, a0 = a0, h = h] { return f(i, a0, h); }));
+    }
+    std::vector<std::vector<cfloat>> out;
+    std::exception_ptr failed;
+    for (auto& r : running) {
+      try {
+        out.push_back(r.get());
+      } catch (...) {
+        if (!failed) failed = std::current_exception();
+      }
+    }
+    if (failed) std::rethrow_exception(failed);
+    return out;
+  }
+
+  // Slabs along the slowest axis are contiguous: joining is concatenation.
+  static std::vector<cfloat> join(const std::vector<std::vector<cfloat>>& slabs) {
+    std::vector<cfloat> all;
+    for (const auto& s : slabs) all.insert(all.end(), s.begin(), s.end());
+    return all;
+  }
+
+  std::vector<std::unique_ptr<GpuBackend>> gpus_;
+  std::string name_;
 };
 
 }  // namespace
@@ -535,6 +770,12 @@ bool gpu_usable(std::string* why) {
 
 std::unique_ptr<Backend> make_gpu_backend(int device, const GpuOptions& options) {
   return std::make_unique<GpuBackend>(device, options);
+}
+
+std::unique_ptr<Backend> make_gpu_backend(const std::vector<int>& devices, const GpuOptions& options) {
+  if (devices.empty()) throw InputError("--gpus", "devices", "none", "needs at least one GPU");
+  if (devices.size() == 1) return make_gpu_backend(devices[0], options);
+  return std::make_unique<MultiGpuBackend>(devices, options);
 }
 
 }  // namespace fhd

@@ -2,6 +2,7 @@
 // The GPU backend: implements recon's Backend interface with CUDA, cuFFT and cuBLAS.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "recon/backend.hpp"
 
@@ -18,5 +19,10 @@ struct GpuOptions {
 
 // Throws DeviceError when the device cannot be used.
 std::unique_ptr<Backend> make_gpu_backend(int device = 0, const GpuOptions& options = {});
+
+// Several GPUs of one host (--gpus): the exact FhD and Q split into voxel slabs,
+// one per listed device, the rest on the first (docs/gpu-backend.md). One
+// device gives the plain backend; a device may be listed twice (tests).
+std::unique_ptr<Backend> make_gpu_backend(const std::vector<int>& devices, const GpuOptions& options);
 
 }  // namespace fhd

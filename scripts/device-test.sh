@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the lent GPU machine: unpack the carried packages the image lacks, build
 # with CUDA, run the [gpu] tests and the benchmarks, write logs under $OUT.
-#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [peer]
+#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [multi] [peer]
 #   (default: build test bench e2e tune validate; sanitize runs compute-sanitizer over
 #   the [gpu] tests, nufft the --fhd exact/nufft end-to-end cases, peer SigPy on the
 #   same kind of data: carry .peers, an optional local copy of the peer tools)
@@ -126,6 +126,19 @@ run_sense() {
   done
 }
 
+# Issue 14: the exact FhD and Q by voxel slabs (--gpus). On a host with one GPU,
+# --gpus 0,0 runs both slabs on it: the split's overhead, not a speed-up.
+run_multi() {
+  local g n=$(nvidia-smi -L 2>/dev/null | wc -l) lists=("0" "0,0")
+  ((n >= 2)) && lists+=("0,1")
+  ((n >= 4)) && lists+=("0,1,2,3")
+  for g in "${lists[@]}"; do
+    echo "--gpus $g:"
+    "$BUILD/fhdrecon" --phantom shepp3d --matrix 128 --samples 1048576 --iters 30 --device gpu --no-cache \
+      --no-gridding --gpus $g --out /tmp/multi 2>&1 | grep -E '^(cmpFhD|Q |CG|iterative)'
+  done
+}
+
 run_peer() {
   [[ -d .peers ]] || { echo "peer: no .peers folder carried"; return 1; }
   RESULTS_DIR="$OUT" ITERS=30 bash .peers/sigpy_run.sh >/dev/null 2>&1
@@ -157,6 +170,7 @@ has tune && { run_tune || rc=1; }
 has validate && { run_validate || rc=1; }
 has nufft && { run_nufft || rc=1; }
 has sense && { run_sense || rc=1; }
+has multi && { run_multi || rc=1; }
 has peer && { run_peer || rc=1; }
 has sanitize && { run_sanitize || rc=1; }
 exit $rc

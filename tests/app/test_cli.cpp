@@ -108,3 +108,17 @@ TEST_CASE("--quiet leaves only the table on the output", "[cli]") {
                       fresh_dir("loud").string());
   CHECK(loud.out.find("info:") != std::string::npos);
 }
+
+TEST_CASE("--gpus: refused with --device cpu, a bad list or more GPUs than visible, before any work", "[cli]") {
+  require_one_line_error(fhdrecon(kTiny + " --device cpu --gpus 0,1"), 2, "--gpus 0,1 with --device cpu");
+  require_one_line_error(fhdrecon(kTiny + " --gpus x"), 2, "expected all, a count or a list");
+  require_one_line_error(fhdrecon(kTiny + " --gpus 4096"), 2, "--gpus 4096");
+  require_one_line_error(fhdrecon(kTiny + " --gpus 0,4095"), 2, "--gpus 0,4095: no GPU");
+}
+
+TEST_CASE("--coil-combine and --maps: bad values and impossible combinations fail with one line", "[cli]") {
+  require_one_line_error(fhdrecon(kTiny + " --coil-combine both"), 2, "--coil-combine");
+  require_one_line_error(fhdrecon(kTiny + " --maps guess"), 2, "--maps");
+  require_one_line_error(fhdrecon(kTiny + " --maps true"), 2, "--maps");  // one coil: no synthesized array
+  require_one_line_error(fhdrecon(kTiny + " --coils 2 --reg tv --coil-combine sense"), 2, "--reg tv");
+}
