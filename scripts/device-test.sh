@@ -129,7 +129,7 @@ run_sense() {
 # Issue 14: the exact FhD and Q by voxel slabs (--gpus). On a host with one GPU,
 # --gpus 0,0 runs both slabs on it: the split's overhead, not a speed-up.
 run_multi() {
-  local g n=$(nvidia-smi -L 2>/dev/null | wc -l) lists=("0" "0,0")
+  local g n=$(nvidia-smi -L 2>/dev/null | wc -l) lists=("1" "0,0")  # "1": a count, the first GPU
   ((n >= 2)) && lists+=("0,1")
   ((n >= 4)) && lists+=("0,1,2,3")
   for g in "${lists[@]}"; do
