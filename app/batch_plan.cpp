@@ -26,7 +26,7 @@ std::string fnv1a_hex(const std::string& s) {
 
 std::string options_fingerprint(const SolverOptions& o, const std::string& device) {
   json j = {{"trig", o.trig},     {"kernel", o.kernel}, {"iters", o.iters},          {"tol", o.tol},
-            {"lambda", o.lambda}, {"dcf", o.dcf},       {"gridding", !o.no_gridding}, {"device", device},
+            {"lambda", o.lambda_auto ? json("auto") : json(o.lambda)}, {"dcf", o.dcf},       {"gridding", !o.no_gridding}, {"device", device},
             {"version", FHD_VERSION}};
   return fnv1a_hex(j.dump());
 }

@@ -91,7 +91,7 @@ std::vector<std::string> scan_child_args(const ScanJob& job, const std::string& 
   };
   a.insert(a.end(), {"batch-scan", job.file, "--scan-out", job.output, "--row-out", row_out, "--fingerprint",
                      job.fingerprint, "--device", job.device, "--trig", s.trig, "--iters", std::to_string(s.iters),
-                     "--tol", num(s.tol), "--lambda", num(s.lambda), "--dcf", s.dcf});
+                     "--tol", num(s.tol), "--lambda", s.lambda_auto ? "auto" : num(s.lambda), "--dcf", s.dcf});
   if (!s.kernel.empty()) a.insert(a.end(), {"--kernel", s.kernel});
   if (s.no_gridding) a.push_back("--no-gridding");
   if (!s.cache_dir.empty()) a.insert(a.end(), {"--cache-dir", s.cache_dir});

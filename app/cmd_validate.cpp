@@ -53,8 +53,10 @@ void add_validate_command(CLI::App& app) {
   add_source_options(*sub, c->config.source);
   SolverOptions& s = c->config.solver;
   sub->add_option("--iters", s.iters, "CG iterations (default: the preset's)")->check(CLI::Range(0, 100000));
-  sub->add_option("--lambda", s.lambda, "regularization relative to Q(0) (default: the preset's)")
-      ->check(CLI::Range(0.0, 1e6));
+  sub->add_option_function<std::string>(
+         "--lambda", [&s](const std::string& v) { set_lambda(s, v); },
+         "regularization: auto or a number relative to Q(0) (default: the preset's)")
+      ->check(lambda_value());
   sub->add_option("--tol", s.tol, "CG relative residual to stop at")->check(CLI::Range(0.0, 1.0))->capture_default_str();
   sub->add_option("--dcf", s.dcf, "density compensation for gridding: auto | radial | pipe-menon")
       ->check(CLI::IsMember({"auto", "radial", "pipe-menon"}))

@@ -20,6 +20,20 @@ const CLI::Validator& finite_number() {
   return v;
 }
 
+const CLI::Validator& lambda_value() {
+  static const CLI::Validator v(
+      [](std::string& s) -> std::string {
+        if (s == "auto") return "";
+        char* end = nullptr;
+        const double x = std::strtod(s.c_str(), &end);
+        if (end == s.c_str() || *end != '\0') return "must be auto or a number, not " + s;
+        if (!std::isfinite(x)) return "must be a finite number, not " + s;
+        return x >= 0 && x <= 1e6 ? "" : "must be auto or a number in [0, 1e6], not " + s;
+      },
+      "auto|NUMBER");
+  return v;
+}
+
 const CLI::Validator& non_empty_path() {
   static const CLI::Validator v([](std::string& s) -> std::string { return s.empty() ? "must not be empty" : ""; },
                                 "PATH");

@@ -11,6 +11,8 @@ namespace fhd::app {
 // Refuses NaN and +-Inf by name. CLI::Range alone lets NaN through (every
 // comparison with NaN is false): put this check before the Range.
 const CLI::Validator& finite_number();
+// --lambda: "auto" or a finite number in [0, 1e6].
+const CLI::Validator& lambda_value();
 
 // Refuses an empty string: "" as a path would mean the current directory or
 // the filesystem root, never what the user meant.

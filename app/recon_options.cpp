@@ -8,6 +8,12 @@
 
 namespace fhd::app {
 
+void set_lambda(SolverOptions& o, const std::string& v) {
+  o.lambda_given = true;
+  o.lambda_auto = v == "auto";
+  if (!o.lambda_auto) o.lambda = std::stod(v);  // lambda_value() checked it
+}
+
 void add_solver_options(CLI::App& cmd, SolverOptions& o) {
   cmd.add_option("--trig", o.trig, "sine/cosine in FhD and Q: double | single | sfu")
       ->check(CLI::IsMember({"double", "single", "sfu"}))
@@ -26,12 +32,12 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
       ->check(finite_number())
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  cmd.add_option("--lambda", o.lambda,
-                 "regularization weight: l2 relative to Q(0) (0 = none), default 0.03; tv relative to Q(0) "
-                 "times the image scale, default " + std::to_string(kTvLambda))
-      ->check(finite_number())
-      ->check(CLI::Range(0.0, 1e6))
-      ->each([&o](const std::string&) { o.lambda_given = true; });
+  cmd.add_option_function<std::string>(
+         "--lambda", [&o](const std::string& v) { set_lambda(o, v); },
+         "regularization weight: auto (chosen from the data's noise; l2 only) or a number: l2 relative to Q(0) "
+         "(0 = none), default 0.03; tv relative to Q(0) times the image scale, default " +
+             std::to_string(kTvLambda))
+      ->check(lambda_value());
   cmd.add_option("--reg", o.reg, "regularizer: l2 (first differences, CG) | tv (isotropic total variation, ADMM)")
       ->check(CLI::IsMember({"l2", "tv"}))
       ->capture_default_str();
@@ -82,7 +88,9 @@ ReconOptions make_recon_options(const SolverOptions& o, const Source* src, Progr
   r.iters = o.iters;
   r.tol = o.tol;
   r.reg = o.reg;
-  r.lambda = o.reg == "tv" && !o.lambda_given ? kTvLambda : o.lambda;
+  // TV has its own default; auto is l2's rule, so a TV run with it keeps TV's default.
+  r.lambda = o.reg == "tv" && (!o.lambda_given || o.lambda_auto) ? kTvLambda : o.lambda;
+  r.lambda_auto = o.lambda_auto && o.reg != "tv";
   r.precondition = !o.no_precond;
   r.dcf = o.dcf;
   r.coil_combine = o.coil_combine;

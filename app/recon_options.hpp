@@ -21,6 +21,7 @@ struct SolverOptions {
   double tol = 1e-6;
   double lambda = 0.03;         // l2's default; TV's is kTvLambda unless --lambda is given
   bool lambda_given = false;
+  bool lambda_auto = false;     // --lambda auto: l2's lambda from the data (recon/lambda_auto.hpp)
   std::string reg = "l2";
   bool no_precond = false;
   std::string dcf = "auto";
@@ -33,6 +34,8 @@ struct SolverOptions {
 };
 
 void add_solver_options(CLI::App& cmd, SolverOptions& o);
+// --lambda's value, checked by lambda_value(): "auto" or a number.
+void set_lambda(SolverOptions& o, const std::string& v);
 // What recon scores against, from a phantom (which must outlive the result);
 // with `gain` (one value per voxel of the grid scored on), the phantom as a
 // coil array sees it: phantom * gain (Source::array_gain).

@@ -21,8 +21,11 @@ const StageTime* slowest(const std::vector<StageTime>& stages) {
 
 std::string results_table(const ReconResult& r, const RunInfo& info) {
   std::string out;
-  out += fmt::format("{}\ndevice: {} | trig {} | CG {} iterations (lambda {:g}, absolute {:.4g})\n\n", info.source,
-                     info.device, info.trig, r.cg.iters, info.lambda, r.lambda_abs);
+  const bool automatic = r.lambda_rule.rfind("auto", 0) == 0;
+  out += fmt::format("{}\ndevice: {} | trig {} | CG {} iterations (lambda {}{:g}, absolute {:.4g})\n", info.source,
+                     info.device, info.trig, r.cg.iters, automatic ? "auto: " : "", r.lambda_rel, r.lambda_abs);
+  if (automatic) out += fmt::format("lambda {}\n", r.lambda_rule);
+  out += "\n";
   out += fmt::format("{:<22} {:>10} {:>9} {:>10} {:>6}\n", "method", "PSNR (dB)", "NRMSE", "time (s)", "iters");
   out += fmt::format("{:-<22} {:->10} {:->9} {:->10} {:->6}\n", "", "", "", "", "");
   for (const MethodResult& m : r.methods)
@@ -49,13 +52,14 @@ nlohmann::json results_json(const ReconResult& r, const RunInfo& info) {
   j["device"] = info.device;
   j["source"] = info.source;
   j["grid"] = {r.grid.nx, r.grid.ny, r.grid.nz};
-  j["options"] = {{"trig", info.trig}, {"kernel", info.kernel}, {"iters", info.iters}, {"lambda", info.lambda},
-                  {"lambda_absolute", r.lambda_abs}};
+  j["options"] = {{"trig", info.trig}, {"kernel", info.kernel}, {"iters", info.iters}, {"lambda", r.lambda_rel},
+                  {"lambda_absolute", r.lambda_abs}, {"lambda_rule", r.lambda_rule}};
   j["methods"] = json::array();
   for (const MethodResult& m : r.methods) {
     json row = {{"name", m.name}, {"seconds", m.seconds}};
     row["psnr_db"] = m.psnr ? json(*m.psnr) : json(nullptr);
     row["nrmse"] = m.nrmse ? json(*m.nrmse) : json(nullptr);
+    if (m.psnr_band_limited) row["psnr_band_limited_db"] = *m.psnr_band_limited;
     row["iterations"] = m.iters;
     if (!m.psnr_per_iter.empty()) row["psnr_per_iteration_db"] = m.psnr_per_iter;
     j["methods"].push_back(row);

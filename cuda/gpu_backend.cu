@@ -323,6 +323,12 @@ class GpuBackend : public Backend {
     return make_circulant_preconditioner(g.buf.get(), g.size(), grid, lambda, s_);
   }
 
+  std::vector<double> circulant_spectrum(const BackendVector& q, const ImageGrid& grid) override {
+    DeviceScope scope(device_);
+    const GpuVector& g = as_gpu(q);
+    return fhd::circulant_spectrum(g.buf.get(), g.size(), grid, s_);
+  }
+
   // The NUFFT's type 2 on the device; the exact forward model runs on the host (Backend's default).
   std::vector<cfloat> forward(const Points& k, const std::vector<cfloat>& image, const ImageGrid& grid,
                               const FhdOptions& opt) override {
@@ -692,6 +698,9 @@ class MultiGpuBackend : public Backend {
   std::unique_ptr<NormalOperator> preconditioner_resident(const BackendVector& q, const ImageGrid& grid,
                                                           double lambda) override {
     return first().preconditioner_resident(q, grid, lambda);
+  }
+  std::vector<double> circulant_spectrum(const BackendVector& q, const ImageGrid& grid) override {
+    return first().circulant_spectrum(q, grid);
   }
   std::unique_ptr<NormalOperator> circulant(const std::vector<float>& eig, const ImageGrid& grid) override {
     return first().circulant(eig, grid);

@@ -197,33 +197,63 @@ std::unique_ptr<NormalOperator> make_circulant_operator(const std::vector<float>
   return std::make_unique<GpuCirculant>(eig, grid, s);
 }
 
-std::unique_ptr<NormalOperator> make_circulant_preconditioner(const float2* q, std::size_t count, const ImageGrid& grid,
-                                                              double lambda, cudaStream_t s) {
+namespace {
+
+// FFT_N of Q folded onto the N grid (the smoothed T. Chan circulant's column,
+// recon/precond.hpp) and the eigenvalues' mean, which is the lag-0 fold c[0].
+struct FoldedSpectrum {
+  DeviceBuffer<float2> f;
+  double mean = 0;
+};
+
+FoldedSpectrum folded_spectrum(const float2* q, std::size_t count, const ImageGrid& grid, cudaStream_t s,
+                               const std::string& what, double extra_bytes) {
   const ImageGrid d = grid.doubled();
   if (count != d.voxels())
     throw InputError("gpu preconditioner", "q size", std::to_string(count),
                      "expected " + std::to_string(d.voxels()) + " (the doubled grid " + dims_string(d) + ")");
+  const std::size_t n = grid.voxels();
+  require_free(double(n) * sizeof(float2) + extra_bytes + CufftPlan::work_bytes(grid), what);
+  FoldedSpectrum out;
+  out.f.allocate(n, what + " (folded Q)");
+  const int3 nn = make_int3(grid.nx, grid.ny, grid.nz), len = make_int3(d.nx, d.ny, d.nz);
+  fold_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(q, nn, len, kPrecondSmoothCells, out.f.get());
+  CUDA_CHECK_LAUNCH();
+  float2 c0{};
+  CUDA_CHECK(cudaMemcpyAsync(&c0, out.f.get(), sizeof(float2), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  out.mean = c0.x;
+  CufftPlan(grid, s, what).exec(out.f.get(), CUFFT_FORWARD);
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<NormalOperator> make_circulant_preconditioner(const float2* q, std::size_t count, const ImageGrid& grid,
+                                                              double lambda, cudaStream_t s) {
   const std::string what = "the circulant preconditioner";
   const std::size_t n = grid.voxels();
-  require_free(double(n) * (sizeof(float2) + sizeof(float)) + CufftPlan::work_bytes(grid), what);
-  DeviceBuffer<float2> c(n, what + " (folded Q)");
+  FoldedSpectrum c = folded_spectrum(q, count, grid, s, what, double(n) * sizeof(float));
   DeviceBuffer<float> eig(n, what + " (eigenvalues)");
-  const int3 nn = make_int3(grid.nx, grid.ny, grid.nz), len = make_int3(d.nx, d.ny, d.nz);
-  fold_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(q, nn, len, kPrecondSmoothCells, c.get());
-  CUDA_CHECK_LAUNCH();
-  // The mean eigenvalue, for the floor: the FFT's mean is c[0] (the lag-0
-  // fold), the periodic Laplacian's is 2 per axis of length > 1.
-  float2 c0{};
-  CUDA_CHECK(cudaMemcpyAsync(&c0, c.get(), sizeof(float2), cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaStreamSynchronize(s));
+  // The floor is relative to the mean eigenvalue: the periodic Laplacian's mean is 2 per axis of length > 1.
   const int axes = (grid.nx > 1) + (grid.ny > 1) + (grid.nz > 1);
-  const double mean = double(c0.x) + lambda * 2.0 * axes;
-  CufftPlan(grid, s, what).exec(c.get(), CUFFT_FORWARD);
-  inverse_eig_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(c.get(), nn, lambda, kPrecondFloor * mean,
+  const double mean = c.mean + lambda * 2.0 * axes;
+  const int3 nn = make_int3(grid.nx, grid.ny, grid.nz);
+  inverse_eig_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(c.f.get(), nn, lambda, kPrecondFloor * mean,
                                                                   1.0 / double(n), eig.get());
   CUDA_CHECK_LAUNCH();
-  CUDA_CHECK(cudaStreamSynchronize(s));  // c and the FFT plan go at scope end
+  CUDA_CHECK(cudaStreamSynchronize(s));  // c goes at scope end
   return std::make_unique<GpuCirculant>(std::move(eig), grid, s);
+}
+
+std::vector<double> circulant_spectrum(const float2* q, std::size_t count, const ImageGrid& grid, cudaStream_t s) {
+  FoldedSpectrum c = folded_spectrum(q, count, grid, s, "the circulant spectrum", 0.0);
+  std::vector<float2> host(grid.voxels());
+  CUDA_CHECK(cudaMemcpyAsync(host.data(), c.f.get(), host.size() * sizeof(float2), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  std::vector<double> eig(host.size());
+  for (std::size_t i = 0; i < eig.size(); ++i) eig[i] = host[i].x;  // real: the column is Hermitian
+  return eig;
 }
 
 void tv_gradient(const GpuVector& x, GpuVector& g, const ImageGrid& grid, cudaStream_t s) {

@@ -18,6 +18,9 @@ std::unique_ptr<NormalOperator> make_circulant_operator(const std::vector<float>
                                                         cudaStream_t s);
 // The circulant preconditioner of (T + lambda R^H R) made on the device from Q
 // (count values on grid.doubled()): recon/precond.hpp's fold, FFT and floor.
+// The eigenvalues (FFT order) of T's smoothed circulant, without lambda, on the
+// host: recon/precond.hpp's circulant_eigenvalues(q, grid, 0) from a device Q.
+std::vector<double> circulant_spectrum(const float2* q, std::size_t count, const ImageGrid& grid, cudaStream_t s);
 std::unique_ptr<NormalOperator> make_circulant_preconditioner(const float2* q, std::size_t count, const ImageGrid& grid,
                                                               double lambda, cudaStream_t s);
 void tv_gradient(const GpuVector& x, GpuVector& g, const ImageGrid& grid, cudaStream_t s);

@@ -104,6 +104,10 @@ std::unique_ptr<NormalOperator> Backend::preconditioner_resident(const BackendVe
   return make_preconditioner(*this, vec().download(q), grid, lambda);
 }
 
+std::vector<double> Backend::circulant_spectrum(const BackendVector& q, const ImageGrid& grid) {
+  return circulant_eigenvalues(vec().download(q), grid, 0.0);
+}
+
 // The host forward model: the CPU NUFFT, or the float64 direct sum rounded.
 std::vector<cfloat> Backend::forward(const Points& k, const std::vector<cfloat>& image, const ImageGrid& grid,
                                      const FhdOptions& opt) {

@@ -141,6 +141,9 @@ class Backend {
                             const FhdOptions& opt);
   virtual std::unique_ptr<NormalOperator> normal_resident(const BackendVector& q, const ImageGrid& grid,
                                                           double lambda);
+  // The eigenvalues (FFT order, on the host) of T's smoothed circulant without
+  // lambda (recon/precond.hpp's circulant_eigenvalues(q, grid, 0)): --lambda auto's model.
+  virtual std::vector<double> circulant_spectrum(const BackendVector& q, const ImageGrid& grid);
   // The circulant preconditioner of (T + lambda R^H R) (recon/precond.hpp) from Q.
   virtual std::unique_ptr<NormalOperator> preconditioner_resident(const BackendVector& q, const ImageGrid& grid,
                                                                   double lambda);

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "recon/tv.hpp"
 #include "recon/gridding.hpp"
+#include "recon/lambda_auto.hpp"
 #include "recon/coil_maps.hpp"
 #include "recon/metrics.hpp"
 #include "recon/reference.hpp"
@@ -148,15 +149,40 @@ int solve_tv(Plan& plan, const BackendVector& rhs, BackendVector& x, const Recon
   return admm_tv(plan, rhs, x, tv).outer;
 }
 
+// The l2 problem's absolute lambda. Fixed: opt.lambda relative to Q(0) = sum
+// |Phi|^2, the diagonal, hence mean eigenvalue, of FhF, so one lambda means
+// the same for any sample count. Auto: the risk-minimizing one for this
+// right-hand side and noise (recon/lambda_auto.hpp), the fixed one without a
+// noise estimate.
+void choose_lambda(Plan& plan, const std::vector<cfloat>& fhd, const std::optional<NoiseEstimate>& noise,
+                   const ReconOptions& opt, ReconResult& res) {
+  res.lambda_abs = opt.lambda * plan.q0();
+  res.lambda_rel = opt.lambda;
+  res.lambda_rule = "fixed";
+  if (!opt.lambda_auto || opt.reg == "tv") return;
+  if (!noise) {
+    res.lambda_rule = "auto: no noise estimate (no noise samples, no oversampled readouts), fixed";
+    return;
+  }
+  StageRunner stages(opt.observer, res.stages);
+  stages.run("lambda (auto)", [&] {
+    const std::vector<double> t = plan.backend().circulant_spectrum(plan.q_resident(), plan.grid());
+    res.lambda_abs = sure_lambda(t, fhd, plan.grid(), noise->variance);
+  });
+  res.lambda_rel = res.lambda_abs / plan.q0();
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "auto: risk estimate, noise variance %.4g from %s", noise->variance,
+                noise->source.c_str());
+  res.lambda_rule = buf;
+}
+
 // The solve and its records, after the right-hand side (FhD, or SENSE's E^H y)
 // and Q: `sense` maps make it SENSE's CG over coils, else the plan's l2 or TV.
-void solve_stage(Plan& plan, std::vector<cfloat> fhd, const CoilData* sense, const ReconOptions& opt,
-                 ReconResult& res, std::size_t first) {
+void solve_stage(Plan& plan, std::vector<cfloat> fhd, const CoilData* sense, const std::optional<NoiseEstimate>& noise,
+                 const ReconOptions& opt, ReconResult& res, std::size_t first) {
+  choose_lambda(plan, fhd, noise, opt, res);
   StageRunner stages(opt.observer, res.stages);
   VectorOps& vec = plan.backend().vec();
-  // lambda is relative to Q(0) = sum |Phi|^2: the diagonal, hence mean
-  // eigenvalue, of FhF, so one lambda means the same for any sample count.
-  res.lambda_abs = opt.lambda * plan.q0();
   MethodResult m{"iterative", {}, 0, {}, {}, 0, {}};
   PsnrRecorder rec(vec, res.reference, m.psnr_per_iter);
   const bool tv = opt.reg == "tv";
@@ -190,14 +216,15 @@ void solve_stage(Plan& plan, std::vector<cfloat> fhd, const CoilData* sense, con
   res.fhd = std::move(fhd);
 }
 
-void iterative(Plan& plan, const std::vector<cfloat>& data, const ReconOptions& opt, ReconResult& res) {
+void iterative(Plan& plan, const std::vector<cfloat>& data, const std::optional<NoiseEstimate>& noise,
+               const ReconOptions& opt, ReconResult& res) {
   StageRunner stages(opt.observer, res.stages);
   std::size_t first = res.stages.size();
   std::vector<cfloat> mu, fhd;
   stages.run("cmpMu", [&] { mu = plan.mu(data); });
   stages.run("cmpFhD", [&] { fhd = plan.fhd_of_mu(mu); });
   q_stage(plan, stages, res.q_cached);
-  solve_stage(plan, std::move(fhd), nullptr, opt, res, first);
+  solve_stage(plan, std::move(fhd), nullptr, noise, opt, res, first);
 }
 
 // Sensitivities from the coils' own calibration region (docs/coils.md).
@@ -216,7 +243,8 @@ CoilData estimate_maps(Backend& be, const std::vector<const Scan*>& coils, const
 
 // SENSE: one image from every coil (recon/sense.hpp) with maps estimated from
 // the data; E^H y runs each coil's cmpMu and cmpFhD (timed as one stage).
-void sense_iterative(Plan& plan, const std::vector<const Scan*>& coils, const ReconOptions& opt, ReconResult& res) {
+void sense_iterative(Plan& plan, const std::vector<const Scan*>& coils, const std::optional<NoiseEstimate>& noise,
+                     const ReconOptions& opt, ReconResult& res) {
   StageRunner stages(opt.observer, res.stages);
   std::size_t first = res.stages.size();
   CoilData maps;
@@ -227,7 +255,7 @@ void sense_iterative(Plan& plan, const std::vector<const Scan*>& coils, const Re
   stages.run("cmpFhD", [&] { rhs = sense_adjoint(plan, maps, data); });
   stages.last().note = std::to_string(coils.size()) + " coils, E^H y";
   q_stage(plan, stages, res.q_cached);
-  solve_stage(plan, std::move(rhs), &maps, opt, res, first);
+  solve_stage(plan, std::move(rhs), &maps, noise, opt, res, first);
 }
 
 // The gridding baselines' density weights from the plan (the file's, else
@@ -267,6 +295,18 @@ void ceiling(const ReconOptions& opt, const ImageGrid& grid, ReconResult& res) {
   res.methods.push_back({"band-limited ceiling", std::move(image), s, {}, {}});
 }
 
+// SENSE's noise: the coils' mean variance (after prewhitening all are about 1).
+std::optional<NoiseEstimate> mean_noise(const std::vector<const Scan*>& coils) {
+  NoiseEstimate sum;
+  for (const Scan* c : coils) {
+    std::optional<NoiseEstimate> e = estimate_noise(c->traj, c->data, c->noise);
+    if (!e) return std::nullopt;
+    sum.variance += e->variance / double(coils.size());
+    sum.source = e->source;
+  }
+  return sum;
+}
+
 void check_same_trajectory(const Scan& a, const Scan& b) {
   if (!(a.grid == b.grid) || a.traj.kx != b.traj.kx || a.traj.ky != b.traj.ky || a.traj.kz != b.traj.kz ||
       a.phi != b.phi)
@@ -274,12 +314,13 @@ void check_same_trajectory(const Scan& a, const Scan& b) {
 }
 
 // One coil through the plan: the iterative method, then the gridding baselines.
-ReconResult reconstruct_one(Plan& plan, const std::vector<cfloat>& data, const ReconOptions& opt, double dcf_s,
+ReconResult reconstruct_one(Plan& plan, const Scan& coil, const ReconOptions& opt, double dcf_s,
                             const std::vector<float>& reference) {
   ReconResult r;
   r.grid = plan.grid();
   r.reference = reference;
-  iterative(plan, data, opt, r);
+  const std::vector<cfloat>& data = coil.data;
+  iterative(plan, data, opt.lambda_auto ? estimate_noise(coil.traj, data, coil.noise) : std::nullopt, opt, r);
   if (opt.gridding) gridding(plan, data, opt, dcf_s, r);
   return r;
 }
@@ -338,10 +379,19 @@ PlanOptions plan_options(const Scan& scan, const ReconOptions& opt) {
 
 void score(ReconResult& res) {
   if (res.reference.empty()) return;
+  const MethodResult* band_limited = nullptr;
   for (MethodResult& m : res.methods) {
     m.psnr = psnr(m.image, res.reference);
     m.nrmse = nrmse(m.image, res.reference);
+    if (m.name == "band-limited ceiling") band_limited = &m;
   }
+  if (!band_limited) return;
+  // The band-limited measure: how far each method is from the best image the
+  // sampled frequencies allow (free of the Gibbs ringing every method shares).
+  std::vector<float> ceiling(band_limited->image.size());
+  for (std::size_t i = 0; i < ceiling.size(); ++i) ceiling[i] = std::abs(band_limited->image[i]);
+  for (MethodResult& m : res.methods)
+    if (&m != band_limited) m.psnr_band_limited = psnr(m.image, ceiling);
 }
 
 ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils, const ReconOptions& opt) {
@@ -364,7 +414,7 @@ ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils
   const bool sense = coils.size() > 1 && opt.coil_combine == "sense";
   ReconResult acc = combine_rss(coils.size(), [&](std::size_t c) {
     const double s = c == 0 ? dcf_s : 0.0;
-    if (!sense) return reconstruct_one(plan, coils[c]->data, opt, s, coils.size() == 1 ? reference : std::vector<float>{});
+    if (!sense) return reconstruct_one(plan, *coils[c], opt, s, coils.size() == 1 ? reference : std::vector<float>{});
     ReconResult g;  // SENSE: only the gridding baselines go coil by coil
     g.grid = s0.grid;
     if (opt.gridding) gridding(plan, coils[c]->data, opt, s, g);
@@ -374,7 +424,7 @@ ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils
     ReconResult r;
     r.grid = s0.grid;
     r.reference = reference;
-    sense_iterative(plan, coils, opt, r);
+    sense_iterative(plan, coils, opt.lambda_auto ? mean_noise(coils) : std::nullopt, opt, r);
     r.methods.insert(r.methods.end(), acc.methods.begin(), acc.methods.end());
     r.stages.insert(r.stages.end(), acc.stages.begin(), acc.stages.end());
     acc = std::move(r);

@@ -38,6 +38,9 @@ struct ReconOptions {
   int iters = 100;               // CG iterations (at most)
   double tol = 1e-5;            // CG stops when ||r|| / ||FhD|| falls below
   double lambda = 0.0;          // relative to Q(0) = sum |Phi|^2, the mean eigenvalue of FhF
+  // l2: choose lambda from the data (recon/lambda_auto.hpp); `lambda` is the
+  // fallback when the scan gives no noise estimate. TV keeps `lambda`.
+  bool lambda_auto = false;
   bool precondition = true;     // circulant preconditioner for CG (recon/precond.hpp)
   std::string reg = "l2";       // l2 (first differences, CG) | tv (isotropic TV, ADMM; recon/tv.hpp)
   // TV: lambda relative to Q(0) times the image scale (docs/accuracy.md);
@@ -70,6 +73,7 @@ struct MethodResult {
   std::vector<cfloat> image;  // grid.voxels(), x fastest
   double seconds = 0;         // the stages this method needed
   std::optional<double> psnr, nrmse;  // against the phantom, when known
+  std::optional<double> psnr_band_limited;  // against the band-limited ceiling image, when computed
   int iters = 0;              // iterations it took (CG, or ADMM for TV); 0 for direct methods
   std::vector<double> psnr_per_iter;  // [i] after iteration i + 1, when the phantom is known
 };
@@ -87,6 +91,8 @@ struct ReconResult {
   bool q_cached = false;
   PlanCounts plan;        // the plan's once-per-trajectory work (uploads, Q, DCF)
   double lambda_abs = 0;  // lambda actually used in the normal equations
+  double lambda_rel = 0;  // the same relative to Q(0) (for TV: to Q(0) times the image scale)
+  std::string lambda_rule;  // how it was chosen: "fixed", or the auto rule and its noise estimate
 };
 
 // One scan (one coil): exactly reconstruct_coils(be, {&scan}, opt).

@@ -59,20 +59,24 @@ std::vector<double> circulant_eigenvalues(const std::vector<cfloat>& q, const Im
       }
   // FFT in single precision (FftwPlan) is enough for a preconditioner.
   FftwPlan(grid, cf.data(), false).execute();
-  std::vector<double> eig(grid.voxels());
-  const int n[3] = {grid.nx, grid.ny, grid.nz};
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int fz = 0; fz < grid.nz; ++fz)
-    for (int fy = 0; fy < grid.ny; ++fy)
-      for (int fx = 0; fx < grid.nx; ++fx) {
-        const int f[3] = {fx, fy, fz};
-        double lap = 0.0;
-        for (int a = 0; a < 3; ++a)
-          if (n[a] > 1) lap += 2.0 - 2.0 * std::cos(2.0 * kPi * f[a] / n[a]);
-        const std::size_t i = fx + grid.nx * (fy + std::size_t(grid.ny) * fz);
-        eig[i] = double(cf[i].real()) + lambda_abs * lap;  // real: c is Hermitian
-      }
+  std::vector<double> eig = laplacian_eigenvalues(grid);
+  for (std::size_t i = 0; i < eig.size(); ++i) eig[i] = double(cf[i].real()) + lambda_abs * eig[i];  // c is Hermitian
   return eig;
+}
+
+std::vector<double> laplacian_eigenvalues(const ImageGrid& grid) {
+  const int n[3] = {grid.nx, grid.ny, grid.nz};
+  std::vector<double> axis[3];
+  for (int a = 0; a < 3; ++a) {
+    axis[a].resize(std::size_t(n[a]));
+    for (int f = 0; f < n[a]; ++f) axis[a][f] = n[a] > 1 ? 2.0 - 2.0 * std::cos(2.0 * kPi * f / n[a]) : 0.0;
+  }
+  std::vector<double> lap(grid.voxels());
+  for (int z = 0; z < grid.nz; ++z)
+    for (int y = 0; y < grid.ny; ++y)
+      for (int x = 0; x < grid.nx; ++x)
+        lap[x + grid.nx * (y + std::size_t(grid.ny) * z)] = axis[0][x] + axis[1][y] + axis[2][z];
+  return lap;
 }
 
 std::vector<float> inverse_eigenvalues(const std::vector<double>& eig, double floor) {

@@ -33,6 +33,10 @@ constexpr double kPrecondSmoothCells = 4.0;
 std::vector<double> circulant_eigenvalues(const std::vector<cfloat>& q, const ImageGrid& grid, double lambda_abs,
                                           double smooth = kPrecondSmoothCells);
 
+// Eigenvalues (FFT order) of R^H R, the periodic first-difference Laplacian:
+// sum over axes of length > 1 of 2 - 2 cos(2 pi f_a / N_a).
+std::vector<double> laplacian_eigenvalues(const ImageGrid& grid);
+
 // 1 / max(eig, floor * mean(eig)): the preconditioner's eigenvalues.
 constexpr double kPrecondFloor = 1e-3;
 std::vector<float> inverse_eigenvalues(const std::vector<double>& eig, double floor = kPrecondFloor);

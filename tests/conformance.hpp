@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "recon/backend.hpp"
 #include "recon/plan.hpp"
+#include "recon/precond.hpp"
 #include "recon/sense.hpp"
 #include "recon/tv.hpp"
 #include "test_util.hpp"
@@ -82,6 +83,13 @@ inline void toeplitz_and_q_symmetry(Backend& be, const Case& c) {
     if (d.nz == 1) break;
   }
   CHECK(worst <= 10 * c.tol * scale);
+  // --lambda auto's model: the backend's circulant spectrum is the host's fold of the same Q.
+  const std::vector<double> spec = be.circulant_spectrum(plan.q_resident(), c.grid),
+                            host = circulant_eigenvalues(q, c.grid, 0.0);
+  REQUIRE(spec.size() == host.size());
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < spec.size(); ++i) diff += std::pow(spec[i] - host[i], 2), norm += host[i] * host[i];
+  CHECK(std::sqrt(diff / norm) < 1e-5);
 }
 
 // The error contract both backends keep: lengths checked with InputError,

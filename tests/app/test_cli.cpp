@@ -46,6 +46,7 @@ TEST_CASE("unknown options and out-of-range values fail with one line and exit 2
   require_one_line_error(fhdrecon("--traj zigzag"), 2, "--traj");
   require_one_line_error(fhdrecon("--iters -1"), 2, "--iters");
   require_one_line_error(fhdrecon("--lambda -0.5"), 2, "--lambda");
+  require_one_line_error(fhdrecon("--lambda automatic"), 2, "must be auto or a number, not automatic");
   require_one_line_error(fhdrecon("--device tpu"), 2, "--device");
 }
 

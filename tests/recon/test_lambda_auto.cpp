@@ -1,0 +1,112 @@
+// --lambda auto (recon/lambda_auto.hpp): the noise estimate from readout
+// oversampling against noise of known variance, and the risk-minimizing lambda
+// against the oracle (the true error, computed with the known image) on a
+// problem the circulant model describes exactly.
+#include <cmath>
+#include <random>
+
+#include "catch.hpp"
+#include "phantom/phantom.hpp"
+#include "phantom/trajectory.hpp"
+#include "recon/lambda_auto.hpp"
+#include "recon/precond.hpp"
+#include "recon/toeplitz.hpp"
+
+using namespace fhd;
+
+namespace {
+
+Trajectory trajectory_of(const std::string& kind, int n) {
+  TrajectorySpec spec;
+  spec.kind = kind;
+  spec.nx = spec.ny = n;
+  spec.nz = 1;
+  if (kind == "random") spec.total = 4096;
+  return make_trajectory(spec);
+}
+
+// Complex Gaussian noise with E|n|^2 = variance.
+std::vector<cfloat> noise(std::size_t m, double variance, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> g(0.0, std::sqrt(variance / 2));
+  std::vector<cfloat> v(m);
+  for (cfloat& x : v) x = cfloat(float(g(rng)), float(g(rng)));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("noise variance from oversampled radial readouts", "[lambda]") {
+  const int n = 64;
+  const Trajectory t = trajectory_of("radial2d", n);
+  std::vector<cfloat> data = synthesize(*make_phantom("shepp2d"), t, n, n, 1);
+  double signal = 0;
+  for (const cfloat& d : data) signal += std::norm(d);
+  signal /= double(data.size());
+  for (double rel : {1e-3, 1e-2, 5e-2}) {
+    const double variance = rel * rel * signal;
+    std::vector<cfloat> noisy = data;
+    const std::vector<cfloat> e = noise(data.size(), variance, 7);
+    for (std::size_t i = 0; i < noisy.size(); ++i) noisy[i] += e[i];
+    const std::optional<double> est = noise_from_readouts(t, noisy);
+    REQUIRE(est);
+    INFO("relative noise " << rel << ": estimated " << *est << ", true " << variance);
+    CHECK(*est == Approx(variance).epsilon(0.1));
+  }
+  // Noiseless: what is left beyond the object is the window's leakage, orders below 0.1% noise.
+  const std::optional<double> clean = noise_from_readouts(t, data);
+  REQUIRE(clean);
+  CHECK(*clean < 1e-3 * 1e-6 * signal);
+}
+
+TEST_CASE("no readout estimate without equally spaced oversampled readouts", "[lambda]") {
+  const int n = 32;
+  for (const char* kind : {"spiral2d", "random"}) {
+    const Trajectory t = trajectory_of(kind, n);
+    CHECK_FALSE(noise_from_readouts(t, std::vector<cfloat>(t.size(), cfloat(1.f))));
+  }
+}
+
+TEST_CASE("the scan's noise samples come first", "[lambda]") {
+  const Trajectory t = trajectory_of("radial2d", 32);
+  const std::vector<cfloat> samples = noise(20000, 4.0, 3);
+  const std::optional<NoiseEstimate> e = estimate_noise(t, std::vector<cfloat>(t.size()), samples);
+  REQUIRE(e);
+  CHECK(e->source == "noise samples");
+  CHECK(e->variance == Approx(4.0).epsilon(0.03));
+}
+
+TEST_CASE("the risk estimate's lambda is near the oracle's on a circulant problem", "[lambda]") {
+  // Full Cartesian sampling with density t_k = M (periodic): the normal
+  // operator is M I, exactly circulant. FhD = M x + E, Var E_k = sigma^2 M.
+  const ImageGrid g{64, 64, 1};
+  const std::size_t v = g.voxels();
+  const double m = 4096.0;
+  std::vector<float> img = voxel_image(*make_phantom("shepp2d"), g.nx, g.ny, 1);
+  const std::vector<double> t(v, m), lap = laplacian_eigenvalues(g);
+  std::vector<cfloat> truth(v);
+  for (std::size_t i = 0; i < v; ++i) truth[i] = cfloat(img[i], 0.f);
+  std::vector<cfloat> tx = truth;
+  FftwPlan(g, tx.data(), false).execute();  // unnormalized DFT of the truth
+  for (double sigma2 : {1e2, 1e3, 1e4}) {
+    std::vector<cfloat> fhd(v);
+    const std::vector<cfloat> e = noise(v, sigma2 * m, 11);  // image-space noise of FhD (white: T = M I)
+    for (std::size_t i = 0; i < v; ++i) fhd[i] = cfloat(float(m) * truth[i] + e[i]);
+    std::vector<cfloat> b = fhd;
+    FftwPlan(g, b.data(), false).execute();
+    // The true error of x_mu = IDFT(b / (m + mu r)) for each mu, and its minimizer.
+    auto error = [&](double mu) {
+      double s = 0;
+      for (std::size_t k = 0; k < v; ++k) s += std::norm(cdouble(b[k]) / (m + mu * lap[k]) - cdouble(tx[k]));
+      return s;
+    };
+    double oracle = kAutoLambdaFloor * m, best = error(oracle);
+    for (double mu = oracle; mu < 10 * m; mu *= 1.1)
+      if (error(mu) < best) best = error(mu), oracle = mu;
+    const double chosen = sure_lambda(t, fhd, g, sigma2);
+    INFO("sigma^2 " << sigma2 << ": oracle mu " << oracle << ", chosen " << chosen);
+    CHECK(chosen > oracle / 2);
+    CHECK(chosen < oracle * 2);
+    CHECK(error(chosen) < 1.05 * best);  // within 5% of the oracle's squared error
+  }
+}
