@@ -19,9 +19,9 @@ struct SolverOptions {
   double nufft_tol = 1e-6;
   int iters = 100;
   double tol = 1e-6;
-  double lambda = 0.03;         // l2's default; TV's is kTvLambda unless --lambda is given
+  double lambda = 0.03;         // l2's fixed value (auto's fallback); TV's is kTvLambda unless --lambda is given
   bool lambda_given = false;
-  bool lambda_auto = false;     // --lambda auto: l2's lambda from the data (recon/lambda_auto.hpp)
+  bool lambda_auto = true;      // --lambda auto (the default): l2's lambda from the data (recon/lambda_auto.hpp); 0.03 is its fallback
   std::string reg = "l2";
   bool no_precond = false;
   std::string dcf = "auto";

@@ -59,7 +59,10 @@ void apply_preset(ValidateConfig& c, const std::function<bool(const std::string&
   if (!given("--matrix")) c.source.matrix = p.matrix;
   if (!given("--samples") && !given("--spokes")) c.source.samples = p.samples;
   if (!given("--iters")) c.solver.iters = p.iters;
-  if (!given("--lambda")) c.solver.lambda = p.lambda;
+  if (!given("--lambda")) {  // the presets' rows compare solvers at one fixed lambda
+    c.solver.lambda = p.lambda;
+    c.solver.lambda_auto = false;
+  }
   if (!given("--cpu-matrix")) c.cpu_matrix = p.cpu_matrix;
   if (!given("--min-gain-db")) c.thresholds.min_gain_over_trilinear_db = p.min_gain_db;
   // A preset's CPU copy is smaller than the main problem; a user's --matrix
