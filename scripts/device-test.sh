@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the lent GPU machine: unpack the carried packages the image lacks, build
 # with CUDA, run the [gpu] tests and the benchmarks, write logs under $OUT.
-#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [multi] [peer]
+#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [quality] [multi] [peer]
 #   (default: build test bench e2e tune validate; sanitize runs compute-sanitizer over
 #   the [gpu] tests, nufft the --fhd exact/nufft end-to-end cases, peer SigPy on the
 #   same kind of data: carry .peers, an optional local copy of the peer tools)
@@ -126,6 +126,43 @@ run_sense() {
   done
 }
 
+# Issue 10's GPU cases at 128^3 (NUFFT operators, Q not cached): --lambda auto
+# against fixed lambdas, noiseless and at 1% noise; TV against l2 at 1M and
+# 262,144 samples; preconditioned CG at 30 iterations against plain CG at 100.
+# One line per run: PSNR (dB) against the phantom, then against the
+# band-limited image, iterations, lambda and the rule that chose it.
+quality_row() {
+  "$BUILD/fhdrecon" --phantom shepp3d --matrix 128 --device gpu --no-cache --fhd nufft "$@" \
+    --out /tmp/quality --json /tmp/quality.json >/dev/null 2>&1 || { echo "$*: failed"; return 1; }
+  python3 - "$*" <<'PY'
+import json, sys
+j = json.load(open("/tmp/quality.json"))
+m = {x["name"]: x for x in j["methods"]}
+it = m["iterative"]
+st = {s["name"]: s["seconds"] for s in j.get("stages", [])}
+print(f'{sys.argv[1]}: {it["psnr_db"]:.2f} dB, band-limited {it.get("psnr_band_limited_db", 0):.2f}, '
+      f'{it["iterations"]} iterations, {it["seconds"]:.3f} s, lambda {j["options"]["lambda"]:.4g} '
+      f'({j["options"]["lambda_rule"]}); gridding-kb {m.get("gridding-kb", {}).get("psnr_db", 0):.2f}; '
+      f'lambda stage {st.get("lambda (auto)", 0):.3f} s')
+PY
+}
+
+run_quality() {
+  local n l s
+  for n in 0 0.01; do
+    for l in auto 0.003 0.03 0.3 1; do quality_row --samples 1048576 --noise $n --lambda $l; done
+  done
+  for s in 1048576 262144; do
+    for n in 0 0.01; do
+      quality_row --samples $s --noise $n --no-gridding
+      quality_row --samples $s --noise $n --no-gridding --reg tv --iters 30
+    done
+  done
+  quality_row --samples 1048576 --no-gridding --iters 30
+  quality_row --samples 1048576 --no-gridding --iters 30 --no-precond
+  quality_row --samples 1048576 --no-gridding --iters 100 --no-precond
+}
+
 # Issue 14: the exact FhD and Q by voxel slabs (--gpus). On a host with one GPU,
 # --gpus 0,0 runs both slabs on it: the split's overhead, not a speed-up.
 run_multi() {
@@ -170,6 +207,7 @@ has tune && { run_tune || rc=1; }
 has validate && { run_validate || rc=1; }
 has nufft && { run_nufft || rc=1; }
 has sense && { run_sense || rc=1; }
+has quality && { run_quality 2>&1 | tee "$OUT/quality.log" || rc=1; }
 has multi && { run_multi || rc=1; }
 has peer && { run_peer || rc=1; }
 has sanitize && { run_sanitize || rc=1; }
