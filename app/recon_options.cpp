@@ -34,9 +34,9 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
       ->capture_default_str();
   cmd.add_option_function<std::string>(
          "--lambda", [&o](const std::string& v) { set_lambda(o, v); },
-         "regularization weight: auto (default; l2's chosen from the data's noise, 0.03 without a noise estimate) "
-         "or a number: l2 relative to Q(0) (0 = none); tv relative to Q(0) times the image scale, default " +
-             std::to_string(kTvLambda))
+         "regularization weight: a number, l2 relative to Q(0) (0 = none), default 0.03; tv relative to Q(0) times "
+         "the image scale, default " + std::to_string(kTvLambda) +
+             "; or auto: l2's chosen from the data's noise (0.03 without a noise estimate)")
       ->check(lambda_value());
   cmd.add_option("--reg", o.reg, "regularizer: l2 (first differences, CG) | tv (isotropic total variation, ADMM)")
       ->check(CLI::IsMember({"l2", "tv"}))

@@ -21,7 +21,7 @@ struct SolverOptions {
   double tol = 1e-6;
   double lambda = 0.03;         // l2's fixed value (auto's fallback); TV's is kTvLambda unless --lambda is given
   bool lambda_given = false;
-  bool lambda_auto = true;      // --lambda auto (the default): l2's lambda from the data (recon/lambda_auto.hpp); 0.03 is its fallback
+  bool lambda_auto = false;     // --lambda auto: l2's lambda from the data (recon/lambda_auto.hpp); `lambda` is its fallback
   std::string reg = "l2";
   bool no_precond = false;
   std::string dcf = "auto";

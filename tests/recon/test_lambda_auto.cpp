@@ -8,7 +8,9 @@
 #include "catch.hpp"
 #include "phantom/phantom.hpp"
 #include "phantom/trajectory.hpp"
+#include "recon/cpu_backend.hpp"
 #include "recon/lambda_auto.hpp"
+#include "recon/pipeline.hpp"
 #include "recon/precond.hpp"
 #include "recon/toeplitz.hpp"
 
@@ -109,4 +111,30 @@ TEST_CASE("the risk estimate's lambda is near the oracle's on a circulant proble
     CHECK(chosen < oracle * 2);
     CHECK(error(chosen) < 1.05 * best);  // within 5% of the oracle's squared error
   }
+}
+
+TEST_CASE("the pipeline's --lambda auto: the floor without noise, more with it, the fixed value without an estimate",
+          "[lambda]") {
+  auto be = make_cpu_backend();
+  Scan scan;
+  scan.grid = {32, 32, 1};
+  scan.traj = trajectory_of("radial2d", 32);
+  scan.data = synthesize(*make_phantom("shepp2d"), scan.traj, 32, 32, 1);
+  ReconOptions opt;
+  opt.iters = 10;
+  opt.gridding = false;
+  opt.lambda = 0.03;
+  opt.lambda_auto = true;
+  const ReconResult clean = run_reconstruction(*be, scan, opt);
+  CHECK(clean.lambda_rule.rfind("auto: risk estimate", 0) == 0);
+  CHECK(clean.lambda_rel == Approx(kAutoLambdaFloor).epsilon(1e-6));
+  add_noise(scan.data, 0.02, 5);
+  const ReconResult noisy = run_reconstruction(*be, scan, opt);
+  CHECK(noisy.lambda_rule.find("readout oversampling") != std::string::npos);
+  CHECK(noisy.lambda_rel > 3 * kAutoLambdaFloor);
+  scan.traj = trajectory_of("spiral2d", 32);  // no readout estimate, no noise samples: the fixed lambda
+  scan.data = synthesize(*make_phantom("shepp2d"), scan.traj, 32, 32, 1);
+  const ReconResult fallback = run_reconstruction(*be, scan, opt);
+  CHECK(fallback.lambda_rule.rfind("auto: no noise estimate", 0) == 0);
+  CHECK(fallback.lambda_rel == 0.03);
 }
