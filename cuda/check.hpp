@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "cuda/cublas_loader.hpp"
 
 namespace fhd::gpu {
 
@@ -28,7 +29,7 @@ inline void check(cufftResult e, const char* call, const char* file, int line) {
 }
 inline void check(cublasStatus_t e, const char* call, const char* file, int line) {
   if (e != CUBLAS_STATUS_SUCCESS)
-    fail(std::string(call) + ": " + cublasGetStatusString(e), file, line);
+    fail(std::string(call) + ": " + cublas().status_string(e), file, line);
 }
 
 }  // namespace fhd::gpu

@@ -27,7 +27,7 @@ cublasHandle_t blas_handle() {
   thread_local cublasHandle_t handles[64] = {};
   int dev = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
-  if (!handles[dev]) CUDA_CHECK(cublasCreate(&handles[dev]));
+  if (!handles[dev]) CUDA_CHECK(cublas().create(&handles[dev]));
   return handles[dev];
 }
 
@@ -107,13 +107,13 @@ void gemm(cublasHandle_t h, Gemm kind, int lx, int np, int K, const float2* ex, 
   auto C = reinterpret_cast<cuComplex*>(c);
   switch (kind) {
     case Gemm::Fp32:
-      CUDA_CHECK(cublasCgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, lx, np, K, &one, A, lx, B, K, beta, C, lx));
+      CUDA_CHECK(cublas().cgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, lx, np, K, &one, A, lx, B, K, beta, C, lx));
       return;
     case Gemm::Fp32Gauss:
-      CUDA_CHECK(cublasCgemm3m(h, CUBLAS_OP_N, CUBLAS_OP_N, lx, np, K, &one, A, lx, B, K, beta, C, lx));
+      CUDA_CHECK(cublas().cgemm3m(h, CUBLAS_OP_N, CUBLAS_OP_N, lx, np, K, &one, A, lx, B, K, beta, C, lx));
       return;
     case Gemm::Tf32:
-      CUDA_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, lx, np, K, &one, A, CUDA_C_32F, lx, B,
+      CUDA_CHECK(cublas().gemm_ex(h, CUBLAS_OP_N, CUBLAS_OP_N, lx, np, K, &one, A, CUDA_C_32F, lx, B,
                               CUDA_C_32F, K, beta, C, CUDA_C_32F, lx, CUBLAS_COMPUTE_32F_FAST_TF32,
                               CUBLAS_GEMM_DEFAULT));
       return;
@@ -144,7 +144,7 @@ void launch_separable(const SampleSet& s, const OutGrid& g, float2* out, TrigMod
     throw InputError("separable", "grid", std::to_string(g.points()), "too large for one GEMM");
   keep_pool_memory();
   cublasHandle_t h = blas_handle();
-  CUDA_CHECK(cublasSetStream(h, st));
+  CUDA_CHECK(cublas().set_stream(h, st));
   float2 *ex, *ty, *tz, *b;
   CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&ex), std::size_t(g.lx) * K * sizeof(float2), st));
   CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&ty), std::size_t(g.ly) * K * sizeof(float2), st));
