@@ -6,11 +6,10 @@
 
 #include <mutex>
 
+#include "recon/toeplitz.hpp"
+
 namespace fhd {
 namespace {
-
-// FFTW's planner is not thread-safe.
-std::mutex planner_mutex;
 
 // Position of centered index c (c - n/2 in [-n/2, n/2)) in FFTW's order.
 std::size_t unshift(int c, int n) { return std::size_t(((c - n / 2) % n + n) % n); }
@@ -41,7 +40,8 @@ std::vector<cfloat> band_limited_image(const KSpaceFn& kspace, const ImageGrid& 
         buf[at][1] = v.imag();
       }
   {
-    std::lock_guard<std::mutex> lock(planner_mutex);
+    // FFTW's planner is not thread-safe: the ceiling may run beside other stages.
+    std::lock_guard<std::mutex> lock(fftw_planner_lock());
     fftw_plan plan = fftw_plan_dft_3d(g.nz, g.ny, g.nx, buf, buf, FFTW_BACKWARD, FFTW_ESTIMATE);
     fftw_execute(plan);
     fftw_destroy_plan(plan);
