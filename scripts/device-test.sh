@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the lent GPU machine: unpack the carried packages the image lacks, build
 # with CUDA, run the [gpu] tests and the benchmarks, write logs under $OUT.
-#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [quality] [multi] [peer]
+#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [quality] [multi] [profile] [peer]
 #   (default: build test bench e2e tune validate; sanitize runs compute-sanitizer over
 #   the [gpu] tests, nufft the --fhd exact/nufft end-to-end cases, peer SigPy on the
 #   same kind of data: carry .peers, an optional local copy of the peer tools)
@@ -176,6 +176,36 @@ run_multi() {
   done
 }
 
+# Where issue 9's 60 ms go: Nsight Compute's duration of every kernel of the
+# case (128^3, 6000 x 256 radial, 30 iterations, --fhd nufft, Q not cached),
+# summed by kernel name; and the stage table with lazy and eager module loading.
+run_profile() {
+  local common=(--phantom shepp3d --matrix 128 --traj radial3d --spokes 6000 --iters 30 --device gpu --no-cache
+    --no-gridding --fhd nufft --out /tmp/profile) ncu=ncu
+  command -v $ncu >/dev/null || ncu=$(ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+  for loading in LAZY EAGER; do
+    echo "CUDA_MODULE_LOADING=$loading:"
+    CUDA_MODULE_LOADING=$loading "$BUILD/fhdrecon" "${common[@]}" 2>&1 | grep -E '^(cmpMu|cmpFhD|Q |CG|iterative)'
+  done
+  "$BUILD/fhdrecon" "${common[@]}" --verbose 2>&1 | grep -E '^\[' | cut -c1-110 >"$OUT/profile-timeline.log"
+  $ncu --clock-control none --metrics gpu__time_duration.sum --csv "$BUILD/fhdrecon" "${common[@]}" \
+    >"$OUT/profile-ncu.csv" 2>"$OUT/profile-ncu.err" || { tail -5 "$OUT/profile-ncu.err"; return 1; }
+  python3 - "$OUT/profile-ncu.csv" <<'PY'
+import collections, csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+head = rows[0]
+name, value = head.index("Kernel Name"), head.index("Metric Value")
+total, count = collections.Counter(), collections.Counter()
+for r in rows[1:]:
+    k = r[name].split("(")[0][:60]
+    total[k] += float(r[value].replace(",", "")) / 1e6  # ns -> ms
+    count[k] += 1
+print(f"{sum(total.values()):.2f} ms in {sum(count.values())} kernel launches")
+for k, ms in total.most_common(25):
+    print(f"{ms:8.3f} ms {count[k]:5d}x  {k}")
+PY
+}
+
 run_peer() {
   [[ -d .peers ]] || { echo "peer: no .peers folder carried"; return 1; }
   RESULTS_DIR="$OUT" ITERS=30 bash .peers/sigpy_run.sh >/dev/null 2>&1
@@ -209,6 +239,7 @@ has nufft && { run_nufft || rc=1; }
 has sense && { run_sense || rc=1; }
 has quality && { run_quality 2>&1 | tee "$OUT/quality.log" || rc=1; }
 has multi && { run_multi || rc=1; }
+has profile && { run_profile 2>&1 | tee "$OUT/profile.log" || rc=1; }
 has peer && { run_peer || rc=1; }
 has sanitize && { run_sanitize || rc=1; }
 exit $rc
