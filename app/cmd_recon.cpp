@@ -61,12 +61,14 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
   Source src = make_source(c.source);
   spdlog::info("source: {}", src.description);
   check_dcf_option(c.solver.dcf, !c.solver.no_gridding, src.scan, c.source.input.empty() ? "--phantom" : c.source.input);
+  Progress progress(!global_options().quiet);
+  ReconOptions ro = make_recon_options(c.solver, &src, progress);
+  const std::vector<const Scan*> coils = coil_list(src);
+  HostWork host = prepare_host_work(coils, ro);  // while the GPU's context is made
   std::unique_ptr<Backend> be = backend.get();
   if (!device_note.empty()) spdlog::info("{}", device_note);
   spdlog::debug("backend ready: {}", be->name());
-  Progress progress(!global_options().quiet);
-  ReconOptions ro = make_recon_options(c.solver, &src, progress);
-  ReconResult res = reconstruct_coils(*be, coil_list(src), ro);  // root sum of squares over coils
+  ReconResult res = reconstruct_coils(*be, coils, ro, std::move(host));  // root sum of squares over coils
   RunInfo info{command_line, be->name(), src.description, to_string(ro.fhd.trig), ro.fhd.kernel, ro.iters,
                ro.lambda};
   std::fputs(results_table(res, info).c_str(), stdout);

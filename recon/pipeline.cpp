@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "recon/tv.hpp"
+#include "recon/dcf.hpp"
 #include "recon/gridding.hpp"
 #include "recon/lambda_auto.hpp"
 #include "recon/coil_maps.hpp"
@@ -259,16 +260,16 @@ void sense_iterative(Plan& plan, const std::vector<const Scan*>& coils, const st
   solve_stage(plan, std::move(rhs), &maps, noise, opt, res, first);
 }
 
-// The gridding baselines' density weights from the plan (the file's, else
-// computed once). Runs before the expensive stages, so a --dcf the trajectory
-// cannot take fails first.
-double density_stage(Plan& plan, const ReconOptions& opt, ReconResult& res) {
-  StageRunner stages(opt.observer, res.stages);
-  if (!plan.options().dcf_given.empty()) {
+// The gridding baselines' density weights into the plan: the file's, or
+// those prepare_host_work computed (timed there, reported here).
+double density_stage(Plan& plan, const ReconOptions& opt, HostWork& host, ReconResult& res) {
+  if (host.dcf.empty()) {
     plan.dcf();
     return 0.0;
   }
-  return stages.run("density compensation", [&] { plan.dcf(); });
+  plan.use_dcf(std::move(host.dcf));
+  StageRunner(opt.observer, res.stages).record("density compensation", host.dcf_seconds, "");
+  return host.dcf_seconds;
 }
 
 void gridding(Plan& plan, const std::vector<cfloat>& data, const ReconOptions& opt, double dcf_s,
@@ -421,7 +422,9 @@ void score(ReconResult& res) {
     if (&m != band_limited) m.psnr_band_limited = psnr(m.image, ceiling);
 }
 
-ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils, const ReconOptions& opt) {
+namespace {
+
+void check_coils(const std::vector<const Scan*>& coils, const ReconOptions& opt) {
   if (coils.empty()) throw InputError("coils: no coil data");
   for (const Scan* c : coils) check_same_trajectory(*coils[0], *c);
   if (opt.coil_combine != "rss" && opt.coil_combine != "sense")
@@ -430,15 +433,44 @@ ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils
     throw InputError("--maps", "value", opt.maps, "must be lowres or espirit");
   if (coils.size() > 1 && opt.coil_combine == "sense" && opt.reg == "tv")
     throw InputError("--reg tv with --coil-combine sense: TV runs per coil only (use --coil-combine rss)");
+}
+
+}  // namespace
+
+HostWork prepare_host_work(const std::vector<const Scan*>& coils, const ReconOptions& opt) {
+  check_coils(coils, opt);
+  const Scan& s0 = *coils[0];
+  HostWork w;
+  // The reference first: the iterative method records its PSNR per iteration against it.
+  if (opt.truth && opt.truth->image) w.reference = opt.truth->image(s0.grid);
+  // Before the expensive stages, so a --dcf the trajectory cannot take fails first.
+  if (opt.gridding && s0.dcf.empty()) {
+    const PlanOptions p = plan_options(s0, opt);
+    const auto t0 = std::chrono::steady_clock::now();
+    w.dcf = density_weights(s0.traj, s0.grid, p.dcf, p.trajectory_kind);
+    w.dcf_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  w.done = true;
+  return w;
+}
+
+ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils, const ReconOptions& opt) {
+  return reconstruct_coils(be, coils, opt, HostWork{});
+}
+
+ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils, const ReconOptions& opt,
+                              HostWork host) {
+  if (host.done)
+    check_coils(coils, opt);
+  else
+    host = prepare_host_work(coils, opt);
   const Scan& s0 = *coils[0];
   std::future<TimedImage> ceiling_image = start_ceiling(opt, s0.grid, be.is_gpu());
   std::unique_ptr<Plan> made = be.make_plan(s0.traj, s0.grid, plan_options(s0, opt));
   Plan& plan = *made;
-  // The reference first: the iterative method records its PSNR per iteration against it.
-  std::vector<float> reference;
-  if (opt.truth && opt.truth->image) reference = opt.truth->image(s0.grid);
+  std::vector<float> reference = std::move(host.reference);
   ReconResult density;
-  const double dcf_s = opt.gridding ? density_stage(plan, opt, density) : 0.0;
+  const double dcf_s = opt.gridding ? density_stage(plan, opt, host, density) : 0.0;
   const bool sense = coils.size() > 1 && opt.coil_combine == "sense";
   ReconResult acc = combine_rss(coils.size(), [&](std::size_t c) {
     const double s = c == 0 ? dcf_s : 0.0;

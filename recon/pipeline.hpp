@@ -102,7 +102,25 @@ ReconResult run_reconstruction(Backend& be, const Scan& scan, const ReconOptions
 // otherwise): one plan, every coil reconstructed with it, the images combined
 // by root sum of squares, scored once against opt.truth. Stage times add up
 // over coils; "Q" and "density compensation" run once.
+// host: the work prepare_host_work does, when the caller did it already.
+struct HostWork;
 ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils, const ReconOptions& opt);
+ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils, const ReconOptions& opt,
+                              HostWork host);
+
+// The host work of a reconstruction that needs no backend: the phantom's
+// reference image (truth at the voxel centres) and the gridding baselines'
+// density weights (unless the file carries its own). app/cmd_recon.cpp does it
+// while the GPU's context is made, which takes longer than reading the source
+// (0.1 s of host work at 128^3 off the wall time). Checks the coils and
+// options first, as reconstruct_coils does.
+struct HostWork {
+  bool done = false;
+  std::vector<float> reference;
+  std::vector<float> dcf;  // empty: no gridding, or the file's own weights
+  double dcf_seconds = 0.0;
+};
+HostWork prepare_host_work(const std::vector<const Scan*>& coils, const ReconOptions& opt);
 
 // The plan options a scan and these reconstruction options give.
 PlanOptions plan_options(const Scan& scan, const ReconOptions& opt);

@@ -127,6 +127,15 @@ const std::vector<float>& Plan::dcf() {
   return dcf_;
 }
 
+void Plan::use_dcf(std::vector<float> weights) {
+  if (weights.size() != trajectory().size())
+    throw InputError("density compensation", "weights", std::to_string(weights.size()),
+                     "must number the samples, " + std::to_string(trajectory().size()));
+  dcf_ = std::move(weights);
+  dcf_ready_ = true;
+  ++counts_.dcf_computed;
+}
+
 std::vector<cfloat> Plan::grid(const std::vector<cfloat>& data, const GridKernel& kernel) {
   return gridding_recon(be_, *points_, data, dcf(), grid_, kernel);
 }

@@ -67,6 +67,9 @@ class Plan {
   NormalOperator& preconditioner(double lambda);
   // The gridding baselines' density weights: the file's, else computed once.
   const std::vector<float>& dcf();
+  // Weights computed for this plan's trajectory elsewhere (recon/pipeline.hpp's
+  // prepare_host_work): dcf() returns them.
+  void use_dcf(std::vector<float> weights);
   // Gridding + inverse FFT (+ deapodization) of one data vector with dcf().
   std::vector<cfloat> grid(const std::vector<cfloat>& data, const GridKernel& kernel);
 
