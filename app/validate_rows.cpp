@@ -112,6 +112,7 @@ std::vector<ValidateRow> run_row(Backend& be, const DataSet& d, const RowSpec& s
   ro.fhd.kernel = spec.kernel;
   ro.fhd.method = spec.method;
   ro.gridding = extras;
+  ro.keep_fhd = true;  // the FhD error against float64
   ro.truth = extras ? truth_of(*d.src.phantom) : nullptr;
   ro.q_cache_dir.clear();  // every row computes its own Q: honest times, its own trig
   // The book's solver: plain CG for a fixed number of iterations. Converged

@@ -264,32 +264,45 @@ class GpuBackend : public Backend {
 
   std::vector<cfloat> mu(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) override {
     DeviceScope scope(device_);
+    return vec_->download(*mu_resident(phi, data));
+  }
+
+  VecPtr mu_resident(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) override {
+    DeviceScope scope(device_);
     const std::size_t m = data.size();
     if (!phi.empty() && phi.size() != m)
       throw InputError("mu", "phi size", std::to_string(phi.size()),
                        "must be 0 (Dirac basis) or the number of samples, " + std::to_string(m));
     const std::string what = "cmpMu (" + std::to_string(m) + " samples)";
     require_free(double(m) * sizeof(float2) * (phi.empty() ? 2 : 3), what);
-    DeviceBuffer<float2> d(m, what), p(phi.size(), what), out(m, what);
+    DeviceBuffer<float2> d(m, what), p(phi.size(), what);
+    auto out = std::make_unique<GpuVector>(m, what);
     gpu::upload(as_f2(data.data()), m, d.get(), s_);
     gpu::upload(as_f2(phi.data()), phi.size(), p.get(), s_);
-    launch_mu(phi.empty() ? nullptr : p.get(), d.get(), out.get(), m, s_);
-    std::vector<cfloat> host(m);
-    gpu::download(out.get(), m, as_f2(host.data()), s_);
-    return host;
+    launch_mu(phi.empty() ? nullptr : p.get(), d.get(), out->buf.get(), m, s_);
+    return out;
   }
 
   std::vector<cfloat> fhd(const Points& k, const std::vector<cfloat>& mu, const ImageGrid& grid,
                           const FhdOptions& opt) override {
     DeviceScope scope(device_);
+    return vec_->download(*fhd_resident(k, *vec_->upload(mu), grid, opt));
+  }
+
+  VecPtr fhd_resident(const Points& k, const BackendVector& mu, const ImageGrid& grid,
+                      const FhdOptions& opt) override {
+    DeviceScope scope(device_);
     const DeviceTrajectory& traj = on_device(k);
-    require_samples(traj, mu.size(), "fhd", "mu size");
-    const std::string what = "cmpFhD (" + std::to_string(mu.size()) + " samples)";
-    DeviceBuffer<float2> w(mu.size(), what);
-    gpu::upload(as_f2(mu.data()), mu.size(), w.get(), s_);
-    if (opt.method == FhdMethod::Nufft) return nufft_fhd(gpu_points(k), w.get(), grid, opt.nufft_tol);
-    const OutGrid g{grid.nx, grid.ny, grid.nz, grid.nx, grid.ny, grid.nz};
-    return gather(traj, w.get(), g, opt, "the FhD image on " + dims_string(grid));
+    const GpuVector& w = as_gpu(mu);
+    require_samples(traj, w.size(), "fhd", "mu size");
+    auto out = std::make_unique<GpuVector>(grid.voxels(), "the FhD image on " + dims_string(grid));
+    if (opt.method == FhdMethod::Nufft) {
+      gpu_points(k).nufft(grid, opt.nufft_tol, s_).type1(w.buf.get(), out->buf.get());
+    } else {
+      gather_into(traj, w.buf.get(), OutGrid{grid.nx, grid.ny, grid.nz, grid.nx, grid.ny, grid.nz}, opt,
+                  out->buf.get());
+    }
+    return out;
   }
 
   std::vector<cfloat> q(const Points& k, const std::vector<float>& w, const ImageGrid& grid,
@@ -495,15 +508,6 @@ class GpuBackend : public Backend {
   }
 
   // FhD by the points' kept NUFFT plan (type 1 onto the image grid).
-  std::vector<cfloat> nufft_fhd(const GpuPoints& k, const float2* mu, const ImageGrid& grid, double tol) {
-    NufftPlan& plan = k.nufft(grid, tol, s_);
-    DeviceBuffer<float2> f(grid.voxels(), "the FhD image on " + dims_string(grid));
-    plan.type1(mu, f.get());
-    std::vector<cfloat> host(f.size());
-    gpu::download(f.get(), host.size(), as_f2(host.data()), s_);
-    return host;
-  }
-
   // Q by a type 1 onto the doubled grid. Its plan (a fine grid 4x the image
   // per axis) is made here and dropped: Q is computed once per trajectory.
   DeviceBuffer<float2> nufft_q(const DeviceTrajectory& traj, const float2* w, const ImageGrid& grid, double tol) {
@@ -524,15 +528,6 @@ class GpuBackend : public Backend {
   }
 
   // out = sum_m w_m exp(+i 2 pi k_m . x) on g through the kernel table.
-  std::vector<cfloat> gather(const DeviceTrajectory& traj, const float2* w, const OutGrid& g, const FhdOptions& opt,
-                             const std::string& what) {
-    DeviceBuffer<float2> out(g.points(), what);
-    gather_into(traj, w, g, opt, out.get());
-    std::vector<cfloat> host(g.points());
-    gpu::download(out.get(), g.points(), as_f2(host.data()), s_);
-    return host;
-  }
-
   // out = sum_m w_m exp(i 2 pi k_m . x) on g, with the kernel the options name
   // and its tuned launch configuration (cuda/tune.hpp) when a profile has one.
   void gather_into(const DeviceTrajectory& traj, const float2* w, const OutGrid& g, const FhdOptions& opt,
@@ -657,6 +652,14 @@ class MultiGpuBackend : public Backend {
 
   std::vector<cfloat> mu(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) override {
     return first().mu(phi, data);
+  }
+  VecPtr mu_resident(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) override {
+    return first().mu_resident(phi, data);  // vec() is the first GPU's
+  }
+  VecPtr fhd_resident(const Points& k, const BackendVector& mu, const ImageGrid& grid,
+                      const FhdOptions& opt) override {
+    if (opt.method == FhdMethod::Nufft) return first().fhd_resident(part0(k), mu, grid, opt);
+    return Backend::fhd_resident(k, mu, grid, opt);  // the slabs take mu from the host
   }
 
   std::vector<cfloat> fhd(const Points& k, const std::vector<cfloat>& mu, const ImageGrid& grid,

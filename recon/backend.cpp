@@ -89,6 +89,15 @@ void Backend::tv_shrink(const BackendVector& g, BackendVector& z, BackendVector&
   v.copy(*v.upload(hu), u);
 }
 
+VecPtr Backend::mu_resident(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) {
+  return vec().upload(mu(phi, data));
+}
+
+VecPtr Backend::fhd_resident(const Points& k, const BackendVector& mu_values, const ImageGrid& grid,
+                             const FhdOptions& opt) {
+  return vec().upload(fhd(k, vec().download(mu_values), grid, opt));
+}
+
 VecPtr Backend::q_resident(const Points& k, const std::vector<float>& w, const ImageGrid& grid,
                            const FhdOptions& opt) {
   return vec().upload(q(k, w, grid, opt));

@@ -156,7 +156,7 @@ int solve_tv(Plan& plan, const BackendVector& rhs, BackendVector& x, const Recon
 // the same for any sample count. Auto: the risk-minimizing one for this
 // right-hand side and noise (recon/lambda_auto.hpp), the fixed one without a
 // noise estimate.
-void choose_lambda(Plan& plan, const std::vector<cfloat>& fhd, const std::optional<NoiseEstimate>& noise,
+void choose_lambda(Plan& plan, const BackendVector& fhd, const std::optional<NoiseEstimate>& noise,
                    const ReconOptions& opt, ReconResult& res) {
   res.lambda_abs = opt.lambda * plan.q0();
   res.lambda_rel = opt.lambda;
@@ -169,7 +169,7 @@ void choose_lambda(Plan& plan, const std::vector<cfloat>& fhd, const std::option
   StageRunner stages(opt.observer, res.stages);
   stages.run("lambda (auto)", [&] {
     const std::vector<double> t = plan.backend().circulant_spectrum(plan.q_resident(), plan.grid());
-    res.lambda_abs = sure_lambda(t, fhd, plan.grid(), noise->variance);
+    res.lambda_abs = sure_lambda(t, plan.backend().vec().download(fhd), plan.grid(), noise->variance);
   });
   res.lambda_rel = res.lambda_abs / plan.q0();
   char buf[160];
@@ -180,17 +180,16 @@ void choose_lambda(Plan& plan, const std::vector<cfloat>& fhd, const std::option
 
 // The solve and its records, after the right-hand side (FhD, or SENSE's E^H y)
 // and Q: `sense` maps make it SENSE's CG over coils, else the plan's l2 or TV.
-void solve_stage(Plan& plan, std::vector<cfloat> fhd, const CoilData* sense, const std::optional<NoiseEstimate>& noise,
+void solve_stage(Plan& plan, VecPtr rhs, const CoilData* sense, const std::optional<NoiseEstimate>& noise,
                  const ReconOptions& opt, ReconResult& res, std::size_t first) {
-  choose_lambda(plan, fhd, noise, opt, res);
+  choose_lambda(plan, *rhs, noise, opt, res);
   StageRunner stages(opt.observer, res.stages);
   VectorOps& vec = plan.backend().vec();
   MethodResult m{"iterative", {}, 0, {}, {}, 0, {}};
   PsnrRecorder rec(vec, res.reference, m.psnr_per_iter);
   const bool tv = opt.reg == "tv";
   stages.run(tv ? "ADMM-TV" : sense ? "SENSE CG" : "CG", [&] {
-    VecPtr rhs = vec.upload(fhd);
-    VecPtr x = vec.zeros(fhd.size());
+    VecPtr x = vec.zeros(rhs->size());
     if (tv) {
       m.iters = solve_tv(plan, *rhs, *x, opt, rec, res);
     } else if (sense) {
@@ -210,21 +209,22 @@ void solve_stage(Plan& plan, std::vector<cfloat> fhd, const CoilData* sense, con
   stages.last().seconds -= rec.seconds;
   stages.last().note = std::to_string(m.iters) + (tv ? " ADMM iterations" : " iterations");
   if (!res.reference.empty()) {  // ReconResult::cg_psnr: the zero start first, then the record
-    res.cg_psnr = {psnr(std::vector<cfloat>(fhd.size()), res.reference)};
+    res.cg_psnr = {psnr(std::vector<cfloat>(rhs->size()), res.reference)};
     res.cg_psnr.insert(res.cg_psnr.end(), m.psnr_per_iter.begin(), m.psnr_per_iter.end());
   }
   m.seconds = sum_stages(res.stages, first);
   res.methods.push_back(std::move(m));
-  res.fhd = std::move(fhd);
+  if (opt.keep_fhd) res.fhd = vec.download(*rhs);
 }
 
 void iterative(Plan& plan, const std::vector<cfloat>& data, const std::optional<NoiseEstimate>& noise,
                const ReconOptions& opt, ReconResult& res) {
   StageRunner stages(opt.observer, res.stages);
   std::size_t first = res.stages.size();
-  std::vector<cfloat> mu, fhd;
+  VecPtr mu, fhd;
   stages.run("cmpMu", [&] { mu = plan.mu(data); });
-  stages.run("cmpFhD", [&] { fhd = plan.fhd_of_mu(mu); });
+  stages.run("cmpFhD", [&] { fhd = plan.fhd_of_mu(*mu); });
+  mu.reset();
   q_stage(plan, stages, res.q_cached);
   solve_stage(plan, std::move(fhd), nullptr, noise, opt, res, first);
 }
@@ -253,8 +253,8 @@ void sense_iterative(Plan& plan, const std::vector<const Scan*>& coils, const st
   stages.run("coil maps", [&] { maps = estimate_maps(plan.backend(), coils, opt); });
   std::vector<const std::vector<cfloat>*> data;
   for (const Scan* c : coils) data.push_back(&c->data);
-  std::vector<cfloat> rhs;
-  stages.run("cmpFhD", [&] { rhs = sense_adjoint(plan, maps, data); });
+  VecPtr rhs;
+  stages.run("cmpFhD", [&] { rhs = plan.backend().vec().upload(sense_adjoint(plan, maps, data)); });
   stages.last().note = std::to_string(coils.size()) + " coils, E^H y";
   q_stage(plan, stages, res.q_cached);
   solve_stage(plan, std::move(rhs), &maps, noise, opt, res, first);

@@ -48,6 +48,7 @@ struct ReconOptions {
   double tv_rho = 0.1;
   int tv_inner = 5;
   bool gridding = true;         // also run the gridding baselines
+  bool keep_fhd = false;        // bring FhD to the host into ReconResult::fhd (validate's accuracy checks)
   std::string dcf = "auto";     // density compensation for gridding: auto|radial|pipe-menon
   std::string q_cache_dir;      // "" = do not cache Q
   // Several coils: "rss" reconstructs each coil and combines the images by
@@ -83,7 +84,7 @@ struct ReconResult {
   std::vector<StageTime> stages;
   std::vector<MethodResult> methods;
   std::vector<float> reference;  // phantom at voxel centers (empty when unknown)
-  std::vector<cfloat> fhd;       // the right-hand side CG solved with (for accuracy checks)
+  std::vector<cfloat> fhd;       // the right-hand side CG solved with, with ReconOptions::keep_fhd
   CgResult cg;
   // PSNR (dB) of the iterate (CG, or ADMM for --reg tv) against the phantom: [0] for the zero start,
   // [i] after iteration i. Empty when no phantom is known.

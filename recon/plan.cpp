@@ -52,14 +52,14 @@ Plan::Plan(Backend& be, const Trajectory& traj, const ImageGrid& grid, PlanOptio
   ++counts_.uploads;
 }
 
-std::vector<cfloat> Plan::mu(const std::vector<cfloat>& data) {
+VecPtr Plan::mu(const std::vector<cfloat>& data) {
   if (data.size() != samples())
     throw InputError("plan", "data length", std::to_string(data.size()),
                      "must equal the trajectory's " + std::to_string(samples()) + " samples");
-  return be_.mu(opt_.phi, data);
+  return be_.mu_resident(opt_.phi, data);
 }
 
-std::vector<cfloat> Plan::fhd_of_mu(const std::vector<cfloat>& mu) { return be_.fhd(*points_, mu, grid_, opt_.fhd); }
+VecPtr Plan::fhd_of_mu(const BackendVector& mu) { return be_.fhd_resident(*points_, mu, grid_, opt_.fhd); }
 
 std::vector<cfloat> Plan::forward(const std::vector<cfloat>& image) {
   if (image.size() != grid_.voxels())

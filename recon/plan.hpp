@@ -47,10 +47,11 @@ class Plan {
   const PlanCounts& counts() const { return counts_; }
 
   // cmpMu then cmpFhD of one data vector (D_m, samples() long): the adjoint.
-  std::vector<cfloat> fhd(const std::vector<cfloat>& data) { return fhd_of_mu(mu(data)); }
-  // The two steps apart (the pipeline times them as two stages).
-  std::vector<cfloat> mu(const std::vector<cfloat>& data);
-  std::vector<cfloat> fhd_of_mu(const std::vector<cfloat>& mu);
+  std::vector<cfloat> fhd(const std::vector<cfloat>& data) { return be_.vec().download(*fhd_of_mu(*mu(data))); }
+  // The two steps apart (the pipeline times them as two stages), their
+  // results kept where the backend computes (Backend::mu_resident).
+  VecPtr mu(const std::vector<cfloat>& data);
+  VecPtr fhd_of_mu(const BackendVector& mu);
   // A x (Phi = 1): the forward model, for residuals and synthetic data.
   std::vector<cfloat> forward(const std::vector<cfloat>& image);
   // Q on grid().doubled(): from memory, else the disk cache, else computed.

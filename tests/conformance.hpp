@@ -151,6 +151,10 @@ inline void repeated_calls(Backend& be, const Case& c) {
   // Within rounding: the NUFFT's spreading adds in a varying order (atomics).
   CHECK(test::rel_l2(a2, a1) < c.tol);
   CHECK(test::rel_l2(f2, f1) < c.tol);
+  // The host path (Backend::mu, then Backend::fhd from host memory) equals the
+  // resident one the plan takes (mu_resident, fhd_resident).
+  std::unique_ptr<Points> pts = be.upload_points(t);
+  CHECK(test::rel_l2(be.fhd(*pts, be.mu({}, y), c.grid, c.fhd), a1) < c.tol);
 }
 
 // SENSE with 3 random coil maps: <E x, y> = <x, E^H y> over all coils, and the
