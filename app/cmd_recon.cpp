@@ -69,12 +69,15 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
   if (!device_note.empty()) spdlog::info("{}", device_note);
   spdlog::debug("backend ready: {}", be->name());
   ReconResult res = reconstruct_coils(*be, coils, ro, std::move(host));  // root sum of squares over coils
-  RunInfo info{command_line, be->name(), src.description, to_string(ro.fhd.trig), ro.fhd.kernel, ro.iters,
+  const std::string backend_name = be->name();
+  std::future<void> released = release_backend(std::move(be), dev);  // while the outputs are written
+  RunInfo info{command_line, backend_name, src.description, to_string(ro.fhd.trig), ro.fhd.kernel, ro.iters,
                ro.lambda};
   std::fputs(results_table(res, info).c_str(), stdout);
   std::fflush(stdout);
   write_outputs(plan, res, results_json(res, info), src.scan.geometry);
   spdlog::debug("outputs written");
+  released.get();
 }
 
 }  // namespace

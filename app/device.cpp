@@ -5,6 +5,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "core/error.hpp"
 #ifdef FHD_HAVE_CUDA
 #include "cuda/bench.hpp"
@@ -22,6 +25,26 @@ bool gpu_available(std::string* why) {
   *why = "this fhdrecon was built without CUDA";
   return false;
 #endif
+}
+
+std::future<void> release_backend(std::unique_ptr<Backend> be, const DeviceOptions& options) {
+  const bool gpu = be && be->is_gpu();
+  std::vector<int> devices = options.gpus.empty() ? std::vector<int>{0} : options.gpus;
+  std::sort(devices.begin(), devices.end());
+  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+  return std::async(std::launch::async, [b = std::move(be), gpu, devices]() mutable {
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      b.reset();
+#ifdef FHD_HAVE_CUDA
+      if (gpu) reset_devices(devices);
+#endif
+    } catch (const std::exception& e) {
+      spdlog::warn("releasing the GPU: {}", e.what());
+    }
+    spdlog::debug("backend released in {:.3f} s",
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  });
 }
 
 bool cuda_built() {

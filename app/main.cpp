@@ -71,5 +71,6 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return fail(1, e.what());
   }
+  spdlog::debug("exiting");  // the --verbose timeline's last line: what follows is the process's own teardown
   return 0;
 }

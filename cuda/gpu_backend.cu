@@ -769,6 +769,13 @@ class MultiGpuBackend : public Backend {
 
 }  // namespace
 
+void reset_devices(const std::vector<int>& devices) {
+  for (int d : devices) {
+    CUDA_CHECK(cudaSetDevice(d));
+    CUDA_CHECK(cudaDeviceReset());
+  }
+}
+
 bool gpu_usable(std::string* why) {
   try {
     const std::string reason = unusable_reason(0);

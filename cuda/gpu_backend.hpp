@@ -25,4 +25,9 @@ std::unique_ptr<Backend> make_gpu_backend(int device = 0, const GpuOptions& opti
 // device gives the plain backend; a device may be listed twice (tests).
 std::unique_ptr<Backend> make_gpu_backend(const std::vector<int>& devices, const GpuOptions& options);
 
+// Tears down this process's context on each device (cudaDeviceReset), which
+// otherwise happens at exit. Only when nothing in the process will use those
+// GPUs again: every allocation, stream and plan on them is gone after it.
+void reset_devices(const std::vector<int>& devices);
+
 }  // namespace fhd
