@@ -5,6 +5,7 @@
 # BART's analytic k-space and its image phantom is not derived here).
 #   bart traj -3 -r -x N -o 2 -y SPOKES, bart phantom -3 -k -t traj
 #   BART:     pics -S -l2 -r 0.001 -i 30; gridding = ramp DCF, fmac, nufft -a
+#             (and, to explain a difference, with fhdrecon's shell weights)
 #   fhdrecon: gridding (KB, analytic radial weights), l2 (0.001 and auto), TV
 #             at the lambdas in TV_LAMBDAS; 30 iterations, --device cpu --fhd nufft
 # Prints one line per method (PSNR, fitted scale, wall seconds) and the goals:
@@ -53,6 +54,15 @@ timed bart-grid bart fmac kabs kabs k2
 timed bart-grid bart scale "$ramp" k2 dcf
 timed bart-grid bart fmac ksp dcf kw
 timed bart-grid bart nufft -a -d "$N:$N:$N" traj kw grid
+# The same with fhdrecon's weights (docs/gridding.md: the volume of the shell
+# [|k| - dk/2, |k| + dk/2] shared by its samples, 4 pi (|k|^2 + dk^2/12) dk per
+# shell): tells a difference of weights from one of kernels and apodization.
+run bart ones 3 1 $((2 * N)) "$SPOKES" one
+run bart scale "$(python3 -c "print(0.5 ** 2 / 12)")" one dk2
+run bart saxpy 1 k2 dk2 shell
+run bart scale "$ramp" shell dcf_shell
+run bart fmac ksp dcf_shell kw_shell
+run bart nufft -a -d "$N:$N:$N" traj kw_shell grid_shell
 
 ours=("$exe" --input ksp --traj-file traj --matrix "$N" --iters 30 --fhd nufft --device cpu --no-cache)
 # gridding baseline and l2 0.001 in one run (the gridding image is images.h5's gridding-kb)
@@ -79,6 +89,7 @@ auto_lambda = json.load(open('auto/report.json'))['options']['lambda']
 rows = [  # method, image, time key
     ('bart pics -S -l2 -r 0.001 -i 30', 'pics', 'pics'),
     ('bart gridding, ramp DCF (nufft -a)', 'grid', 'bart-grid'),
+    ('bart gridding, fhdrecon\'s shell DCF (nufft -a)', 'grid_shell', None),
     ('fhdrecon gridding-kb (analytic radial DCF)', 'l2/images.h5:gridding-kb', 'ours-grid'),
     ('fhdrecon l2 --lambda 0.001', 'l2/iterative', 'l2'),
     (f'fhdrecon l2 --lambda auto (chose {auto_lambda:.3g})', 'auto/iterative', 'auto'),
@@ -92,7 +103,7 @@ print('|---|---|---|---|')
 for name, image, key in rows:
     score[image] = bs.fitted_psnr(bs.read_image(image), ref)
     p, s = score[image]
-    print(f'| {name} | {p:.2f} | {s:.4g} | {secs[key]:.2f} |')
+    print(f'| {name} | {p:.2f} | {s:.4g} | {secs[key]:.2f} |' if key else f'| {name} | {p:.2f} | {s:.4g} | - |')
 pics, grid, ours_grid = score['pics'][0], score['grid'][0], score['l2/images.h5:gridding-kb'][0]
 best_name, best = max(((name, score[image][0]) for name, image, _ in rows if name.startswith('fhdrecon') and 'gridding' not in name),
                       key=lambda r: r[1])
