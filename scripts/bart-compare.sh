@@ -30,18 +30,11 @@ log "$exe" synth --phantom shepp2d --matrix $N --format bart -o ours
 log bart pics -S -l2 -r $R -i 30 -t ours_traj ours sens pics_b
 log "$exe" --phantom shepp2d --matrix $N --iters 30 --lambda $R --no-cache --out ours_b
 
-python3 - "$root/docs/bart-comparison.md" "$N" "$R" "$(bart version 2>/dev/null || echo '?')" "$exe" <<'PY'
-import array, math, subprocess, sys, datetime
-doc, n, r, ver, exe = sys.argv[1:]
-def cfl(base, real=False):
-    a = array.array('f'); a.frombytes(open(base + '.cfl', 'rb').read())
-    return [a[2*i] if real else math.hypot(a[2*i], a[2*i+1]) for i in range(len(a) // 2)]
-def h5(path, ds):
-    subprocess.run(['h5dump', '-d', ds, '-b', 'LE', '-o', 'dump.bin', path], check=True, capture_output=True)
-    a = array.array('f'); a.frombytes(open('dump.bin', 'rb').read()); return list(a)
-def psnr(img, ref):  # docs/conventions.md: magnitude, no rescaling
-    mse = sum((x - y) ** 2 for x, y in zip(img, ref)) / len(ref)
-    return 20 * math.log10(max(abs(v) for v in ref) / math.sqrt(mse))
+python3 - "$root/scripts" "$root/docs/bart-comparison.md" "$N" "$R" "$(bart version 2>/dev/null || echo '?')" "$exe" <<'PY'
+import sys, datetime
+sys.path.insert(0, sys.argv[1])
+from bart_score import read_cfl as cfl, read_h5 as h5, psnr  # psnr: magnitude, no rescaling
+doc, n, r, ver, exe = sys.argv[2:]
 ref_a = cfl('ref', real=True)
 ref_b = h5('ours_b/images.h5', 'phantom')
 rows = [

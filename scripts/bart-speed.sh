@@ -35,20 +35,15 @@ t_bart=$(seconds bart pics -S -l2 -r 0.001 -i 30 -t traj ksp sens pics)
 t_ours=$(seconds "$exe" --input ksp --traj-file traj --matrix "$N" --iters 30 --lambda 0.001 --fhd nufft \
   --device cpu --no-cache --no-gridding --save cfl --out ours ${EXTRA:-})
 
-python3 - "$t_bart" "$t_ours" "$N" "$SPOKES" "$(bart version 2>/dev/null || echo '?')" "$(nproc)" <<'PY'
-import array, math, sys
-t_bart, t_ours = float(sys.argv[1]), float(sys.argv[2])
-n, spokes, ver, cores = sys.argv[3:]
-def cfl(base, real=False):
-    a = array.array('f'); a.frombytes(open(base + '.cfl', 'rb').read())
-    return [a[2*i] if real else math.hypot(a[2*i], a[2*i+1]) for i in range(len(a) // 2)]
-def fitted_psnr(img, ref):
-    s = sum(x * y for x, y in zip(img, ref)) / sum(x * x for x in img)
-    mse = sum((s * x - y) ** 2 for x, y in zip(img, ref)) / len(ref)
-    return 20 * math.log10(max(abs(v) for v in ref) / math.sqrt(mse)), s
-ref = cfl('ref', real=True)
-pb, sb = fitted_psnr(cfl('pics'), ref)
-po, so = fitted_psnr(cfl('ours/iterative'), ref)
+python3 - "$root/scripts" "$t_bart" "$t_ours" "$N" "$SPOKES" "$(bart version 2>/dev/null || echo '?')" "$(nproc)" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from bart_score import read_cfl, fitted_psnr
+t_bart, t_ours = float(sys.argv[2]), float(sys.argv[3])
+n, spokes, ver, cores = sys.argv[4:]
+ref = read_cfl('ref', real=True)
+pb, sb = fitted_psnr(read_cfl('pics'), ref)
+po, so = fitted_psnr(read_cfl('ours/iterative'), ref)
 print(f'{n}^3 from bart traj -3 -r -x {n} -o 2 -y {spokes}, 30 iterations, {cores} cores, bart {ver}')
 print(f'bart pics -S -l2 -r 0.001 -i 30 : {t_bart:7.2f} s  PSNR {pb:.2f} dB (scale {sb:.3g})')
 print(f'fhdrecon --fhd nufft            : {t_ours:7.2f} s  PSNR {po:.2f} dB (scale {so:.3g})')
