@@ -54,6 +54,7 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
   // synthesized; a bad source still fails first, and alone: the device line
   // is logged here, after the source's.
   std::string device_note;
+  if (c.solver.fhd == "nufft") prefer_eager_module_loading();  // before the first CUDA call
   const DeviceOptions dev = device_options(c);
   std::future<std::unique_ptr<Backend>> backend = std::async(std::launch::async, [&c, &dev, &device_note] {
     return select_backend(c.device, dev, &device_note);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include "core/error.hpp"
 #ifdef FHD_HAVE_CUDA
@@ -26,6 +27,8 @@ bool gpu_available(std::string* why) {
   return false;
 #endif
 }
+
+void prefer_eager_module_loading() { ::setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0); }
 
 std::future<void> release_backend(std::unique_ptr<Backend> be, const DeviceOptions& options) {
   const bool gpu = be && be->is_gpu();

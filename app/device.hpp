@@ -35,6 +35,15 @@ std::unique_ptr<Backend> select_backend(const std::string& device, const DeviceO
 // results are already made.
 std::future<void> release_backend(std::unique_ptr<Backend> be, const DeviceOptions& options);
 
+// Before the process's first CUDA call, for a run whose GPU work needs no
+// cuBLAS (--fhd nufft): CUDA_MODULE_LOADING=EAGER unless the user set it.
+// Lazy loading put 35 ms of module loading inside cmpFhD (the first launch of
+// each NUFFT and cuFFT kernel); eager loading does it with the context, beside
+// the source, at no cost in wall time (measured on the H100, docs/
+// performance.md). Not with cuBLAS: eagerly, its first use loaded every one of
+// its kernels (2.4 s).
+void prefer_eager_module_loading();
+
 // One line on why no GPU can be used, or the GPU's description.
 bool gpu_available(std::string* why);
 
