@@ -67,9 +67,19 @@ class DotReducer {
 // A cuFFT C2C plan over a grid (x fastest), axes of length 1 dropped. Its work
 // area is a DeviceBuffer, so a plan too large for the card fails with the
 // out-of-memory DeviceError before anything is allocated.
+// Batched transforms over a strided layout (cufftPlanMany's advanced
+// layout, the same for input and output, in place).
+struct FftLayout {
+  std::vector<long long> n;  // lengths, slowest axis first
+  long long stride = 1;      // between consecutive elements of one transform
+  long long dist = 0;        // between the starts of consecutive transforms
+  long long batch = 1;
+};
+
 class CufftPlan {
  public:
   CufftPlan(const ImageGrid& dims, cudaStream_t s, const std::string& what);
+  CufftPlan(const FftLayout& layout, cudaStream_t s, const std::string& what);
   ~CufftPlan();
   CufftPlan(const CufftPlan&) = delete;
   CufftPlan& operator=(const CufftPlan&) = delete;

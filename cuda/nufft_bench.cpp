@@ -171,6 +171,8 @@ std::vector<Variant> sweep_variants(double tol) {
           {"shared 8x8x8 t512 c128", with(NufftMethod::Shared, 8, 8, 8, 512, 128)},
           {"shared 16x16x4 t512 c128", with(NufftMethod::Shared, 16, 16, 4, 512, 128)},
           {"shared 32x16x8 t512 c128", with(NufftMethod::Shared, 32, 16, 8, 512, 128)},
+          {"shared 32x32x8 t512 c128", with(NufftMethod::Shared, 32, 32, 8, 512, 128)},
+          {"shared 16x16x16 t512 c128", with(NufftMethod::Shared, 16, 16, 16, 512, 128)},
           {"shared 16x16x8 t512 c512", with(NufftMethod::Shared, 16, 16, 8, 512, 512)},
           {"shared 16x16x8 t512 c64", with(NufftMethod::Shared, 16, 16, 8, 512, 64)},
           {"shared 16x16x8 t256 c64", with(NufftMethod::Shared, 16, 16, 8, 256, 64)},
@@ -222,8 +224,11 @@ class Bench {
         if (o_.q) guarded("q", "default", opt, [&](NufftBenchRow& r) { q(opt, r); });
       }
     if (o_.sweep && !o_.tols.empty())
-      for (const Variant& v : sweep_variants(o_.tols.back()))
+      for (const Variant& v : sweep_variants(o_.tols.back())) {
         guarded("type1", v.name, v.opt, [&](NufftBenchRow& r) { operators(v.opt, r); });
+        // Q spreads the same points onto a fine grid 8x larger: sparser bins.
+        if (o_.q) guarded("q", v.name, v.opt, [&](NufftBenchRow& r) { q(v.opt, r); });
+      }
   }
 
  private:

@@ -115,6 +115,39 @@ void launch_shift(const float2* in, float2* out, const ImageGrid& len, Dims3 off
   CUDA_CHECK_LAUNCH();
 }
 
+// The doubled grid's FFT pair with pad(x)'s zero half skipped. pad(x) is zero
+// on every slab of the slowest axis at or past n (its upper half), so the
+// forward transform runs the fast axes over the n lower slabs only, then the
+// slowest axis over the whole grid; the inverse runs them in reverse, the fast
+// axes again over the lower slabs only, which are all the crop reads. About
+// 2/3 of a full transform's passes (issue 9; docs/performance.md).
+class PaddedFft {
+ public:
+  PaddedFft(const ImageGrid& n, const ImageGrid& len, cudaStream_t s, const std::string& what) {
+    const bool volume = len.nz > 1, plane = !volume && len.ny > 1;
+    if (!volume && !plane) {  // 1D: no slab to skip
+      slow_ = std::make_unique<CufftPlan>(len, s, what);
+      return;
+    }
+    const long long slab = volume ? (long long)len.nx * len.ny : len.nx;
+    ImageGrid fast{len.nx, volume ? len.ny : 1, 1};
+    fast_ = std::make_unique<CufftPlan>(FftLayout{fft_dims(fast), 1, slab, volume ? n.nz : n.ny}, s, what);
+    slow_ = std::make_unique<CufftPlan>(FftLayout{{volume ? len.nz : len.ny}, slab, 1, slab}, s, what);
+  }
+  void forward(float2* pad) {
+    if (fast_) fast_->exec(pad, CUFFT_FORWARD);
+    slow_->exec(pad, CUFFT_FORWARD);
+  }
+  // The lower slabs (those the crop reads) hold the inverse; the upper ones do not.
+  void inverse(float2* pad) {
+    slow_->exec(pad, CUFFT_INVERSE);
+    if (fast_) fast_->exec(pad, CUFFT_INVERSE);
+  }
+
+ private:
+  std::unique_ptr<CufftPlan> fast_, slow_;
+};
+
 class GpuNormalOperator : public NormalOperator {
  public:
   // q: device memory (q_count values on the doubled grid) or, with
@@ -127,11 +160,12 @@ class GpuNormalOperator : public NormalOperator {
                        "expected " + std::to_string(len_.voxels()) + " (the doubled grid " + dims_string(len_) + ")");
     const std::string what = "the Toeplitz normal operator on " + dims_string(len_);
     // One message for the whole operator, before any allocation.
-    require_free(2.0 * len_.voxels() * sizeof(float2) + CufftPlan::work_bytes(len_),
-                 what + " (spectrum, padded buffer, cuFFT plan)");
+    // The spectrum's one full transform and the two pruned ones of every apply.
+    require_free(2.0 * len_.voxels() * sizeof(float2) + 3.0 * double(CufftPlan::work_bytes(len_)),
+                 what + " (spectrum, padded buffer, cuFFT plans)");
     spectrum_.allocate(len_.voxels(), what + " (spectrum)");
     pad_.allocate(len_.voxels(), what + " (padded buffer)");
-    plan_ = std::make_unique<CufftPlan>(len_, s_, what);
+    fft_ = std::make_unique<PaddedFft>(n_, len_, s_, what);
     if (host_q) {
       upload(q, q_count, pad_.get(), s_);
       q = pad_.get();
@@ -140,7 +174,7 @@ class GpuNormalOperator : public NormalOperator {
     // inverse FFT is folded into the spectrum once.
     const Dims3 off{n_.nx % len_.nx, n_.ny % len_.ny, n_.nz % len_.nz};
     launch_shift(q, spectrum_.get(), len_, off, float(1.0 / double(len_.voxels())), s_);
-    plan_->exec(spectrum_.get(), CUFFT_FORWARD);
+    CufftPlan(len_, s_, what).exec(spectrum_.get(), CUFFT_FORWARD);  // h fills the grid: no slab to skip
     CUDA_CHECK(cudaStreamSynchronize(s_));  // a host q may go away after return
   }
 
@@ -161,10 +195,10 @@ class GpuNormalOperator : public NormalOperator {
     const std::size_t total = len_.voxels();
     embed_kernel<<<blocks_for(total, kThreads), kThreads, 0, s_>>>(xp, pad_.get(), dims3(n_), dims3(len_));
     CUDA_CHECK_LAUNCH();
-    plan_->exec(pad_.get(), CUFFT_FORWARD);
+    fft_->forward(pad_.get());
     multiply_kernel<<<blocks_for(total, kThreads), kThreads, 0, s_>>>(pad_.get(), spectrum_.get(), total);
     CUDA_CHECK_LAUNCH();
-    plan_->exec(pad_.get(), CUFFT_INVERSE);
+    fft_->inverse(pad_.get());
     crop_kernel<<<blocks_for(n_.voxels(), kThreads), kThreads, 0, s_>>>(pad_.get(), xp, y.buf.get(), dims3(n_),
                                                                           dims3(len_), lambda_);
     CUDA_CHECK_LAUNCH();
@@ -175,13 +209,16 @@ class GpuNormalOperator : public NormalOperator {
   float lambda_;
   cudaStream_t s_;
   DeviceBuffer<float2> spectrum_, pad_, alias_;
-  std::unique_ptr<CufftPlan> plan_;
+  std::unique_ptr<PaddedFft> fft_;
 };
 
 }  // namespace
 
-CufftPlan::CufftPlan(const ImageGrid& dims, cudaStream_t s, const std::string& what) {
-  std::vector<long long> d = fft_dims(dims);
+CufftPlan::CufftPlan(const ImageGrid& dims, cudaStream_t s, const std::string& what)
+    : CufftPlan(FftLayout{fft_dims(dims), 1, 0, 1}, s, what) {}
+
+CufftPlan::CufftPlan(const FftLayout& layout, cudaStream_t s, const std::string& what) {
+  std::vector<long long> d = layout.n;
   if (d.empty()) {
     identity_ = true;  // a one-point DFT is the identity
     return;
@@ -190,8 +227,12 @@ CufftPlan::CufftPlan(const ImageGrid& dims, cudaStream_t s, const std::string& w
   try {
     CUDA_CHECK(cufftSetAutoAllocation(h_, 0));
     std::size_t ws = 0;
-    const cufftResult r = cufftMakePlanMany64(h_, int(d.size()), d.data(), nullptr, 1, 0, nullptr, 1, 0,
-                                              CUFFT_C2C, 1, &ws);
+    // The embedding lengths are the transform's own (no padding between rows).
+    // Embedding lengths equal to the transform's own: no padding between rows;
+    // nullptr (the basic layout) for one contiguous transform.
+    long long* embed = layout.stride == 1 && layout.batch == 1 ? nullptr : d.data();
+    const cufftResult r = cufftMakePlanMany64(h_, int(d.size()), d.data(), embed, layout.stride, layout.dist,
+                                              embed, layout.stride, layout.dist, CUFFT_C2C, layout.batch, &ws);
     if (r == CUFFT_ALLOC_FAILED) out_of_memory(double(ws), what + " (cuFFT plan)", free_device_bytes());
     CUDA_CHECK(r);
     work_.allocate(ws, what + " (cuFFT work area)");

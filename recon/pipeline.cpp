@@ -5,6 +5,8 @@
 #include <cmath>
 #include <future>
 
+#include <spdlog/spdlog.h>
+
 #include "core/error.hpp"
 #include "recon/tv.hpp"
 #include "recon/dcf.hpp"
@@ -127,10 +129,13 @@ CgResult solve_l2(Plan& plan, NormalOperator& op, double lambda_abs, const Backe
   cg.iters = iters;
   cg.tol = opt.tol;
   cg.precond = opt.precondition && precondition ? &plan.preconditioner(lambda_abs) : nullptr;
+  spdlog::debug("CG: operator and preconditioner ready");
   if (opt.observer.progress)
     cg.on_iter = [&](int it, double) { opt.observer.progress(double(it) / std::max(1, iters)); };
   if (rec) cg.on_iterate = std::ref(*rec);
-  return conjugate_gradient(plan.backend().vec(), op, rhs, x, cg);
+  CgResult r = conjugate_gradient(plan.backend().vec(), op, rhs, x, cg);
+  spdlog::debug("CG: {} iterations done", r.iters);
+  return r;
 }
 
 // TV by ADMM, started from a few preconditioned CG steps on the l2 problem,
