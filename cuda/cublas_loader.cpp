@@ -31,6 +31,7 @@ CublasApi load() {
   }
   CublasApi api{};
   resolve(lib, "cublasCreate_v2", api.create);
+  resolve(lib, "cublasDestroy_v2", api.destroy);
   resolve(lib, "cublasSetStream_v2", api.set_stream);
   resolve(lib, "cublasCgemm_v2", api.cgemm);
   resolve(lib, "cublasCgemm3m", api.cgemm3m);

@@ -16,6 +16,7 @@ using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOpe
 
 struct CublasApi {
   decltype(&cublasCreate_v2) create;
+  decltype(&cublasDestroy_v2) destroy;
   decltype(&cublasSetStream_v2) set_stream;
   decltype(&cublasCgemm_v2) cgemm;
   decltype(&cublasCgemm3m) cgemm3m;

@@ -16,6 +16,9 @@ void launch_sfu(const SampleSet&, const OutGrid&, float2*, TrigMode, const Launc
 void launch_coarsened(const SampleSet&, const OutGrid&, float2*, TrigMode, const LaunchConfig&, cudaStream_t);
 void launch_separable_fp32(const SampleSet&, const OutGrid&, float2*, TrigMode, const LaunchConfig&, cudaStream_t);
 void launch_separable_tf32(const SampleSet&, const OutGrid&, float2*, TrigMode, const LaunchConfig&, cudaStream_t);
+// Destroys the cuBLAS handle the separable kernels made for this stream on the
+// current device, if any; call before destroying the stream.
+void release_blas_handle(cudaStream_t st);
 
 // The main kernel of the last launch on this host thread (the sample sweep;
 // for separable variants the B product kernel, the GEMM being cuBLAS's), so

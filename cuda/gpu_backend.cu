@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cuda/fhd_kernels.hpp"
+#include "cuda/fhd_launchers.cuh"
 #include "cuda/gpu_backend.hpp"
 #include "cuda/gpu_internal.hpp"
 #include "cuda/nufft.hpp"
@@ -245,6 +246,10 @@ class GpuBackend : public Backend {
     cudaSetDevice(device_);
     cudaStreamSynchronize(s_);
     vec_.reset();
+    try {
+      release_blas_handle(s_);
+    } catch (const std::exception&) {  // a destructor must not throw; the handle only leaks
+    }
     cudaStreamDestroy(s_);
   }
 

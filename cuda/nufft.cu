@@ -17,9 +17,11 @@
 // atomics along x.
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <cub/device/device_scan.cuh>
 #include <string>
 
+#include "cuda/fhd_launchers.cuh"
 #include "cuda/gpu_internal.hpp"
 #include "cuda/nufft.hpp"
 #include "core/error.hpp"
@@ -523,6 +525,10 @@ NufftPlan::~NufftPlan() = default;
 OwnedStream::OwnedStream() { CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
 OwnedStream::~OwnedStream() {
   cudaStreamSynchronize(s_);  // no throw from a destructor
+  try {
+    release_blas_handle(s_);  // the bench's separable rows may have made one
+  } catch (const std::exception&) {
+  }
   cudaStreamDestroy(s_);
 }
 

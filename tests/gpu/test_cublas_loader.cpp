@@ -28,6 +28,7 @@ TEST_CASE("start-up maps no cuBLAS; the first use loads it and finds every funct
   CHECK(fhd::gpu::cublas_loaded());
   CHECK(mapped("libcublas"));
   CHECK(api.create != nullptr);
+  CHECK(api.destroy != nullptr);
   CHECK(api.set_stream != nullptr);
   CHECK(api.cgemm != nullptr);
   CHECK(api.cgemm3m != nullptr);
