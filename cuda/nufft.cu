@@ -512,7 +512,7 @@ NufftPlan::NufftPlan(const ImageGrid& modes, const ImageGrid& image, const Nufft
                          std::to_string(limit));
   p.fine_grid = {g.nf[0], g.nf[1], g.nf[2]};
   const std::string what = "the NUFFT fine grid " + dims_string(p.fine_grid);
-  require_free(double(p.fine_grid.voxels()) * sizeof(float2) + double(CufftPlan::work_bytes(p.fine_grid)), what);
+  require_free(double(p.fine_grid.voxels()) * sizeof(float2), what);
   p.fine.allocate(p.fine_grid.voxels(), what);
   p.fft = std::make_unique<CufftPlan>(p.fine_grid, s, what);
   p.dx = upload_deapodization(p.mm.n[0], g.nf[0], kp, true, s);

@@ -160,9 +160,7 @@ class GpuNormalOperator : public NormalOperator {
                        "expected " + std::to_string(len_.voxels()) + " (the doubled grid " + dims_string(len_) + ")");
     const std::string what = "the Toeplitz normal operator on " + dims_string(len_);
     // One message for the whole operator, before any allocation.
-    // The spectrum's one full transform and the two pruned ones of every apply.
-    require_free(2.0 * len_.voxels() * sizeof(float2) + 3.0 * double(CufftPlan::work_bytes(len_)),
-                 what + " (spectrum, padded buffer, cuFFT plans)");
+    require_free(2.0 * len_.voxels() * sizeof(float2), what + " (spectrum, padded buffer)");
     spectrum_.allocate(len_.voxels(), what + " (spectrum)");
     pad_.allocate(len_.voxels(), what + " (padded buffer)");
     fft_ = std::make_unique<PaddedFft>(n_, len_, s_, what);
@@ -254,16 +252,6 @@ void CufftPlan::exec(float2* data, int direction) {
                           direction));
 }
 
-std::size_t CufftPlan::work_bytes(const ImageGrid& dims) {
-  std::vector<long long> d = fft_dims(dims);
-  if (d.empty()) return 0;
-  std::vector<int> di(d.begin(), d.end());
-  std::size_t ws = 0;
-  // An estimate (no plan is made); ample for the out-of-memory check.
-  CUDA_CHECK(cufftEstimateMany(int(di.size()), di.data(), nullptr, 1, 0, nullptr, 1, 0, CUFFT_C2C, 1, &ws));
-  return ws;
-}
-
 std::unique_ptr<NormalOperator> make_normal_operator(const std::vector<cfloat>& q, const ImageGrid& grid,
                                                      double lambda, cudaStream_t s) {
   return std::make_unique<GpuNormalOperator>(reinterpret_cast<const float2*>(q.data()), q.size(), true, grid,
@@ -281,7 +269,7 @@ void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims, cudaStream_
     throw InputError("centered_idft", "grid size", std::to_string(grid.size()),
                      "expected " + std::to_string(n) + " for " + dims_string(dims));
   const std::string what = "the centered inverse DFT of " + dims_string(dims);
-  require_free(2.0 * n * sizeof(float2) + CufftPlan::work_bytes(dims), what);
+  require_free(2.0 * n * sizeof(float2), what);
   DeviceBuffer<float2> a(n, what), b(n, what);
   upload(reinterpret_cast<const float2*>(grid.data()), n, a.get(), s);
   centered_idft_window(a.get(), b.get(), dims, dims, a.get(), s);

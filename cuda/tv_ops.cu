@@ -150,7 +150,7 @@ class GpuCirculant : public NormalOperator {
       throw InputError("gpu circulant", "eigenvalues", std::to_string(eig.size()),
                        "expected " + std::to_string(grid.voxels()));
     const std::string what = "the circulant preconditioner";
-    require_free(double(grid.voxels()) * sizeof(float) + CufftPlan::work_bytes(grid), what);
+    require_free(double(grid.voxels()) * sizeof(float), what);
     eig_.allocate(grid.voxels(), what + " (eigenvalues)");
     std::vector<float> scaled(eig);
     for (float& e : scaled) e *= float(1.0 / double(grid.voxels()));  // the inverse FFT's 1/N
@@ -213,7 +213,7 @@ FoldedSpectrum folded_spectrum(const float2* q, std::size_t count, const ImageGr
     throw InputError("gpu preconditioner", "q size", std::to_string(count),
                      "expected " + std::to_string(d.voxels()) + " (the doubled grid " + dims_string(d) + ")");
   const std::size_t n = grid.voxels();
-  require_free(double(n) * sizeof(float2) + extra_bytes + CufftPlan::work_bytes(grid), what);
+  require_free(double(n) * sizeof(float2) + extra_bytes, what);
   FoldedSpectrum out;
   out.f.allocate(n, what + " (folded Q)");
   const int3 nn = make_int3(grid.nx, grid.ny, grid.nz), len = make_int3(d.nx, d.ny, d.nz);

@@ -92,23 +92,47 @@ int fine_size(int n, const KernelParams& p) {
   }
 }
 
-double es_transform(double nu, const KernelParams& p) {
-  // phihat(nu) = 2 int_0^{w/2} phi(z) cos(2 pi nu z) dz; z = (w/2) sin(theta),
-  // theta in [0, pi/2], dz = (w/2) cos(theta) dtheta, sqrt(1 - (2z/w)^2) = cos(theta).
-  const GaussLegendre& gl = quadrature();
-  const double half = 0.5 * p.width, a = 0.25 * kPi;  // theta = a (x + 1)
-  double sum = 0.0;
-  for (std::size_t i = 0; i < gl.x.size(); ++i) {
-    double th = a * (gl.x[i] + 1.0), c = std::cos(th);
-    sum += gl.w[i] * std::exp(p.beta * (c - 1.0)) * c * std::cos(2.0 * kPi * nu * half * std::sin(th));
+namespace {
+
+// phihat(nu) = 2 int_0^{w/2} phi(z) cos(2 pi nu z) dz; z = (w/2) sin(theta),
+// theta in [0, pi/2], dz = (w/2) cos(theta) dtheta, sqrt(1 - (2z/w)^2) = cos(theta).
+// The kernel's values at the quadrature nodes do not depend on nu: made once
+// per table, so each nu costs one cosine per node (a plan's three tables took
+// 2-4 ms with the exponentials inside the loop, on the GPU machine's host).
+class EsTransform {
+ public:
+  explicit EsTransform(const KernelParams& p) {
+    const GaussLegendre& gl = quadrature();
+    const double half = 0.5 * p.width, a = 0.25 * kPi;  // theta = a (x + 1)
+    for (std::size_t i = 0; i < gl.x.size(); ++i) {
+      const double th = a * (gl.x[i] + 1.0), c = std::cos(th);
+      weight_.push_back(2.0 * half * a * gl.w[i] * std::exp(p.beta * (c - 1.0)) * c);
+      phase_.push_back(2.0 * kPi * half * std::sin(th));
+    }
   }
-  return 2.0 * half * a * sum;
-}
+  double at(double nu) const {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < weight_.size(); ++i) sum += weight_[i] * std::cos(nu * phase_[i]);
+    return sum;
+  }
+
+ private:
+  std::vector<double> weight_, phase_;
+};
+
+}  // namespace
+
+double es_transform(double nu, const KernelParams& p) { return EsTransform(p).at(nu); }
 
 std::vector<double> deapodization(int n, int nf, const KernelParams& p) {
   if (n <= 1) return std::vector<double>(std::max(n, 0), 1.0);
+  const EsTransform phihat(p);
   std::vector<double> d(n);
-  for (int i = 0; i < n; ++i) d[i] = 1.0 / es_transform(double(i - n / 2) / nf, p);
+  // phihat is even: mode k < 0 takes the value of -k, computed first (i descends).
+  for (int i = n - 1; i >= 0; --i) {
+    const int k = i - n / 2, mirror = n / 2 - k;
+    d[i] = k < 0 && mirror < n ? d[mirror] : 1.0 / phihat.at(double(k) / nf);
+  }
   return d;
 }
 
