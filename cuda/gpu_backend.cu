@@ -169,11 +169,16 @@ class GpuVectorOps : public VectorOps {
   }
 
   std::vector<cfloat> download(const BackendVector& v) override {
+    std::vector<cfloat> host;
+    download_into(v, host);
+    return host;
+  }
+
+  void download_into(const BackendVector& v, std::vector<cfloat>& out) override {
     DeviceScope scope(device_);
     const GpuVector& g = as_gpu(v);
-    std::vector<cfloat> host(g.size());
-    gpu::download(g.buf.get(), g.size(), reinterpret_cast<float2*>(host.data()), s_);
-    return host;
+    out.resize(g.size());
+    gpu::download(g.buf.get(), g.size(), reinterpret_cast<float2*>(out.data()), s_);
   }
 
   void copy(const BackendVector& src, BackendVector& dst) override {

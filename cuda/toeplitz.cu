@@ -131,12 +131,24 @@ class PaddedFft {
     }
     const long long slab = volume ? (long long)len.nx * len.ny : len.nx;
     ImageGrid fast{len.nx, volume ? len.ny : 1, 1};
-    fast_ = std::make_unique<CufftPlan>(FftLayout{fft_dims(fast), 1, slab, volume ? n.nz : n.ny}, s, what);
+    const long long lower = volume ? n.nz : n.ny;
+    upper_ = std::size_t(lower * slab);
+    fast_ = std::make_unique<CufftPlan>(FftLayout{fft_dims(fast), 1, slab, lower}, s, what);
     slow_ = std::make_unique<CufftPlan>(FftLayout{{volume ? len.nz : len.ny}, slab, 1, slab}, s, what);
   }
   void forward(float2* pad) {
     if (fast_) fast_->exec(pad, CUFFT_FORWARD);
     slow_->exec(pad, CUFFT_FORWARD);
+  }
+  // The whole grid's forward transform (K's, whose h fills it), by the same
+  // plans: the fast axes over the lower slabs and then the upper ones (as
+  // many: the grid is doubled), then the slowest axis.
+  void forward_full(float2* grid) {
+    if (fast_) {
+      fast_->exec(grid, CUFFT_FORWARD);
+      fast_->exec(grid + upper_, CUFFT_FORWARD);
+    }
+    slow_->exec(grid, CUFFT_FORWARD);
   }
   // The lower slabs (those the crop reads) hold the inverse; the upper ones do not.
   void inverse(float2* pad) {
@@ -146,6 +158,7 @@ class PaddedFft {
 
  private:
   std::unique_ptr<CufftPlan> fast_, slow_;
+  std::size_t upper_ = 0;  // elements before the first upper slab
 };
 
 class GpuNormalOperator : public NormalOperator {
@@ -172,7 +185,7 @@ class GpuNormalOperator : public NormalOperator {
     // inverse FFT is folded into the spectrum once.
     const Dims3 off{n_.nx % len_.nx, n_.ny % len_.ny, n_.nz % len_.nz};
     launch_shift(q, spectrum_.get(), len_, off, float(1.0 / double(len_.voxels())), s_);
-    CufftPlan(len_, s_, what).exec(spectrum_.get(), CUFFT_FORWARD);  // h fills the grid: no slab to skip
+    fft_->forward_full(spectrum_.get());  // h fills the grid: no slab to skip
     CUDA_CHECK(cudaStreamSynchronize(s_));  // a host q may go away after return
   }
 

@@ -159,11 +159,11 @@ class GpuCirculant : public NormalOperator {
     CUDA_CHECK(cudaStreamSynchronize(s_));  // `scaled` goes away on return
   }
 
-  // From eigenvalues already on the device, already scaled by 1/N.
-  GpuCirculant(DeviceBuffer<float>&& scaled_eig, const ImageGrid& grid, cudaStream_t s)
-      : n_(grid), s_(s), eig_(std::move(scaled_eig)) {
-    plan_ = std::make_unique<CufftPlan>(grid, s_, "the circulant preconditioner");
-  }
+  // From eigenvalues already on the device, already scaled by 1/N, and the
+  // grid's plan on stream s (made once, for the eigenvalues and the applies).
+  GpuCirculant(DeviceBuffer<float>&& scaled_eig, std::unique_ptr<CufftPlan> plan, const ImageGrid& grid,
+               cudaStream_t s)
+      : n_(grid), s_(s), eig_(std::move(scaled_eig)), plan_(std::move(plan)) {}
 
   void apply(const BackendVector& xv, BackendVector& yv) override {
     const GpuVector& x = as_gpu(xv);
@@ -206,8 +206,8 @@ struct FoldedSpectrum {
   double mean = 0;
 };
 
-FoldedSpectrum folded_spectrum(const float2* q, std::size_t count, const ImageGrid& grid, cudaStream_t s,
-                               const std::string& what, double extra_bytes) {
+FoldedSpectrum folded_spectrum(const float2* q, std::size_t count, const ImageGrid& grid, CufftPlan& plan,
+                               cudaStream_t s, const std::string& what, double extra_bytes) {
   const ImageGrid d = grid.doubled();
   if (count != d.voxels())
     throw InputError("gpu preconditioner", "q size", std::to_string(count),
@@ -223,7 +223,7 @@ FoldedSpectrum folded_spectrum(const float2* q, std::size_t count, const ImageGr
   CUDA_CHECK(cudaMemcpyAsync(&c0, out.f.get(), sizeof(float2), cudaMemcpyDeviceToHost, s));
   CUDA_CHECK(cudaStreamSynchronize(s));
   out.mean = c0.x;
-  CufftPlan(grid, s, what).exec(out.f.get(), CUFFT_FORWARD);
+  plan.exec(out.f.get(), CUFFT_FORWARD);
   return out;
 }
 
@@ -233,7 +233,8 @@ std::unique_ptr<NormalOperator> make_circulant_preconditioner(const float2* q, s
                                                               double lambda, cudaStream_t s) {
   const std::string what = "the circulant preconditioner";
   const std::size_t n = grid.voxels();
-  FoldedSpectrum c = folded_spectrum(q, count, grid, s, what, double(n) * sizeof(float));
+  auto plan = std::make_unique<CufftPlan>(grid, s, what);
+  FoldedSpectrum c = folded_spectrum(q, count, grid, *plan, s, what, double(n) * sizeof(float));
   DeviceBuffer<float> eig(n, what + " (eigenvalues)");
   // The floor is relative to the mean eigenvalue: the periodic Laplacian's mean is 2 per axis of length > 1.
   const int axes = (grid.nx > 1) + (grid.ny > 1) + (grid.nz > 1);
@@ -243,11 +244,12 @@ std::unique_ptr<NormalOperator> make_circulant_preconditioner(const float2* q, s
                                                                   1.0 / double(n), eig.get());
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaStreamSynchronize(s));  // c goes at scope end
-  return std::make_unique<GpuCirculant>(std::move(eig), grid, s);
+  return std::make_unique<GpuCirculant>(std::move(eig), std::move(plan), grid, s);
 }
 
 std::vector<double> circulant_spectrum(const float2* q, std::size_t count, const ImageGrid& grid, cudaStream_t s) {
-  FoldedSpectrum c = folded_spectrum(q, count, grid, s, "the circulant spectrum", 0.0);
+  CufftPlan plan(grid, s, "the circulant spectrum");
+  FoldedSpectrum c = folded_spectrum(q, count, grid, plan, s, "the circulant spectrum", 0.0);
   std::vector<float2> host(grid.voxels());
   CUDA_CHECK(cudaMemcpyAsync(host.data(), c.f.get(), host.size() * sizeof(float2), cudaMemcpyDeviceToHost, s));
   CUDA_CHECK(cudaStreamSynchronize(s));

@@ -18,6 +18,8 @@ void VectorOps::multiply(const BackendVector& s, const BackendVector& x, Backend
   copy(*upload(hx), y);
 }
 
+void VectorOps::download_into(const BackendVector& v, std::vector<cfloat>& out) { out = download(v); }
+
 double VectorOps::magnitude_sse(const BackendVector& x, const BackendVector& ref) {
   const std::vector<cfloat> r = download(ref);
   std::vector<float> re(r.size());

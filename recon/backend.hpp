@@ -67,6 +67,9 @@ class VectorOps {
   virtual VecPtr upload(const std::vector<cfloat>& host) = 0;
   virtual VecPtr zeros(std::size_t n) = 0;
   virtual std::vector<cfloat> download(const BackendVector& v) = 0;
+  // The same into `out` (resized to v's size), whose memory the caller may have
+  // made ready beforehand; the default goes through download().
+  virtual void download_into(const BackendVector& v, std::vector<cfloat>& out);
   virtual void copy(const BackendVector& src, BackendVector& dst) = 0;
   virtual void axpy(cdouble a, const BackendVector& x, BackendVector& y) = 0;  // y = a x + y
   virtual void xpay(const BackendVector& x, cdouble a, BackendVector& y) = 0;  // y = x + a y
