@@ -56,6 +56,14 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
   cmd.add_option("--calibration", o.calibration, "calibration region for sense's maps, samples per axis")
       ->check(CLI::Range(4, 256))
       ->capture_default_str();
+  cmd.add_option("--field-comp", o.field_comp,
+                 "off-resonance compensation: none | exact | segmented; default segmented when the scan has a "
+                 "field map, else none")
+      ->check(CLI::IsMember({"auto", "none", "exact", "segmented"}));
+  cmd.add_option("--segments", o.segments,
+                 "time segments L of --field-comp segmented; default: the fewest whose interpolators err by "
+                 "at most 0.2% over the field map's range and the readout")
+      ->check(CLI::Range(1, 256));
   cmd.add_flag("--no-gridding", o.no_gridding, "skip the gridding baselines");
   cmd.add_option("--cache-dir", o.cache_dir, "where Q is cached per trajectory (default ~/.cache/fhdrecon)")
       ->check(non_empty_path());
@@ -102,6 +110,8 @@ ReconOptions make_recon_options(const SolverOptions& o, const Source* src, Progr
     r.given_maps = std::make_shared<const CoilData>(src->true_maps);
   }
   r.calibration = o.calibration;
+  r.field_comp = o.field_comp;
+  r.segments = o.segments;
   r.gridding = !o.no_gridding;
   if (!o.no_cache) r.q_cache_dir = o.cache_dir.empty() ? default_q_cache_dir() : o.cache_dir + "/q";
   if (phantom) r.truth = truth_of(*phantom, src->array_gain.empty() ? nullptr : &src->array_gain);

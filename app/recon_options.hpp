@@ -29,6 +29,8 @@ struct SolverOptions {
   std::string maps = "lowres";       // SENSE's maps: lowres | espirit
   int calibration = 24;              // SENSE's calibration region, samples per axis
   bool no_gridding = false;
+  std::string field_comp = "auto";   // none | exact | segmented; auto: segmented with a field map, else none
+  int segments = 0;                  // segmented's L; 0 = the rule (recon/field.hpp choose_segments)
   std::string cache_dir;  // "" = the default cache dir
   bool no_cache = false;
 };

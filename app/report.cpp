@@ -25,6 +25,10 @@ std::string results_table(const ReconResult& r, const RunInfo& info) {
   out += fmt::format("{}\ndevice: {} | trig {} | CG {} iterations (lambda {}{:g}, absolute {:.4g})\n", info.source,
                      info.device, info.trig, r.cg.iters, automatic ? "auto: " : "", r.lambda_rel, r.lambda_abs);
   if (automatic) out += fmt::format("lambda {}\n", r.lambda_rule);
+  if (r.field.has_map || r.field.method != "none")
+    out += fmt::format("field: {}{} | map {:.1f} to {:.1f} Hz over {:.1f} ms\n", r.field.method,
+                       r.field.method == "segmented" ? fmt::format(", {} segments", r.field.segments) : "",
+                       r.field.min_hz, r.field.max_hz, 1e3 * r.field.readout_s);
   out += "\n";
   out += fmt::format("{:<22} {:>10} {:>9} {:>10} {:>6}\n", "method", "PSNR (dB)", "NRMSE", "time (s)", "iters");
   out += fmt::format("{:-<22} {:->10} {:->9} {:->10} {:->6}\n", "", "", "", "", "");
@@ -70,6 +74,16 @@ nlohmann::json results_json(const ReconResult& r, const RunInfo& info) {
   // Against the phantom, [0] the zero start: shows semi-convergence (null without a phantom).
   j["cg"]["psnr_db"] = r.cg_psnr.empty() ? json(nullptr) : json(r.cg_psnr);
   j["q_cached"] = r.q_cached;
+  j["field"] = {{"method", r.field.method}, {"field_map", r.field.has_map}};
+  if (r.field.has_map) {
+    j["field"]["min_hz"] = r.field.min_hz;
+    j["field"]["max_hz"] = r.field.max_hz;
+    j["field"]["readout_s"] = r.field.readout_s;
+  }
+  if (r.field.method == "segmented") {
+    j["field"]["segments"] = r.field.segments;
+    j["field"]["interpolator_rms_error"] = r.field.interpolator_error;
+  }
   return j;
 }
 

@@ -7,6 +7,9 @@
 
 #include "app/memory_check.hpp"
 #include "phantom/coils.hpp"
+#include "phantom/offresonance.hpp"
+#include "recon/field.hpp"
+#include "io/scan_file.hpp"
 #include "recon/coil_compress.hpp"
 #include "recon/coil_noise.hpp"
 #include "app/scan_input.hpp"
@@ -45,6 +48,21 @@ void add_source_options(CLI::App& cmd, SourceOptions& o) {
   cmd.add_flag("!--no-prewhiten", o.prewhiten, "keep the coils' noise as it is (default: prewhiten with the noise samples)");
   cmd.add_option("--virtual-coils", o.virtual_coils, "compress the coils to K virtual coils (SVD of the data)")
       ->check(CLI::Range(1, 1024));
+  cmd.add_option("--off-resonance", o.off_resonance_hz,
+                 "synthesized off-resonance: largest |field| in Hz (a gradient and two constant regions; 0 = none)")
+      ->check(finite_number())
+      ->check(CLI::Range(0.0, 5000.0))
+      ->capture_default_str();
+  cmd.add_option("--readout-ms", o.readout_ms, "duration of each synthesized readout, ms (sample times)")
+      ->check(finite_number())
+      ->check(CLI::Range(0.01, 1000.0))
+      ->capture_default_str();
+  cmd.add_option("--te-ms", o.te_ms, "time of each readout's first sample after excitation, ms")
+      ->check(finite_number())
+      ->check(CLI::Range(0.0, 1000.0))
+      ->capture_default_str();
+  cmd.add_option("--field-map", o.field_map, "HDF5 file whose /field_map (Hz, the image grid) is the scan's field map")
+      ->check(non_empty_path());
 }
 
 std::size_t default_samples(int matrix, bool is3d) {
@@ -83,6 +101,29 @@ void synthesize_coil_scans(Source& src, const SourceOptions& o) {
   }
 }
 
+int layout_readout(const TrajectorySpec& spec) { return trajectory_layout(spec).readout; }
+
+// Exact data of the phantom in the synthetic field (phantom/offresonance.hpp):
+// the scan carries the field map at the voxels and every sample's time.
+void synthesize_off_resonance(Source& src, const SourceOptions& o, int readout) {
+  if (o.coils > 1)
+    throw InputError("--off-resonance", "with --coils", std::to_string(o.coils),
+                     "off-resonance is synthesized for one coil only");
+  Scan& s = src.scan;
+  FieldSpec spec;
+  spec.max_hz = o.off_resonance_hz;
+  spec.readout_s = o.readout_ms * 1e-3;
+  spec.te_s = o.te_ms * 1e-3;
+  try {
+    const PhantomField field = phantom_field(*src.phantom, spec);
+    s.field.times = sample_times(s.traj.size(), readout, spec);
+    s.field.hz = field_at_voxels(*src.phantom, field, s.grid.nx, s.grid.ny, s.grid.nz);
+    s.data = synthesize_offresonance(*src.phantom, s.traj, s.field.times, field, s.grid.nx, s.grid.ny, s.grid.nz);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(std::string("--off-resonance: ") + e.what());
+  }
+}
+
 Source from_phantom(const SourceOptions& o) {
   Source src;
   src.phantom = make_phantom(o.phantom);
@@ -107,26 +148,37 @@ Source from_phantom(const SourceOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw InputError(e.what());
   }
-  if (o.coils > 1) {
+  if (o.off_resonance_hz > 0) {
+    synthesize_off_resonance(src, o, layout_readout(spec));
+  } else if (o.coils > 1) {
     synthesize_coil_scans(src, o);
   } else {
     s.data = synthesize(*src.phantom, s.traj, s.grid.nx, s.grid.ny, s.grid.nz);
     if (o.noise > 0) add_noise(s.data, o.noise, o.seed);
   }
+  if (o.off_resonance_hz > 0 && o.noise > 0) add_noise(s.data, o.noise, o.seed);
   s.provenance = {{"phantom", o.phantom},
                   {"trajectory", spec.kind},
                   {"matrix", std::to_string(n)},
                   {"samples", std::to_string(s.traj.size())},
                   {"noise", std::to_string(o.noise)},
                   {"seed", std::to_string(o.seed)}};
+  if (o.off_resonance_hz > 0) {
+    s.provenance["off_resonance_hz"] = std::to_string(o.off_resonance_hz);
+    s.provenance["readout_ms"] = std::to_string(o.readout_ms);
+    s.provenance["te_ms"] = std::to_string(o.te_ms);
+  }
   if (o.coils > 1) {
     s.provenance["coils"] = std::to_string(o.coils);
     s.provenance["coil_maps"] = "bumps";  // make_coil_array's default spec with seed: regenerable
     for (Scan& c : src.more_coils) c.provenance = s.provenance;
   }
-  src.description = fmt::format("{} {}^{} | {} | {} samples | noise {}{}", o.phantom, n, is3d ? 3 : 2,
+  src.description = fmt::format("{} {}^{} | {} | {} samples | noise {}{}{}", o.phantom, n, is3d ? 3 : 2,
                                  spec.kind, s.traj.size(), o.noise,
-                                 o.coils > 1 ? fmt::format(" | {} coils", o.coils) : "");
+                                 o.coils > 1 ? fmt::format(" | {} coils", o.coils) : "",
+                                 o.off_resonance_hz > 0 ? fmt::format(" | off-resonance {} Hz over {} ms readouts",
+                                                                      o.off_resonance_hz, o.readout_ms)
+                                                        : "");
   return src;
 }
 
@@ -205,8 +257,23 @@ void process_coils(Source& src, const SourceOptions& o) {
 
 }  // namespace
 
+// --field-map: the file's map replaces the source's, for every coil; the
+// sample times must come from the source (a synthesized scan, or the file).
+void use_field_map(Source& src, const SourceOptions& o) {
+  if (o.field_map.empty()) return;
+  const std::vector<float> hz = read_field_map(o.field_map, src.scan.grid);
+  if (src.scan.field.times.empty())
+    throw InputError("--field-map", "sample times", "(none)",
+                     "the scan has no sample times (fhdrecon HDF5 /sample_times, ISMRMRD sample_time_us)");
+  src.scan.field.hz = hz;
+  for (Scan& c : src.more_coils) c.field.hz = hz;
+}
+
 Source make_source(const SourceOptions& o) {
   Source src = o.input.empty() ? from_phantom(o) : from_file(o);
+  use_field_map(src, o);
+  if (!src.scan.field.empty()) check_field(src.scan.field, src.scan.grid, src.scan.traj.size(),
+                                           o.field_map.empty() ? (o.input.empty() ? "--off-resonance" : o.input) : o.field_map);
   process_coils(src, o);
   if (!src.true_maps.empty()) normalize_maps(src);
   return src;

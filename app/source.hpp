@@ -27,6 +27,11 @@ struct SourceOptions {
   std::size_t noise_samples = 4096;  // per coil, the noise calibration written with --coils and --noise
   bool prewhiten = true;             // prewhiten the coils with their noise samples, when they have some
   int virtual_coils = 0;             // > 0: compress the coils to this many (after prewhitening)
+  // Off-resonance of a synthesized scan (phantom/offresonance.hpp, docs/field-maps.md).
+  double off_resonance_hz = 0;       // largest |f| in the object; 0 = none
+  double readout_ms = 10;            // each readout's duration (first to last sample)
+  double te_ms = 1;                  // the first sample's time after excitation
+  std::string field_map;             // HDF5 file whose /field_map replaces the source's map
 };
 
 void add_source_options(CLI::App& cmd, SourceOptions& o);

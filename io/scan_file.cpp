@@ -1,5 +1,7 @@
 #include "io/scan_file.hpp"
 
+#include "recon/field.hpp"
+
 #include <cmath>
 #include <cstdint>
 
@@ -48,6 +50,10 @@ void write_contents(hid_t f, const std::vector<const Scan*>& coils, const std::a
   if (!s.noise.empty()) write_coil_field(f, "noise", coils, &Scan::noise);
   if (!s.phi.empty()) write_complex(f, "phi", s.phi, {hsize_t(m)});
   if (!s.dcf.empty()) write_dataset(f, "dcf", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, {hsize_t(m)}, s.dcf.data());
+  if (!s.field.hz.empty())
+    write_dataset(f, "field_map", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, {hsize_t(s.field.hz.size())}, s.field.hz.data());
+  if (!s.field.times.empty())
+    write_dataset(f, "sample_times", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, {hsize_t(m)}, s.field.times.data());
   const bool coil_schema = coils.size() > 1 || !s.noise.empty();
   h5::write_string_attr(f, "fhdrecon_schema", coil_schema ? kScanSchemaVersionCoils : kScanSchemaVersion);
   const int matrix[3] = {s.grid.nx, s.grid.ny, s.grid.nz};
@@ -330,6 +336,11 @@ std::vector<Scan> read_scan_coils(const std::string& path, std::array<float, 3>*
   auto noise = r.coil_complex("noise", 0, nc, false);
   s.phi = r.complex("phi", m, false);
   s.dcf = r.real("dcf", m);
+  s.field.hz = r.real("field_map", s.grid.voxels());
+  s.field.times = r.real("sample_times", m);
+  if (!s.field.hz.empty() && s.field.times.empty())
+    throw InputError(path, "/sample_times", "(missing)", "a /field_map needs each sample's time");
+  if (!s.field.hz.empty()) check_field(s.field, s.grid, m, path);
   s.provenance = r.provenance();
   std::vector<Scan> coils(nc, s);
   for (std::size_t c = 0; c < nc; ++c) {
@@ -344,6 +355,28 @@ std::vector<Scan> read_scan_coils(const std::string& path, std::array<float, 3>*
     if (nc > 1) coils[c].provenance["coil"] = std::to_string(c);
   }
   return coils;
+}
+
+std::vector<float> read_field_map(const std::string& path, const ImageGrid& grid) {
+  h5::QuietErrors quiet;
+  Handle f = h5::open_read(path);
+  Reader r{path, f.get()};
+  Handle d = r.open("field_map", true);
+  r.expect_float(d.get(), "field_map");
+  const std::vector<hsize_t> dims = h5::shape(d.get());
+  double points = 1;
+  for (hsize_t v : dims) points *= double(v);
+  if (points != double(grid.voxels()))
+    throw InputError(path, "/field_map shape", Reader::dims_text(dims),
+                     "must hold the image grid's " + std::to_string(grid.voxels()) + " voxels (x fastest)");
+  r.expect_stored(d.get(), "field_map", dims);
+  std::vector<float> hz(grid.voxels());
+  r.read(d.get(), H5T_NATIVE_FLOAT, hz.data(), "field_map");
+  for (std::size_t i = 0; i < hz.size(); ++i)
+    if (!std::isfinite(hz[i]) || std::fabs(hz[i]) > 1e5)
+      throw InputError(path, "/field_map[" + std::to_string(i) + "]", std::to_string(hz[i]),
+                       "must be finite Hz within +-1e5");
+  return hz;
 }
 
 Scan read_scan(const std::string& path, std::array<float, 3>* fov, const SizeCheck& check) {

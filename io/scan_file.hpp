@@ -7,6 +7,9 @@
 //                [Mn] for one coil), for prewhitening
 //   /phi         compound {r,i} [M]   optional Phi(k_m)
 //   /dcf         float32 [M]          optional density weights
+//   /field_map   float32 [Nx*Ny*Nz]   optional field map, Hz, x fastest (docs/field-maps.md)
+//   /sample_times float32 [M]         optional time of each sample after excitation, s
+//                                     (required with /field_map)
 //   / attributes fhdrecon_schema = "1.0" | "1.1", matrix int32[3] (x,y,z), fov float32[3]
 //   /provenance  group of string attributes
 #include <array>
@@ -43,6 +46,10 @@ void write_scan_coils(const std::string& path, const std::vector<Scan>& coils,
 // the grid, sample count and coil count before the samples are read.
 // A multi-coil file is refused here (read_scan_coils reads it).
 Scan read_scan(const std::string& path, std::array<float, 3>* fov = nullptr, const SizeCheck& check = {});
+
+// The /field_map dataset of an HDF5 file (a scan file, or one holding only
+// it): grid.voxels() finite values in Hz, x fastest (any shape of that size).
+std::vector<float> read_field_map(const std::string& path, const ImageGrid& grid);
 
 // One Scan per coil (one for a single-coil file), with its noise samples.
 std::vector<Scan> read_scan_coils(const std::string& path, std::array<float, 3>* fov = nullptr,

@@ -24,6 +24,13 @@ class Phantom {
   virtual std::complex<double> kspace(double kx, double ky, double kz) const = 0;
   // Largest intensity of the phantom (for PSNR's peak).
   virtual double peak() const = 0;
+  // Its shapes one by one (phantom/offresonance.hpp builds exact off-resonance
+  // data from them): how many, whether a point is inside shape e, and the
+  // Fourier transform of shape e's indicator (unit intensity). A phantom that
+  // is not a sum of shapes has none (the defaults).
+  virtual int shapes() const { return 0; }
+  virtual bool inside(int, double, double, double) const { return false; }
+  virtual std::complex<double> shape_kspace(int, double, double, double) const { return 0.0; }
 };
 
 // "shepp3d" | "shepp2d"; throws std::invalid_argument otherwise.

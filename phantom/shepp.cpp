@@ -106,6 +106,16 @@ class EllipsoidPhantom : public Phantom {
     return sum;
   }
 
+  int shapes() const override { return int(shapes_.size()); }
+  bool inside(int e, double x, double y, double z) const override {
+    return quad_form(shapes_.at(std::size_t(e)), x, y, z) <= 1.0;
+  }
+  std::complex<double> shape_kspace(int e, double kx, double ky, double kz) const override {
+    Ellipsoid unit = shapes_.at(std::size_t(e));
+    unit.p = 1.0;
+    return transform(unit, kx, ky, kz);
+  }
+
  private:
   double quad_form(const Ellipsoid& e, double x, double y, double z) const {
     double X = x - e.dx, Y = y - e.dy, c = e.cphi, s = e.sphi;

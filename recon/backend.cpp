@@ -1,6 +1,7 @@
 #include "recon/backend.hpp"
 
 #include "recon/direct_sum.hpp"
+#include "recon/field.hpp"
 #include "recon/metrics.hpp"
 #include "recon/nufft_cpu.hpp"
 #include "recon/precond.hpp"
@@ -117,6 +118,16 @@ std::unique_ptr<NormalOperator> Backend::preconditioner_resident(const BackendVe
 
 std::vector<double> Backend::circulant_spectrum(const BackendVector& q, const ImageGrid& grid) {
   return circulant_eigenvalues(vec().download(q), grid, 0.0);
+}
+
+std::vector<cfloat> Backend::field_forward(const Points& k, const FieldData& f, const std::vector<cfloat>& image,
+                                           const ImageGrid& grid) {
+  return field_forward_host(k.host(), f, image, grid);
+}
+
+std::vector<cfloat> Backend::field_adjoint(const Points& k, const FieldData& f, const std::vector<cfloat>& data,
+                                           const ImageGrid& grid) {
+  return field_adjoint_host(k.host(), f, data, grid);
 }
 
 // The host forward model: the CPU NUFFT, or the float64 direct sum rounded.

@@ -133,6 +133,16 @@ class Backend {
   virtual std::vector<cfloat> forward(const Points& k, const std::vector<cfloat>& image, const ImageGrid& grid,
                                       const FhdOptions& opt);
 
+  // The exact off-resonance model (recon/field.hpp), Phi = 1:
+  //   field_forward: D_m = sum_n x_n exp(-i 2 pi (k_m . x_n + f_n t_m)),
+  //   field_adjoint: x_n = sum_m D_m exp(+i 2 pi (k_m . x_n + f_n t_m)).
+  // The defaults run on the host (recon/field_exact.cpp, direct sums grouped by
+  // sample time); a GPU gather with the extra phase would override them.
+  virtual std::vector<cfloat> field_forward(const Points& k, const FieldData& f, const std::vector<cfloat>& image,
+                                            const ImageGrid& grid);
+  virtual std::vector<cfloat> field_adjoint(const Points& k, const FieldData& f, const std::vector<cfloat>& data,
+                                            const ImageGrid& grid);
+
   // cmpMu and cmpFhD with the results kept where the backend computes: on the
   // GPU the host versions above move mu and FhD over PCIe (28 MB each way at
   // 1M samples and 128^3, about 10 ms). The defaults go through them.

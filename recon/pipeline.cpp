@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "recon/tv.hpp"
 #include "recon/dcf.hpp"
+#include "recon/field.hpp"
 #include "recon/gridding.hpp"
 #include "recon/lambda_auto.hpp"
 #include "recon/coil_maps.hpp"
@@ -187,9 +188,10 @@ void choose_lambda(Plan& plan, const BackendVector& fhd, const std::optional<Noi
 
 // The solve and its records, after the right-hand side (FhD, or SENSE's E^H y)
 // and Q: `sense` maps make it SENSE's CG over coils, else the plan's l2 or TV.
-void solve_stage(Plan& plan, VecPtr rhs, const CoilData* sense, const std::optional<NoiseEstimate>& noise,
-                 const ReconOptions& opt, ReconResult& res, std::size_t first) {
-  choose_lambda(plan, *rhs, noise, opt, res);
+void solve_stage(Plan& plan, VecPtr rhs, const CoilData* sense, NormalOperator* field,
+                 const std::optional<NoiseEstimate>& noise, const ReconOptions& opt, ReconResult& res,
+                 std::size_t first) {
+  if (!field) choose_lambda(plan, *rhs, noise, opt, res);  // the field path chose it before its operator
   StageRunner stages(opt.observer, res.stages);
   VectorOps& vec = plan.backend().vec();
   MethodResult m{"iterative", {}, 0, {}, {}, 0, {}};
@@ -214,7 +216,8 @@ void solve_stage(Plan& plan, VecPtr rhs, const CoilData* sense, const std::optio
       res.cg = solve_l2(plan, op, res.lambda_abs, *rhs, *x, opt, opt.iters, &rec, false);
       m.iters = res.cg.iters;
     } else {
-      res.cg = solve_l2(plan, plan.normal(res.lambda_abs), res.lambda_abs, *rhs, *x, opt, opt.iters, &rec);
+      NormalOperator& op = field ? *field : plan.normal(res.lambda_abs);
+      res.cg = solve_l2(plan, op, res.lambda_abs, *rhs, *x, opt, opt.iters, &rec);
       m.iters = res.cg.iters;
     }
     m.image = image_memory.get();
@@ -231,6 +234,41 @@ void solve_stage(Plan& plan, VecPtr rhs, const CoilData* sense, const std::optio
   if (opt.keep_fhd) res.fhd = vec.download(*rhs);
 }
 
+// The iterative method with off-resonance compensation: the right-hand side
+// A^H d of the exact or time-segmented model, then CG on its normal operator
+// with the plan's circulant preconditioner (of T, the field-free operator:
+// the field's phases have unit modulus, so T's spectrum stays a fair model).
+void field_iterative(Plan& plan, const Scan& scan, const std::optional<NoiseEstimate>& noise,
+                     const ReconOptions& opt, ReconResult& res) {
+  StageRunner stages(opt.observer, res.stages);
+  const std::size_t first = res.stages.size();
+  const FieldData& f = scan.field;
+  const bool exact = res.field.method == "exact";
+  TimeSegments seg;
+  if (!exact) {
+    stages.run("time segments", [&] { seg = time_segments(f, opt.segments > 0 ? opt.segments : choose_segments(f)); });
+    res.field.segments = int(seg.tau.size());
+    res.field.interpolator_error = seg.rms_error;
+    stages.last().note = std::to_string(seg.tau.size()) + " segments";
+  }
+  VecPtr rhs;
+  stages.run("cmpFhD", [&] {
+    rhs = plan.backend().vec().upload(exact ? field_exact_adjoint(plan, f, scan.data)
+                                            : segmented_adjoint(plan, f, seg, scan.data));
+  });
+  stages.last().note = exact ? "exact field model" : std::to_string(seg.tau.size()) + " segments";
+  q_stage(plan, stages, res.q_cached);
+  choose_lambda(plan, *rhs, noise, opt, res);
+  std::unique_ptr<NormalOperator> op;
+  if (exact) {
+    op = std::make_unique<FieldExactNormal>(plan, f, res.lambda_abs);
+  } else {
+    stages.run("Q (segments)", [&] { op = std::make_unique<SegmentedNormal>(plan, f, seg, res.lambda_abs); });
+    stages.last().note = std::to_string(seg.tau.size() * seg.tau.size()) + " Q's";
+  }
+  solve_stage(plan, std::move(rhs), nullptr, op.get(), noise, opt, res, first);
+}
+
 void iterative(Plan& plan, const std::vector<cfloat>& data, const std::optional<NoiseEstimate>& noise,
                const ReconOptions& opt, ReconResult& res) {
   StageRunner stages(opt.observer, res.stages);
@@ -240,7 +278,7 @@ void iterative(Plan& plan, const std::vector<cfloat>& data, const std::optional<
   stages.run("cmpFhD", [&] { fhd = plan.fhd_of_mu(*mu); });
   mu.reset();
   q_stage(plan, stages, res.q_cached);
-  solve_stage(plan, std::move(fhd), nullptr, noise, opt, res, first);
+  solve_stage(plan, std::move(fhd), nullptr, nullptr, noise, opt, res, first);
 }
 
 // Sensitivities from the coils' own calibration region (docs/coils.md).
@@ -271,7 +309,7 @@ void sense_iterative(Plan& plan, const std::vector<const Scan*>& coils, const st
   stages.run("cmpFhD", [&] { rhs = plan.backend().vec().upload(sense_adjoint(plan, maps, data)); });
   stages.last().note = std::to_string(coils.size()) + " coils, E^H y";
   q_stage(plan, stages, res.q_cached);
-  solve_stage(plan, std::move(rhs), &maps, noise, opt, res, first);
+  solve_stage(plan, std::move(rhs), &maps, nullptr, noise, opt, res, first);
 }
 
 // The gridding baselines' density weights into the plan: the file's, or
@@ -362,6 +400,21 @@ void check_same_trajectory(const Scan& a, const Scan& b) {
     throw InputError("coils: the coils of one scan must share grid, trajectory and Phi");
 }
 
+// The method --field-comp resolves to for this scan, and the field's range.
+FieldReport field_report(const Scan& s, const ReconOptions& opt) {
+  FieldReport r;
+  r.has_map = !s.field.hz.empty();
+  if (r.has_map) {
+    const auto [lo, hi] = std::minmax_element(s.field.hz.begin(), s.field.hz.end());
+    r.min_hz = *lo;
+    r.max_hz = *hi;
+    const auto [t0, t1] = std::minmax_element(s.field.times.begin(), s.field.times.end());
+    r.readout_s = double(*t1) - double(*t0);
+  }
+  r.method = opt.field_comp == "auto" ? (r.has_map ? "segmented" : "none") : opt.field_comp;
+  return r;
+}
+
 // One coil through the plan: the iterative method, then the gridding baselines.
 ReconResult reconstruct_one(Plan& plan, const Scan& coil, const ReconOptions& opt, double dcf_s,
                             const std::vector<float>& reference) {
@@ -369,7 +422,13 @@ ReconResult reconstruct_one(Plan& plan, const Scan& coil, const ReconOptions& op
   r.grid = plan.grid();
   r.reference = reference;
   const std::vector<cfloat>& data = coil.data;
-  iterative(plan, data, opt.lambda_auto ? estimate_noise(coil.traj, data, coil.noise) : std::nullopt, opt, r);
+  const std::optional<NoiseEstimate> noise =
+      opt.lambda_auto ? estimate_noise(coil.traj, data, coil.noise) : std::nullopt;
+  r.field = field_report(coil, opt);
+  if (r.field.method == "none")
+    iterative(plan, data, noise, opt, r);
+  else
+    field_iterative(plan, coil, noise, opt, r);
   if (opt.gridding) gridding(plan, data, opt, dcf_s, r);
   return r;
 }
@@ -445,8 +504,28 @@ void score(ReconResult& res) {
 
 namespace {
 
+void check_field_options(const Scan& s, const ReconOptions& opt) {
+  const std::string& m = opt.field_comp;
+  if (m != "auto" && m != "none" && m != "exact" && m != "segmented")
+    throw InputError("--field-comp", "value", m, "must be none, exact or segmented");
+  if (opt.segments < 0 || opt.segments > 256)
+    throw InputError("--segments", "value", std::to_string(opt.segments), "must be in 1..256 (0 = the rule)");
+  if ((m == "exact" || m == "segmented") && s.field.hz.empty())
+    throw InputError("--field-comp", "value", m,
+                     "the scan has no field map (synthesize with --off-resonance, or give --field-map FILE)");
+  if (m != "none" && !s.field.hz.empty()) check_field(s.field, s.grid, s.traj.size(), "field map");
+  if (opt.segments > 0 && m != "segmented" && !(m == "auto" && !s.field.hz.empty()))
+    throw InputError("--segments", "value", std::to_string(opt.segments), "needs --field-comp segmented");
+  if (m != "none" && !s.field.hz.empty() && opt.reg == "tv")
+    throw InputError("--reg tv with a field map: field compensation runs with --reg l2 (or give --field-comp none)");
+}
+
 void check_coils(const std::vector<const Scan*>& coils, const ReconOptions& opt) {
   if (coils.empty()) throw InputError("coils: no coil data");
+  check_field_options(*coils[0], opt);
+  if (coils.size() > 1 && !coils[0]->field.hz.empty() && opt.field_comp != "none")
+    throw InputError("--field-comp", "coils", std::to_string(coils.size()),
+                     "field compensation runs on single-coil scans (give --field-comp none)");
   for (const Scan* c : coils) check_same_trajectory(*coils[0], *c);
   if (opt.coil_combine != "rss" && opt.coil_combine != "sense")
     throw InputError("--coil-combine", "value", opt.coil_combine, "must be rss or sense");

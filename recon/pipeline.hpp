@@ -59,6 +59,11 @@ struct ReconOptions {
   std::string maps = "lowres";   // or "given": given_maps (normalized, one per coil)
   std::shared_ptr<const std::vector<std::vector<cfloat>>> given_maps;
   int calibration = 24;
+  // Off-resonance (recon/field.hpp, docs/field-maps.md): "auto" is segmented
+  // when the scan has a field map, else none; exact | segmented | none.
+  // segments: L of the segmented model, 0 = choose_segments' rule.
+  std::string field_comp = "auto";
+  int segments = 0;
   std::shared_ptr<const Truth> truth;  // when known: reference image, PSNR, band-limited ceiling
   StageObserver observer;
 };
@@ -79,6 +84,16 @@ struct MethodResult {
   std::vector<double> psnr_per_iter;  // [i] after iteration i + 1, when the phantom is known
 };
 
+// How the iterative method handled off-resonance (report.json's "field").
+struct FieldReport {
+  std::string method = "none";  // none | exact | segmented
+  int segments = 0;             // segmented: L
+  double interpolator_error = 0;  // segmented: TimeSegments::rms_error
+  double min_hz = 0, max_hz = 0;  // the field map's range (when the scan has one)
+  double readout_s = 0;           // max - min sample time
+  bool has_map = false;
+};
+
 struct ReconResult {
   ImageGrid grid;
   std::vector<StageTime> stages;
@@ -90,6 +105,7 @@ struct ReconResult {
   // [i] after iteration i. Empty when no phantom is known.
   std::vector<double> cg_psnr;
   bool q_cached = false;
+  FieldReport field;
   PlanCounts plan;        // the plan's once-per-trajectory work (uploads, Q, DCF)
   double lambda_abs = 0;  // lambda actually used in the normal equations
   double lambda_rel = 0;  // the same relative to Q(0) (for TV: to Q(0) times the image scale)

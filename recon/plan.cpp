@@ -68,6 +68,26 @@ std::vector<cfloat> Plan::forward(const std::vector<cfloat>& image) {
   return be_.forward(*points_, image, grid_, opt_.fhd);
 }
 
+VecPtr Plan::q_weighted(const std::vector<float>& w) {
+  if (w.size() != samples())
+    throw InputError("plan", "Q weights", std::to_string(w.size()), "must number the samples, " + std::to_string(samples()));
+  ++counts_.q_computed;
+  return be_.q_resident(*points_, w, grid_, opt_.fhd);
+}
+
+std::unique_ptr<NormalOperator> Plan::normal_of(const BackendVector& q, double lambda) {
+  ++counts_.normal_made;
+  return be_.normal_resident(q, grid_, lambda);
+}
+
+std::vector<cfloat> Plan::field_forward(const FieldData& f, const std::vector<cfloat>& image) {
+  return be_.field_forward(*points_, f, image, grid_);
+}
+
+std::vector<cfloat> Plan::field_adjoint(const FieldData& f, const std::vector<cfloat>& data) {
+  return be_.field_adjoint(*points_, f, data, grid_);
+}
+
 const BackendVector& Plan::q_resident() {
   if (q_dev_) return *q_dev_;
   const std::vector<float> w = phi_weights(opt_.phi);

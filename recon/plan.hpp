@@ -54,6 +54,14 @@ class Plan {
   VecPtr fhd_of_mu(const BackendVector& mu);
   // A x (Phi = 1): the forward model, for residuals and synthetic data.
   std::vector<cfloat> forward(const std::vector<cfloat>& image);
+  // Q with weights w (samples() real values) and the Toeplitz operator of any
+  // Q: the time-segmented field model's kernels (recon/field.hpp). Neither is
+  // kept nor cached by the plan.
+  VecPtr q_weighted(const std::vector<float>& w);
+  std::unique_ptr<NormalOperator> normal_of(const BackendVector& q, double lambda);
+  // The exact off-resonance model with this plan's points (Backend::field_forward).
+  std::vector<cfloat> field_forward(const FieldData& f, const std::vector<cfloat>& image);
+  std::vector<cfloat> field_adjoint(const FieldData& f, const std::vector<cfloat>& data);
   // Q on grid().doubled(): from memory, else the disk cache, else computed.
   // q_resident() keeps it where the backend computes (device memory on the
   // GPU); q() brings a host copy (downloaded once, when asked for).

@@ -14,6 +14,13 @@
 
 namespace fhd {
 
+// What a scan says about off-resonance (recon/field.hpp): both empty = none.
+struct FieldData {
+  std::vector<float> hz;     // field map on the image grid (x fastest), Hz
+  std::vector<float> times;  // each sample's time after excitation, s
+  bool empty() const { return hz.empty() && times.empty(); }
+};
+
 // One scan: what a source (phantom or file) hands to the pipeline.
 struct Scan {
   ImageGrid grid;
@@ -22,6 +29,7 @@ struct Scan {
   std::vector<cfloat> phi;   // Phi(k_m); empty means Phi = 1 (Dirac basis)
   std::vector<float> dcf;    // density weights for gridding; empty = compute
   std::vector<cfloat> noise; // this coil's noise-only samples (noise calibration); empty = none
+  FieldData field;           // field map and sample times; empty = no off-resonance known
   std::map<std::string, std::string> provenance;  // "phantom", "trajectory", "seed", ...
   // Field of view and orientation in the patient, when the file states them
   // (ISMRMRD: FOV and directions; fhdrecon HDF5: FOV only). Empty = unknown:
