@@ -106,3 +106,21 @@ TEST_CASE("gpu field gathers refuse mismatched lengths", "[gpu][field]") {
   CHECK_THROWS_AS(gpu::field_adjoint(c.traj, c.times, random_complex(51, 1), g, c.fmap), InputError);
   CHECK_THROWS_AS(gpu::field_forward(c.traj, c.times, random_complex(63, 1), g, c.fmap), InputError);
 }
+
+TEST_CASE("gpu backend's field model equals the CPU backend's, and keeps its gather per field", "[gpu][field]") {
+  FHD_NEED_GPU();
+  auto gpu = make_gpu_backend();
+  auto cpu = make_cpu_backend();
+  const ImageGrid g{12, 10, 6};
+  FieldCase c = make_case(g, 1500, 11);
+  const FieldData f{c.fmap, c.times};
+  const std::vector<cfloat> x = random_complex(g.voxels(), 1), d = random_complex(c.traj.size(), 2);
+  const auto pg = gpu->upload_points(c.traj), pc = cpu->upload_points(c.traj);
+  CHECK(rel_l2(gpu->field_forward(*pg, f, x, g), cpu->field_forward(*pc, f, x, g)) < 1e-5);
+  CHECK(rel_l2(gpu->field_adjoint(*pg, f, d, g), cpu->field_adjoint(*pc, f, d, g)) < 1e-5);
+  // Another map through the same points: the kept gather must not be reused.
+  FieldData other = f;
+  for (float& v : other.hz) v = -v;
+  CHECK(rel_l2(gpu->field_forward(*pg, other, x, g), cpu->field_forward(*pc, other, x, g)) < 1e-5);
+  CHECK_THROWS_AS(gpu->field_forward(*pg, FieldData{std::vector<float>(5), c.times}, x, g), InputError);
+}
