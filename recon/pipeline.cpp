@@ -249,9 +249,7 @@ CoilData estimate_maps(Backend& be, const std::vector<const Scan*>& coils, const
                        "must number the coils, " + std::to_string(coils.size()));
     return *opt.given_maps;
   }
-  std::vector<Scan> copies;
-  for (const Scan* c : coils) copies.push_back(*c);
-  const Calibration cal = calibration_from_scans(be, copies, opt.calibration, opt.dcf);
+  const Calibration cal = calibration_from_scans(be, coils, opt.calibration, opt.dcf);
   return opt.maps == "espirit" ? maps_espirit(cal, coils[0]->grid) : maps_lowres(cal, coils[0]->grid);
 }
 
