@@ -18,15 +18,7 @@ Compression compression_matrix(const CoilData& data, int k) {
   if (k < 1 || k > nc)
     throw InputError("coil compression", "--virtual-coils", std::to_string(k),
                      "must be in 1..coils (" + std::to_string(nc) + ")");
-  CMatrix gram(nc, nc);
-  for (int i = 0; i < nc; ++i)
-    for (int j = 0; j <= i; ++j) {
-      cdouble s = 0;
-      for (std::size_t m = 0; m < data[i].size(); ++m) s += cdouble(data[i][m]) * std::conj(cdouble(data[j][m]));
-      gram(i, j) = s;
-      gram(j, i) = std::conj(s);
-    }
-  const Eigen e = hermitian_eigen(gram);
+  const Eigen e = hermitian_eigen(row_gram(data));
   Compression out{CMatrix(k, nc), e.values};
   for (int i = 0; i < k; ++i)
     for (int j = 0; j < nc; ++j) out.matrix(i, j) = std::conj(e.vectors(j, i));

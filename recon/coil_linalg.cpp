@@ -1,6 +1,7 @@
 #include "recon/coil_linalg.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
@@ -17,6 +18,28 @@ CMatrix CMatrix::identity(int n) {
   CMatrix m(n, n);
   for (int i = 0; i < n; ++i) m(i, i) = 1.0;
   return m;
+}
+
+CMatrix row_gram(const std::vector<std::vector<cfloat>>& rows) {
+  const int n = int(rows.size());
+  const std::int64_t m = rows.empty() ? 0 : std::int64_t(rows[0].size());
+  CMatrix g(n, n);
+#pragma omp parallel
+  {
+    std::vector<cdouble> part(std::size_t(n) * n), col(n);
+#pragma omp for schedule(static) nowait
+    for (std::int64_t k = 0; k < m; ++k) {
+      for (int i = 0; i < n; ++i) col[i] = cdouble(rows[i][k]);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j <= i; ++j) part[std::size_t(i) * n + j] += col[i] * std::conj(col[j]);
+    }
+#pragma omp critical
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j <= i; ++j) g(i, j) += part[std::size_t(i) * n + j];
+  }
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < i; ++j) g(j, i) = std::conj(g(i, j));
+  return g;
 }
 
 CMatrix multiply(const CMatrix& a, const CMatrix& b) {

@@ -19,6 +19,10 @@ struct CMatrix {
 };
 
 CMatrix multiply(const CMatrix& a, const CMatrix& b);
+// G(i, j) = sum_k x_i[k] conj(x_j[k]) over rows x_i of equal length (the noise
+// covariance's and coil compression's Gram matrix): one pass over the samples,
+// OpenMP over them, a private G per thread (each sample read once for every pair).
+CMatrix row_gram(const std::vector<std::vector<cfloat>>& rows);
 CMatrix adjoint(const CMatrix& a);  // conjugate transpose
 
 // Lower-triangular L with A = L L^H. Throws std::domain_error when A is not

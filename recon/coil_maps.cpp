@@ -5,7 +5,10 @@
 #include <fftw3.h>
 
 #include <algorithm>
+#include <array>
+#include <memory>
 #include <cmath>
+#include <complex>
 #include <mutex>
 
 #include "recon/dcf.hpp"
@@ -43,16 +46,6 @@ void for_each_index(const ImageGrid& g, F f) {
 double hann(int q, int n) { return n == 1 ? 1.0 : 0.5 * (1 + std::cos(2 * kPi * (q - n / 2) / n)); }
 
 std::vector<cdouble> to_double(const std::vector<cfloat>& v) { return std::vector<cdouble>(v.begin(), v.end()); }
-
-// A coil's calibration data placed at the centre of a zeroed `grid`, weighted.
-template <class W>
-std::vector<cdouble> padded(const std::vector<cfloat>& calib, const ImageGrid& small, const ImageGrid& grid, W weight) {
-  std::vector<cdouble> full(grid.voxels());
-  for_each_index(small, [&](int x, int y, int z) {
-    full[embed(x, y, z, small, grid)] = cdouble(calib[linear(x, y, z, small)]) * weight(x, y, z);
-  });
-  return full;
-}
 
 }  // namespace
 
@@ -104,35 +97,261 @@ Calibration calibration_from_images(const CoilData& images, const ImageGrid& gri
   return out;
 }
 
-Calibration calibration_from_scans(Backend& be, const std::vector<Scan>& coils, int cal, const std::string& dcf_method) {
-  if (coils.empty()) throw InputError("coil maps: no coils");
-  const Scan& s = coils[0];
-  auto kind = s.provenance.find("trajectory");
-  const std::vector<float> dcf = !s.dcf.empty() ? s.dcf
-                                 : density_weights(s.traj, s.grid, dcf_method,
-                                                   kind == s.provenance.end() ? "" : kind->second);
-  CoilData images;
-  for (const Scan& c : coils) images.push_back(gridding_recon(be, s.traj, c.data, dcf, s.grid, GridKernel{}));
-  return calibration_from_images(images, s.grid, cal);
+namespace {
+
+// Calibration gridding (docs/coils.md): the low-resolution grid holds the
+// calibration region plus a margin of kCalibrationMargin cycles/FOV per side,
+// of which the kernel's reach (1 cycle/FOV for width 4 at oversampling 2)
+// keeps the samples' footprints from wrapping. Only samples inside it are
+// gridded: a fifth of a 3D radial scan at 128^3 instead of all of it.
+constexpr int kCalibrationMargin = 4;
+
+ImageGrid calibration_grid(const ImageGrid& full, const ImageGrid& cal) {
+  auto axis = [](int c, int n) { return c == 1 ? 1 : std::min(n, c + 2 * kCalibrationMargin); };
+  return {axis(cal.nx, full.nx), axis(cal.ny, full.ny), axis(cal.nz, full.nz)};
 }
+
+// Half the extent each axis keeps (infinite where the low grid is the full one:
+// every sample is kept, as full-resolution gridding would).
+std::array<double, 3> kept_extent(const ImageGrid& low, const ImageGrid& full, const GridKernel& kernel) {
+  const double reach = 0.5 * kernel.width / kernel.oversampling;
+  auto axis = [reach](int l, int n) { return l == n ? HUGE_VAL : 0.5 * l - reach; };
+  return {axis(low.nx, full.nx), axis(low.ny, full.ny), axis(low.nz, full.nz)};
+}
+
+// Indices of the samples with |k| inside `half` on every axis, or inside the
+// ball of radius `radius` (when finite).
+std::vector<std::size_t> samples_within(const Trajectory& t, const std::array<double, 3>& half, double radius) {
+  std::vector<std::size_t> kept;
+  for (std::size_t m = 0; m < t.size(); ++m) {
+    const double x = t.kx[m], y = t.ky[m], z = t.kz[m];
+    if (std::isfinite(radius) ? x * x + y * y + z * z <= radius * radius
+                              : std::fabs(x) <= half[0] && std::fabs(y) <= half[1] && std::fabs(z) <= half[2])
+      kept.push_back(m);
+  }
+  return kept;
+}
+
+template <class T>
+std::vector<T> pick(const std::vector<T>& v, const std::vector<std::size_t>& at) {
+  std::vector<T> out(at.size());
+  for (std::size_t i = 0; i < at.size(); ++i) out[i] = v[at[i]];
+  return out;
+}
+
+Trajectory pick(const Trajectory& t, const std::vector<std::size_t>& at) {
+  Trajectory out;
+  out.kx = pick(t.kx, at);
+  out.ky = pick(t.ky, at);
+  out.kz = pick(t.kz, at);
+  return out;
+}
+
+// Density weights of the kept samples. Computed on a ball around the kept box
+// (radius: its corner plus one cycle/FOV), not on the whole scan: radial
+// weights per shell are then exact inside the box (only the ball's outermost
+// shell is off), and Pipe-Menon's iteration settles locally.
+std::vector<float> calibration_weights(const Scan& s, const std::array<double, 3>& half,
+                                       const std::vector<std::size_t>& kept, const std::string& method) {
+  if (!s.dcf.empty()) return pick(s.dcf, kept);
+  auto named = s.provenance.find("trajectory");
+  std::string kind = effective_kind(s.traj, named == s.provenance.end() ? "" : named->second);
+  if (kind.empty()) kind = "an imported trajectory (not radial)";
+  double corner = 0;
+  for (double h : half) corner += std::isfinite(h) && h > 0 ? h * h : 0.0;
+  const bool boxed = std::isfinite(half[0]) && std::isfinite(half[1]) && std::isfinite(half[2]);
+  if (!boxed) return pick(density_weights(s.traj, s.grid, method, kind), kept);
+  const std::vector<std::size_t> ball = samples_within(s.traj, half, std::sqrt(corner) + 1.0);
+  const std::vector<float> w = density_weights(pick(s.traj, ball), s.grid, method, kind);
+  std::vector<float> out;
+  out.reserve(kept.size());
+  for (std::size_t i = 0, j = 0; i < kept.size(); ++i) {  // kept is a subset of ball, both ascending
+    while (ball[j] != kept[i]) ++j;
+    out.push_back(w[j]);
+  }
+  return out;
+}
+
+}  // namespace
+
+Calibration calibration_from_scans(Backend& be, const std::vector<const Scan*>& coils, int cal,
+                                   const std::string& dcf_method) {
+  if (coils.empty()) throw InputError("coil maps: no coils");
+  const Scan& s = *coils[0];
+  const ImageGrid low = calibration_grid(s.grid, calibration_size(s.grid, cal));
+  const GridKernel kernel;
+  const std::array<double, 3> half = kept_extent(low, s.grid, kernel);
+  const std::vector<std::size_t> kept = samples_within(s.traj, half, HUGE_VAL);
+  const std::vector<float> dcf = calibration_weights(s, half, kept, dcf_method);
+  // The gridded image on `low` is the object times (full voxels / low voxels),
+  // and its DFT sums over low voxels only: the calibration data come out on
+  // the full-resolution scale.
+  const std::unique_ptr<Points> points = be.upload_points(pick(s.traj, kept));
+  CoilData images;
+  for (const Scan* c : coils) images.push_back(gridding_recon(be, *points, pick(c->data, kept), dcf, low, kernel));
+  return calibration_from_images(images, low, cal);
+}
+
+Calibration calibration_from_scans(Backend& be, const std::vector<Scan>& coils, int cal,
+                                   const std::string& dcf_method) {
+  std::vector<const Scan*> ptrs;
+  for (const Scan& c : coils) ptrs.push_back(&c);
+  return calibration_from_scans(be, ptrs, cal, dcf_method);
+}
+
+namespace {
+
+// The zero-padded inverse centred DFT, pruned: data on the centred `small`
+// grid go to `big` one axis at a time, and each pass transforms only the lines
+// that hold data (x: small.ny * small.nz lines; y: big.nx * small.nz; z: all
+// big.nx * big.ny). In float, lines in parallel: at 128^3 with a 24^3 centre
+// about 1.3 full FFT passes instead of 3, and no float64 buffers.
+class PaddedInverse {
+ public:
+  PaddedInverse(const ImageGrid& small, const ImageGrid& big) : small_(small), big_(big) {
+    const int c[3] = {small.nx, small.ny, small.nz}, n[3] = {big.nx, big.ny, big.nz};
+    for (int a = 0; a < 3; ++a) {
+      for (int i = 0; i < 3; ++i) dims_[a][i] = i < a ? n[i] : c[i];  // array shape before pass a
+      dims_[a][a] = n[a];                                              // (after placing: axis a full)
+    }
+    scratch_ = fftwf_alloc_complex(std::max(volume(dims_[0]), volume(dims_[1])));
+    for (int a = 0; a < 3; ++a) plans_[a] = make_pass_plan(a);
+  }
+  ~PaddedInverse() {
+    std::lock_guard<std::mutex> lock(fftw_planner_lock());
+    for (fftwf_plan p : plans_) fftwf_destroy_plan(p);
+    fftwf_free(scratch_);
+  }
+  PaddedInverse(const PaddedInverse&) = delete;
+  PaddedInverse& operator=(const PaddedInverse&) = delete;
+
+  // out (big.voxels() values, fftwf-allocated) = the centred inverse DFT on `big` of `in`
+  // placed at its centre: out_x = sum_q in_q e^{+i 2 pi (q - c/2) . (x - n/2) / n}.
+  void run(const std::vector<std::complex<float>>& in, fftwf_complex* out) {
+    fftwf_complex* a = scratch_;
+    fftwf_complex* b = fftwf_alloc_complex(volume(dims_[1]));
+    place(reinterpret_cast<const fftwf_complex*>(in.data()), 0, a);
+    pass(0, a);
+    place(a, 1, b);
+    pass(1, b);
+    place(b, 2, out);
+    pass(2, out);
+    fftwf_free(b);
+  }
+
+ private:
+  static std::size_t volume(const std::array<int, 3>& d) { return std::size_t(d[0]) * d[1] * d[2]; }
+  int size(int a, const ImageGrid& g) const { return a == 0 ? g.nx : a == 1 ? g.ny : g.nz; }
+  std::size_t stride(int a) const {  // of axis a in pass a's array
+    std::size_t s = 1;
+    for (int i = 0; i < a; ++i) s *= std::size_t(dims_[a][i]);
+    return s;
+  }
+  // Lines per task: one line for x; a row of x for y and z (tasks in parallel).
+  int chunk(int a) const { return a == 0 ? 1 : dims_[a][0]; }
+
+  fftwf_plan make_pass_plan(int a) {
+    const int n = dims_[a][a];
+    const std::size_t s = stride(a);
+    const int howmany = chunk(a);
+    // Tasks start at block * (s n) + j * chunk elements: the plan may run on
+    // all of them only if they share the planned buffer's alignment (64 bytes
+    // covers FFTW's widest SIMD), else it is made UNALIGNED.
+    const std::size_t blocks = volume(dims_[a]) / (s * n), per_block = s / std::size_t(howmany);
+    const bool aligned = (blocks == 1 || (s * n) % 8 == 0) && (per_block == 1 || howmany % 8 == 0);
+    fftwf_complex* buf = fftwf_alloc_complex(std::max<std::size_t>(s * n, 1));
+    std::lock_guard<std::mutex> lock(fftw_planner_lock());
+    fftwf_plan p = fftwf_plan_many_dft(1, &n, howmany, buf, nullptr, int(s), 1, buf, nullptr, int(s), 1,
+                                       FFTW_BACKWARD, FFTW_ESTIMATE | (aligned ? 0 : FFTW_UNALIGNED));
+    fftwf_free(buf);
+    if (!p) throw std::runtime_error("FFTW could not make a plan");
+    return p;
+  }
+
+  // dst (pass a's array, zeroed) gets src's lines along axis a at their
+  // frequencies' FFT positions, times the phase that centres the output:
+  // sum_f X_f e^{i 2 pi f (x - n/2) / n} = sum_f (X_f e^{-i 2 pi f (n/2) / n}) e^{i 2 pi f x / n}.
+  void place(const fftwf_complex* src, int a, fftwf_complex* dst) const {
+    const std::array<int, 3>& d = dims_[a];
+    const int c = size(a, small_), n = d[a];
+    std::array<int, 3> sd = d;  // src's shape: axis a not yet expanded
+    sd[a] = c;
+    std::vector<int> to(c);
+    std::vector<std::complex<float>> phase(c);
+    for (int q = 0; q < c; ++q) {
+      const int f = q - c / 2;
+      to[q] = ((f % n) + n) % n;
+      phase[q] = std::polar(1.0f, float(-2 * kPi * double(f) * (n / 2) / n));
+    }
+    const std::int64_t total = std::int64_t(volume(d));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < total; ++i) dst[i][0] = dst[i][1] = 0.0f;
+#pragma omp parallel for schedule(static)
+    for (int z = 0; z < sd[2]; ++z)
+      for (int y = 0; y < sd[1]; ++y)
+        for (int x = 0; x < sd[0]; ++x) {
+          std::array<int, 3> o = {x, y, z};
+          const int q = o[a];
+          o[a] = to[q];
+          const std::size_t from = x + std::size_t(sd[0]) * (y + std::size_t(sd[1]) * z);
+          const std::size_t at = o[0] + std::size_t(d[0]) * (o[1] + std::size_t(d[1]) * o[2]);
+          const std::complex<float> v = std::complex<float>(src[from][0], src[from][1]) * phase[q];
+          dst[at][0] = v.real();
+          dst[at][1] = v.imag();
+        }
+  }
+
+  void pass(int a, fftwf_complex* data) const {
+    const std::size_t s = stride(a), n = std::size_t(dims_[a][a]);
+    const std::size_t per_block = s / std::size_t(chunk(a));
+    const std::int64_t tasks = std::int64_t(volume(dims_[a]) / (s * n) * per_block);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t t = 0; t < tasks; ++t) {
+      fftwf_complex* p = data + std::size_t(t) / per_block * s * n + std::size_t(t) % per_block * chunk(a);
+      fftwf_execute_dft(plans_[a], p, p);
+    }
+  }
+
+  ImageGrid small_, big_;
+  std::array<std::array<int, 3>, 3> dims_{};
+  fftwf_complex* scratch_ = nullptr;
+  std::array<fftwf_plan, 3> plans_{};
+};
+
+}  // namespace
 
 CoilData maps_lowres(const Calibration& cal, const ImageGrid& grid) {
   const ImageGrid& c = cal.size;
-  std::vector<std::vector<cdouble>> low;
+  PaddedInverse up(c, grid);
+  const std::size_t nv = grid.voxels();
+  std::vector<fftwf_complex*> low;  // each coil's smooth image on the full grid
   for (const auto& k : cal.kspace) {
-    low.push_back(padded(k, c, grid, [&](int x, int y, int z) { return hann(x, c.nx) * hann(y, c.ny) * hann(z, c.nz); }));
-    centered_dft(low.back(), grid, +1);
+    std::vector<std::complex<float>> windowed(c.voxels());
+    for_each_index(c, [&](int x, int y, int z) {
+      windowed[linear(x, y, z, c)] = k[linear(x, y, z, c)] * float(hann(x, c.nx) * hann(y, c.ny) * hann(z, c.nz));
+    });
+    low.push_back(fftwf_alloc_complex(nv));
+    up.run(windowed, low.back());
   }
-  std::vector<double> rss(grid.voxels());
-  double peak = 0;
-  for (std::size_t v = 0; v < rss.size(); ++v) {
-    for (const auto& l : low) rss[v] += std::norm(l[v]);
-    rss[v] = std::sqrt(rss[v]);
+  std::vector<float> rss(nv);
+  float peak = 0;
+  const std::int64_t n = std::int64_t(nv);
+#pragma omp parallel for schedule(static) reduction(max : peak)
+  for (std::int64_t v = 0; v < n; ++v) {
+    float sum = 0;
+    for (const fftwf_complex* l : low) sum += l[v][0] * l[v][0] + l[v][1] * l[v][1];
+    rss[v] = std::sqrt(sum);
     peak = std::max(peak, rss[v]);
   }
-  CoilData maps(low.size(), std::vector<cfloat>(grid.voxels()));
-  for (std::size_t c2 = 0; c2 < low.size(); ++c2)
-    for (std::size_t v = 0; v < rss.size(); ++v) maps[c2][v] = cfloat(low[c2][v] / std::max(rss[v], 1e-9 * peak));
+  CoilData maps(low.size());
+  for (std::size_t coil = 0; coil < low.size(); ++coil) {
+    maps[coil].resize(nv);
+    cfloat* m = maps[coil].data();
+    const fftwf_complex* l = low[coil];
+#pragma omp parallel for schedule(static)
+    for (std::int64_t v = 0; v < n; ++v) m[v] = cfloat(l[v][0], l[v][1]) / std::max(rss[v], 1e-9f * peak);
+    fftwf_free(low[coil]);
+  }
   return maps;
 }
 

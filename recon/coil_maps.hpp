@@ -31,12 +31,18 @@ Calibration calibration_from_images(const CoilData& images, const ImageGrid& gri
 // From non-Cartesian coils sharing one trajectory: gridding (Kaiser-Bessel,
 // density weights by `dcf_method`, recon/dcf.hpp) per coil, then as above. The
 // radial centre is densely sampled, so gridding is accurate there.
+// Only the samples near the centre are gridded, onto a grid of the calibration
+// size plus a margin (docs/coils.md), with their density weights computed
+// around the centre only.
+Calibration calibration_from_scans(Backend& be, const std::vector<const Scan*>& coils, int cal,
+                                   const std::string& dcf_method = "auto");
 Calibration calibration_from_scans(Backend& be, const std::vector<Scan>& coils, int cal,
                                    const std::string& dcf_method = "auto");
 
 // Fast: each coil's calibration data times a Hann window, zero-padded to `grid`
 // and transformed back (a smooth low-resolution coil image), divided by the
-// root sum of squares over coils.
+// root sum of squares over coils. In float, by a pruned FFT (only the lines
+// that hold data are transformed), OpenMP over lines.
 CoilData maps_lowres(const Calibration& cal, const ImageGrid& grid);
 
 struct EspiritOptions {

@@ -17,14 +17,8 @@ CMatrix noise_covariance(const CoilData& noise) {
     if (noise[c].size() != m)
       throw InputError("noise", "coil " + std::to_string(c) + " samples", std::to_string(noise[c].size()),
                        "every coil needs the same count (" + std::to_string(m) + ")");
-  CMatrix psi(nc, nc);
-  for (int i = 0; i < nc; ++i)
-    for (int j = 0; j <= i; ++j) {
-      cdouble s = 0;
-      for (std::size_t k = 0; k < m; ++k) s += cdouble(noise[i][k]) * std::conj(cdouble(noise[j][k]));
-      psi(i, j) = s / double(m);
-      psi(j, i) = std::conj(psi(i, j));
-    }
+  CMatrix psi = row_gram(noise);
+  for (cdouble& v : psi.v) v /= double(m);
   return psi;
 }
 

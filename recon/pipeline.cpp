@@ -188,7 +188,7 @@ void choose_lambda(Plan& plan, const BackendVector& fhd, const std::optional<Noi
 
 // The solve and its records, after the right-hand side (FhD, or SENSE's E^H y)
 // and Q: `sense` maps make it SENSE's CG over coils, else the plan's l2 or TV.
-void solve_stage(Plan& plan, VecPtr rhs, const CoilData* sense, NormalOperator* field,
+void solve_stage(Plan& plan, VecPtr rhs, std::vector<VecPtr>* sense, NormalOperator* field,
                  const std::optional<NoiseEstimate>& noise, const ReconOptions& opt, ReconResult& res,
                  std::size_t first) {
   if (!field) choose_lambda(plan, *rhs, noise, opt, res);  // the field path chose it before its operator
@@ -212,7 +212,7 @@ void solve_stage(Plan& plan, VecPtr rhs, const CoilData* sense, NormalOperator* 
       // and with noisy data it reaches the noise-amplifying least-squares
       // solution sooner (64^3, 8 coils, 1% noise, 30 iterations: 23.73 dB plain,
       // 22.11 preconditioned; docs/coils.md).
-      SenseNormal op(plan, *sense, res.lambda_abs);
+      SenseNormal op(plan, std::move(*sense), res.lambda_abs);
       res.cg = solve_l2(plan, op, res.lambda_abs, *rhs, *x, opt, opt.iters, &rec, false);
       m.iters = res.cg.iters;
     } else {
@@ -289,9 +289,7 @@ CoilData estimate_maps(Backend& be, const std::vector<const Scan*>& coils, const
                        "must number the coils, " + std::to_string(coils.size()));
     return *opt.given_maps;
   }
-  std::vector<Scan> copies;
-  for (const Scan* c : coils) copies.push_back(*c);
-  const Calibration cal = calibration_from_scans(be, copies, opt.calibration, opt.dcf);
+  const Calibration cal = calibration_from_scans(be, coils, opt.calibration, opt.dcf);
   return opt.maps == "espirit" ? maps_espirit(cal, coils[0]->grid) : maps_lowres(cal, coils[0]->grid);
 }
 
@@ -306,10 +304,15 @@ void sense_iterative(Plan& plan, const std::vector<const Scan*>& coils, const st
   std::vector<const std::vector<cfloat>*> data;
   for (const Scan* c : coils) data.push_back(&c->data);
   VecPtr rhs;
-  stages.run("cmpFhD", [&] { rhs = plan.backend().vec().upload(sense_adjoint(plan, maps, data)); });
+  std::vector<VecPtr> resident;  // the maps, uploaded once for E^H y and CG
+  stages.run("cmpFhD", [&] {
+    resident = upload_maps(plan, maps);
+    rhs = sense_adjoint(plan, resident, data);
+  });
   stages.last().note = std::to_string(coils.size()) + " coils, E^H y";
+  maps = CoilData();  // the host copy is no longer needed
   q_stage(plan, stages, res.q_cached);
-  solve_stage(plan, std::move(rhs), &maps, nullptr, noise, opt, res, first);
+  solve_stage(plan, std::move(rhs), &resident, nullptr, noise, opt, res, first);
 }
 
 // The gridding baselines' density weights into the plan: the file's, or

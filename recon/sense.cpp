@@ -18,10 +18,19 @@ void check_maps(const CoilData& maps, const ImageGrid& grid) {
 
 }  // namespace
 
-SenseNormal::SenseNormal(Plan& plan, const CoilData& maps, double lambda) : plan_(plan), lambda_(lambda) {
+std::vector<VecPtr> upload_maps(Plan& plan, const CoilData& maps) {
   check_maps(maps, plan.grid());
+  std::vector<VecPtr> out;
+  for (const std::vector<cfloat>& m : maps) out.push_back(plan.backend().vec().upload(m));
+  return out;
+}
+
+SenseNormal::SenseNormal(Plan& plan, const CoilData& maps, double lambda)
+    : SenseNormal(plan, upload_maps(plan, maps), lambda) {}
+
+SenseNormal::SenseNormal(Plan& plan, std::vector<VecPtr> maps, double lambda)
+    : plan_(plan), maps_(std::move(maps)), lambda_(lambda) {
   VectorOps& v = plan.backend().vec();
-  for (const std::vector<cfloat>& m : maps) maps_.push_back(v.upload(m));
   const std::size_t n = plan.grid().voxels();
   t1_ = v.zeros(n);
   t2_ = v.zeros(n);
@@ -50,16 +59,24 @@ void SenseNormal::apply(const BackendVector& x, BackendVector& y) {
 }
 
 std::vector<cfloat> sense_adjoint(Plan& plan, const CoilData& maps, const std::vector<const std::vector<cfloat>*>& data) {
-  check_maps(maps, plan.grid());
+  return plan.backend().vec().download(*sense_adjoint(plan, upload_maps(plan, maps), data));
+}
+
+VecPtr sense_adjoint(Plan& plan, const std::vector<VecPtr>& maps, const std::vector<const std::vector<cfloat>*>& data) {
   if (data.size() != maps.size())
     throw InputError("sense", "coils", std::to_string(data.size()),
                      "must equal the number of coil maps, " + std::to_string(maps.size()));
-  std::vector<cfloat> out(plan.grid().voxels());
+  VectorOps& v = plan.backend().vec();
+  VecPtr sum;
   for (std::size_t c = 0; c < maps.size(); ++c) {
-    const std::vector<cfloat> f = plan.fhd(*data[c]);
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] += std::conj(maps[c][i]) * f[i];
+    VecPtr f = plan.fhd_of_mu(*plan.mu(*data[c]));
+    v.multiply(*maps[c], *f, *f, true);  // elementwise: in place is safe on every backend
+    if (c == 0)
+      sum = std::move(f);
+    else
+      v.axpy(1.0, *f, *sum);
   }
-  return out;
+  return sum;
 }
 
 CoilData sense_forward(Plan& plan, const CoilData& maps, const std::vector<cfloat>& image) {

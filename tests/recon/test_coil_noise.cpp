@@ -41,6 +41,18 @@ CoilData correlated_noise(const NoiseModel& model, std::size_t m, std::uint64_t 
 
 }  // namespace
 
+TEST_CASE("row_gram is the sum over samples of x_i conj(x_j), Hermitian", "[recon][coils]") {
+  std::vector<std::vector<cfloat>> rows;
+  for (unsigned r = 0; r < 5; ++r) rows.push_back(test::random_complex(10007, 40 + r));  // odd: uneven thread shares
+  const CMatrix g = row_gram(rows);
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 5; ++j) {
+      cdouble want = 0;
+      for (std::size_t k = 0; k < rows[0].size(); ++k) want += cdouble(rows[i][k]) * std::conj(cdouble(rows[j][k]));
+      CHECK(std::abs(g(i, j) - want) < 1e-9 * std::abs(g(i, i)));
+    }
+}
+
 TEST_CASE("cholesky and the lower-triangular inverse", "[recon][coils]") {
   const CMatrix a = random_hpd(7, 3);
   const CMatrix l = cholesky(a);
