@@ -62,7 +62,7 @@ void add_source_options(CLI::App& cmd, SourceOptions& o) {
       ->check(CLI::Range(0.0, 1000.0))
       ->capture_default_str();
   cmd.add_option("--field-map", o.field_map, "HDF5 file whose /field_map (Hz, the image grid) is the scan's field map")
-      ->check(non_empty_path());
+      ->check(CLI::ExistingFile);
 }
 
 std::size_t default_samples(int matrix, bool is3d) {

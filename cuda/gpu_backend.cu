@@ -299,6 +299,16 @@ class GpuBackend : public Backend {
     return vec_->download(*fhd_resident(k, *vec_->upload(mu), grid, opt));
   }
 
+  // The exact off-resonance model (recon/field.hpp) by the gathers of cuda/field.cu.
+  std::vector<cfloat> field_forward(const Points& k, const FieldData& f, const std::vector<cfloat>& image,
+                                    const ImageGrid& grid) override {
+    return field_model(k, f, image, grid, true);
+  }
+  std::vector<cfloat> field_adjoint(const Points& k, const FieldData& f, const std::vector<cfloat>& data,
+                                    const ImageGrid& grid) override {
+    return field_model(k, f, data, grid, false);
+  }
+
   VecPtr fhd_resident(const Points& k, const BackendVector& mu, const ImageGrid& grid,
                       const FhdOptions& opt) override {
     DeviceScope scope(device_);
@@ -488,6 +498,31 @@ class GpuBackend : public Backend {
   }
 
  private:
+  std::vector<cfloat> field_model(const Points& k, const FieldData& f, const std::vector<cfloat>& in,
+                                  const ImageGrid& grid, bool forward) {
+    DeviceScope scope(device_);
+    const DeviceTrajectory& dev = on_device(k);
+    const std::size_t m = dev.m, n = grid.voxels();
+    if (f.hz.size() != n || f.times.size() != m || in.size() != (forward ? n : m))
+      throw InputError("field model", "field map / sample times / input",
+                       std::to_string(f.hz.size()) + " / " + std::to_string(f.times.size()) + " / " +
+                           std::to_string(in.size()),
+                       "must number the voxels, samples and " + std::string(forward ? "voxels" : "samples"));
+    const std::string what = "the exact field model (" + std::to_string(m) + " samples)";
+    DeviceBuffer<float> t(m, what), hz(n, what);
+    DeviceBuffer<float2> src(in.size(), what), dst(forward ? m : n, what);
+    gpu::upload(f.times.data(), m, t.get(), s_);
+    gpu::upload(f.hz.data(), n, hz.get(), s_);
+    gpu::upload(as_f2(in.data()), in.size(), src.get(), s_);
+    if (forward)
+      launch_field_forward(dev, t.get(), src.get(), hz.get(), dst.get(), grid, s_);
+    else
+      launch_field_adjoint(dev, t.get(), src.get(), hz.get(), dst.get(), grid, s_);
+    std::vector<cfloat> out(dst.size());
+    gpu::download(dst.get(), out.size(), as_f2(out.data()), s_);
+    return out;
+  }
+
   static float2* as_f2(cfloat* p) { return reinterpret_cast<float2*>(p); }
   static const float2* as_f2(const cfloat* p) { return reinterpret_cast<const float2*>(p); }
 

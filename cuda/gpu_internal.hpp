@@ -33,6 +33,12 @@ struct DeviceTrajectory {
   std::size_t m = 0;
 };
 
+// ---- field.cu: the exact off-resonance model (recon/field.hpp), t in s, hz per voxel.
+void launch_field_adjoint(const DeviceTrajectory& k, const float* t, const float2* d, const float* hz, float2* out,
+                          const ImageGrid& g, cudaStream_t s);
+void launch_field_forward(const DeviceTrajectory& k, const float* t, const float2* img, const float* hz, float2* out,
+                          const ImageGrid& g, cudaStream_t s);
+
 // ---- mu.cu
 // mu = conj(phi) * d per sample; phi == nullptr means phi = 1.
 void launch_mu(const float2* phi, const float2* d, float2* mu, std::size_t m, cudaStream_t s);
