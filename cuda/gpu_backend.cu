@@ -739,6 +739,15 @@ class MultiGpuBackend : public Backend {
                               const FhdOptions& opt) override {
     return first().forward(part0(k), image, grid, opt);
   }
+  // The exact field model runs on the first GPU (not split into slabs yet).
+  std::vector<cfloat> field_forward(const Points& k, const FieldData& f, const std::vector<cfloat>& image,
+                                    const ImageGrid& grid) override {
+    return first().field_forward(part0(k), f, image, grid);
+  }
+  std::vector<cfloat> field_adjoint(const Points& k, const FieldData& f, const std::vector<cfloat>& data,
+                                    const ImageGrid& grid) override {
+    return first().field_adjoint(part0(k), f, data, grid);
+  }
   std::unique_ptr<NormalOperator> normal(const std::vector<cfloat>& q, const ImageGrid& grid, double lambda) override {
     return first().normal(q, grid, lambda);
   }
