@@ -84,5 +84,14 @@ TEST_CASE("field cli: synth writes the map and times; --field-map reads a map", 
   const std::string other = (dir / "other.h5").string();
   REQUIRE(run_cli("synth --phantom shepp2d --matrix 20 --traj spiral2d --off-resonance 80 -o " + other).code == 0);
   require_one_line(run_cli("--input " + scan + " --field-map " + other + common), "/field_map shape");
+#ifdef FHD_HAVE_ISMRMRD
+  // ISMRMRD keeps the times, not the map: uncompensated unless --field-map gives one.
+  const std::string mrd = (dir / "scan.mrd").string();
+  REQUIRE(run_cli("synth --phantom shepp2d --matrix 16 --traj spiral2d --off-resonance 80 -o " + mrd).code == 0);
+  REQUIRE(run_cli("--input " + mrd + common).code == 0);
+  CHECK(report(dir / "out")["field"]["method"] == "none");
+  REQUIRE(run_cli("--input " + mrd + " --field-map " + scan + common).code == 0);
+  CHECK(report(dir / "out")["field"]["method"] == "segmented");
+#endif
   std::filesystem::remove_all(dir);
 }
