@@ -56,6 +56,7 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
   std::string device_note;
   if (c.solver.fhd == "nufft") prefer_eager_module_loading();  // before the first CUDA call
   const DeviceOptions dev = device_options(c);
+  check_field_options(c.source, c.solver);
   std::future<std::unique_ptr<Backend>> backend = std::async(std::launch::async, [&c, &dev, &device_note] {
     return select_backend(c.device, dev, &device_note);
   });

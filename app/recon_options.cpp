@@ -121,6 +121,21 @@ ReconOptions make_recon_options(const SolverOptions& o, const Source* src, Progr
   return r;
 }
 
+void check_field_options(const SourceOptions& src, const SolverOptions& o) {
+  const bool map = src.off_resonance_hz > 0 || !src.field_map.empty();
+  const std::string& m = o.field_comp;
+  if (src.input.empty() && !map && (m == "exact" || m == "segmented"))
+    throw InputError("--field-comp", "value", m,
+                     "the scan has no field map (synthesize with --off-resonance, or give --field-map FILE)");
+  if (o.segments > 0 && (m == "none" || m == "exact" || (m == "auto" && src.input.empty() && !map)))
+    throw InputError("--segments", "value", std::to_string(o.segments), "needs --field-comp segmented");
+  if (src.off_resonance_hz > 0 && src.coils > 1)
+    throw InputError("--off-resonance", "with --coils", std::to_string(src.coils),
+                     "off-resonance is synthesized for one coil only");
+  if (map && o.reg == "tv" && m != "none")
+    throw InputError("--reg tv with a field map: field compensation runs with --reg l2 (or give --field-comp none)");
+}
+
 DeviceOptions make_device_options(const SolverOptions& o) {
   DeviceOptions d;
   d.tune_dir = o.cache_dir;  // tuned launch profiles live beside Q ("" = the default root)

@@ -45,6 +45,9 @@ std::shared_ptr<const Truth> truth_of(const Phantom& p, const std::vector<float>
 // Progress and the source must outlive the returned options (the observer and
 // the truth point to them). src may be null (no truth, no true maps).
 ReconOptions make_recon_options(const SolverOptions& o, const Source* src, Progress& progress);
+// Field-compensation options that cannot work with this source, before any
+// work (the pipeline checks them again against the scan as read).
+void check_field_options(const SourceOptions& src, const SolverOptions& o);
 // The GPU choices among the solver's options (--cache-dir also holds the
 // tuned launch profiles), for select_backend.
 DeviceOptions make_device_options(const SolverOptions& o);

@@ -115,11 +115,16 @@ std::string write_scan_any(const std::string& path, const std::string& format, c
   if (f == "bart") {
     std::string base = cfl_base(path);
     if (!coils[0].noise.empty()) spdlog::warn("{}: BART files have no noise acquisitions; the noise samples are not written", path);
+    if (!coils[0].field.empty())
+      spdlog::warn("{}: BART files have no field map or sample times; they are not written (write fhdrecon HDF5)", path);
     write_bart_scan(base + "_traj", base, coils, readout);
     return base + ".cfl/.hdr and " + base + "_traj.cfl/.hdr";
   }
   if (f == "ismrmrd") {
 #ifdef FHD_HAVE_ISMRMRD
+    if (!coils[0].field.hz.empty())
+      spdlog::warn("{}: ISMRMRD has no place for a field map: the sample times are written (sample_time_us, TE), "
+                   "the map is not (write it to an fhdrecon HDF5 file too and give it with --field-map)", path);
     write_ismrmrd(path, coils, readout);
     return path;
 #else

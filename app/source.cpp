@@ -62,7 +62,7 @@ void add_source_options(CLI::App& cmd, SourceOptions& o) {
       ->check(CLI::Range(0.0, 1000.0))
       ->capture_default_str();
   cmd.add_option("--field-map", o.field_map, "HDF5 file whose /field_map (Hz, the image grid) is the scan's field map")
-      ->check(non_empty_path());
+      ->check(CLI::ExistingFile);
 }
 
 std::size_t default_samples(int matrix, bool is3d) {
@@ -272,7 +272,7 @@ void use_field_map(Source& src, const SourceOptions& o) {
 Source make_source(const SourceOptions& o) {
   Source src = o.input.empty() ? from_phantom(o) : from_file(o);
   use_field_map(src, o);
-  if (!src.scan.field.empty()) check_field(src.scan.field, src.scan.grid, src.scan.traj.size(),
+  if (!src.scan.field.hz.empty()) check_field(src.scan.field, src.scan.grid, src.scan.traj.size(),
                                            o.field_map.empty() ? (o.input.empty() ? "--off-resonance" : o.input) : o.field_map);
   process_coils(src, o);
   if (!src.true_maps.empty()) normalize_maps(src);

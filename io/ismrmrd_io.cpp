@@ -181,7 +181,7 @@ bool wants_normalized(const ISMRMRD::IsmrmrdHeader& h, const std::string& path, 
 
 // Appends one acquisition's samples to every coil's scan.
 void take_acquisition(ISMRMRD::Acquisition& acq, std::uint32_t index, const std::string& path,
-                      std::vector<Scan>& coils, const double scale[3]) {
+                      std::vector<Scan>& coils, const double scale[3], double te_s) {
   const std::string field = "/dataset/data[" + std::to_string(index) + "]";
   const int dims = acq.trajectory_dimensions();
   if (dims != 2 && dims != 3)
@@ -200,7 +200,15 @@ void take_acquisition(ISMRMRD::Acquisition& acq, std::uint32_t index, const std:
       t.ky.push_back(float(acq.traj(1, s) * scale[1]));
       t.kz.push_back(dims == 3 ? float(acq.traj(2, s) * scale[2]) : 0.0f);
       coils[c].data.push_back(acq.data(s, c));
+      // Time after excitation: TE plus the sample's index times the dwell time.
+      if (acq.sample_time_us() > 0) coils[c].field.times.push_back(float(te_s + 1e-6 * acq.sample_time_us() * s));
     }
+}
+
+// The header's first TE in seconds (0 when it gives none).
+double header_te_s(const ISMRMRD::IsmrmrdHeader& h) {
+  if (!h.sequenceParameters || !h.sequenceParameters->TE || h.sequenceParameters->TE->empty()) return 0.0;
+  return 1e-3 * double(h.sequenceParameters->TE->front());
 }
 
 // Appends a noise-measurement acquisition's samples to each channel's noise.
@@ -308,6 +316,11 @@ std::string header_xml(const Scan& s, std::size_t acquisitions, const ScanGeomet
   u.userParameterString.push_back({kUnitsParam, "cycles/FOV"});
   for (const auto& [key, value] : s.provenance) u.userParameterString.push_back({kProvenancePrefix + key, value});
   h.userParameters = u;
+  if (!s.field.times.empty()) {  // the first sample's time: the readouts' TE (ms)
+    ISMRMRD::SequenceParameters seq;
+    seq.TE = std::vector<float>{float(1e3 * double(s.field.times[0]))};
+    h.sequenceParameters = seq;
+  }
   std::ostringstream xml;
   ISMRMRD::serialize(h, xml);
   return xml.str();
@@ -350,7 +363,24 @@ void write_noise(ISMRMRD::Dataset& d, const std::vector<Scan>& coils, std::size_
   }
 }
 
-void write_acquisitions(ISMRMRD::Dataset& d, const std::vector<Scan>& coils, std::size_t r) {
+// ISMRMRD's sample times: TE (the header) plus the sample's index times
+// sample_time_us. Ours must have that form: every readout's j-th sample at
+// times[0] + j * dwell (phantom/offresonance.hpp's sample_times); otherwise
+// InputError. 0 when the scan has no times.
+float dwell_us_of(const Scan& s, std::size_t r, const std::string& path) {
+  const std::vector<float>& t = s.field.times;
+  if (t.empty()) return 0.f;
+  const double dwell = r > 1 ? (double(t[r - 1]) - t[0]) / double(r - 1) : 0.0;
+  for (std::size_t m = 0; m < t.size(); ++m) {
+    const double want = t[0] + dwell * double(m % r);
+    if (std::fabs(t[m] - want) > 1e-6 * std::max(1.0, std::fabs(want)) + 1e-9)
+      throw InputError(path, "sample time[" + std::to_string(m) + "]", std::to_string(t[m]),
+                       "ISMRMRD holds TE + index * sample_time_us per readout; this scan's times are not of that form");
+  }
+  return float(dwell * 1e6);
+}
+
+void write_acquisitions(ISMRMRD::Dataset& d, const std::vector<Scan>& coils, std::size_t r, float dwell_us) {
   const Scan& first = coils[0];
   const std::size_t count = first.traj.size() / r;
   const std::uint16_t tdims = first.grid.is3d() ? 3 : 2;
@@ -368,6 +398,7 @@ void write_acquisitions(ISMRMRD::Dataset& d, const std::vector<Scan>& coils, std
       FHD_SET_VEC3(head, phase_dir, first.geometry->phase_dir);
       FHD_SET_VEC3(head, slice_dir, first.geometry->slice_dir);
     }
+    head.sample_time_us = dwell_us;
     acq.setHead(head);
     for (std::size_t c = 0; c < coils.size(); ++c) acq.setChannelActive(std::uint16_t(c));
     if (a == 0) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_FIRST_IN_SLICE);
@@ -417,7 +448,7 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, co
         continue;
       }
       if (!geometry) geometry = read_geometry(h, acq.getHead(), i, path);
-      take_acquisition(acq, i, path, coils, scale);
+      take_acquisition(acq, i, path, coils, scale, header_te_s(h));
     }
   } catch (const InputError&) {
     throw;
@@ -431,6 +462,7 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, co
   attach_noise(path, noise, coils);
   for (std::size_t c = 0; c < coils.size(); ++c) {
     Scan& s = coils[c];
+    if (s.field.times.size() != s.traj.size()) s.field.times.clear();  // some readouts without sample_time_us
     s.grid = grid;
     s.geometry = geometry;
     validate_scan(s, path, {"/dataset/data sample", "/dataset/data sample (channel " + std::to_string(c) + ")", "phi",
@@ -463,6 +495,7 @@ void write_ismrmrd(const std::string& path, const std::vector<Scan>& coils, int 
   check_coils(path, coils, readout);
   validate_scan(coils[0], path);
   const std::size_t r = readout > 0 ? std::size_t(readout) : coils[0].traj.size();
+  const float dwell = dwell_us_of(coils[0], r, path);
   h5::QuietErrors quiet;
   AtomicOutput out(path);
   const std::size_t noise_chunk = std::min<std::size_t>(r, 65535);
@@ -471,7 +504,7 @@ void write_ismrmrd(const std::string& path, const std::vector<Scan>& coils, int 
     const ScanGeometry geom = coils[0].geometry ? *coils[0].geometry : default_geometry(coils[0].grid, fov_mm);
     d.writeHeader(header_xml(coils[0], coils[0].traj.size() / r, geom));
     write_noise(d, coils, noise_chunk);
-    write_acquisitions(d, coils, r);
+    write_acquisitions(d, coils, r, dwell);
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& e) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the lent GPU machine: unpack the carried packages the image lacks, build
 # with CUDA, run the [gpu] tests and the benchmarks, write logs under $OUT.
-#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [quality] [multi] [profile] [issue9] [peer]
+#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [multi] [profile] [issue9] [peer]
 #   (default: build test bench e2e tune validate; sanitize runs compute-sanitizer over
 #   the [gpu] tests, nufft the --fhd exact/nufft end-to-end cases, peer SigPy on the
 #   same kind of data: carry .peers, an optional local copy of the peer tools)
@@ -141,6 +141,24 @@ sense_time() {
   awk -v m="$m" -v a="$one" -v b="$eight" 'BEGIN {
     r = b / a; printf "--fhd %s: stages 1 coil %.3f s, 8 coils %.3f s: %.2fx (goal <= 3x: %s)\n", m, a, b, r, r <= 3 ? "met" : "NOT met" }'
 }
+
+# Issue 11's field-map case in 3D (docs/field-maps.md): stack-of-spirals 128^3,
+# +-150 Hz, readouts of 10 and 20 ms, 30 iterations with the NUFFT operators:
+# PSNR uncompensated, time-segmented and without off-resonance, and the time of
+# each (cmpFhD + Q + CG: the cost of compensation). The step fieldexact runs
+# the exact model (cuda/field_gather.hpp's gathers, two per CG iteration over every
+# sample-voxel pair: minutes at 128^3) for 10 ms readouts, apart so that each
+# stays inside one device command.
+field_case() {  # log name, then the environment for scripts/field-accuracy.sh
+  local log=$1
+  shift
+  env OUTDIR=/tmp/fhd-field PHANTOM=shepp3d TRAJ=stack-of-spirals MATRIX=128 HZ=150 ITERS=30 "$@" \
+    bash scripts/field-accuracy.sh "$BUILD/fhdrecon" -- --fhd nufft --device gpu 2>&1 | tee "$OUT/$log.log"
+  grep -E "^(time segments|cmpFhD|Q |Q \(segments\)|CG |total|iterative)" /tmp/fhd-field/*.log \
+    >"$OUT/$log-stages.log" || true
+}
+run_fieldmap() { field_case fieldmap READOUTS="10 20" METHODS="none segmented"; }
+run_fieldexact() { field_case fieldexact READOUTS="${FIELD_READOUTS:-10}" METHODS="exact"; }
 
 # Issue 10's GPU cases at 128^3 (NUFFT operators, Q not cached): --lambda auto
 # against fixed lambdas, noiseless and at 1% noise; TV against l2 at 1M and
@@ -292,6 +310,8 @@ has tune && { run_tune || rc=1; }
 has validate && { run_validate || rc=1; }
 has nufft && { run_nufft || rc=1; }
 has sense && { run_sense || rc=1; }
+has fieldmap && { run_fieldmap || rc=1; }
+has fieldexact && { run_fieldexact || rc=1; }
 has quality && { run_quality 2>&1 | tee "$OUT/quality.log" || rc=1; }
 has multi && { run_multi || rc=1; }
 has profile && { run_profile 2>&1 | tee "$OUT/profile.log" || rc=1; }

@@ -196,6 +196,32 @@ inline void sense_identities(Backend& be, const Case& c) {
   CHECK_THROWS_AS(SenseNormal(plan, {std::vector<cfloat>(n - 1)}, 0.0), InputError);
 }
 
+// The exact off-resonance model (Backend::field_forward / field_adjoint): the
+// float64 direct sum with the extra phase f_n t_m, and each other's adjoint.
+inline void field_model(Backend& be, const Case& c) {
+  const Trajectory t = test::random_trajectory(2 * c.grid.voxels(), c.grid, 71);
+  PlanOptions po;
+  po.fhd = c.fhd;
+  std::unique_ptr<Plan> plan = be.make_plan(t, c.grid, po);
+  FieldData f;
+  for (std::size_t n = 0; n < c.grid.voxels(); ++n) f.hz.push_back(float(150.0 * std::sin(0.7 * double(n))));
+  for (std::size_t m = 0; m < t.size(); ++m) f.times.push_back(float(0.001 + 0.02 * double(m % 9) / 8));
+  const std::vector<cfloat> x = test::random_complex(c.grid.voxels(), 72), y = test::random_complex(t.size(), 73);
+  const std::vector<cfloat> ax = plan->field_forward(f, x), ahy = plan->field_adjoint(f, y);
+  std::vector<cdouble> want(t.size());
+  const double two_pi = 6.283185307179586;
+  for (std::size_t m = 0; m < t.size(); ++m)
+    for (std::size_t n = 0; n < c.grid.voxels(); ++n) {
+      const int ix = int(n % c.grid.nx), iy = int(n / c.grid.nx % c.grid.ny), iz = int(n / (c.grid.nx * c.grid.ny));
+      const double ph = t.kx[m] * axis_coord(ix, c.grid.nx, c.grid.nx) + t.ky[m] * axis_coord(iy, c.grid.ny, c.grid.ny) +
+                        t.kz[m] * axis_coord(iz, c.grid.nz, c.grid.nz) + double(f.hz[n]) * double(f.times[m]);
+      want[m] += cdouble(x[n]) * std::polar(1.0, -two_pi * ph);
+    }
+  CHECK(test::rel_l2(ax, want) < 10 * c.tol);
+  const cdouble lhs = inner(ax, y), rhs = inner(x, ahy);
+  CHECK(std::abs(lhs - rhs) <= 10 * c.tol * std::abs(lhs));
+}
+
 inline void run_all(const MakeBackend& make) {
   std::unique_ptr<Backend> be = make();
   for (const Case& c : cases()) {
@@ -203,6 +229,7 @@ inline void run_all(const MakeBackend& make) {
     SECTION(c.name + ": Toeplitz normal = F^H F, Q Hermitian") { toeplitz_and_q_symmetry(*be, c); }
     SECTION(c.name + ": repeated calls agree") { repeated_calls(*be, c); }
     SECTION(c.name + ": SENSE adjoint and normal operator") { sense_identities(*be, c); }
+    SECTION(c.name + ": exact field model") { field_model(*be, c); }
   }
   SECTION("error and plan contract") { error_and_plan_contract(*be); }
   SECTION("magnitude_sse = the float64 host sum") { magnitude_sse(*be); }
