@@ -56,6 +56,11 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
   cmd.add_option("--calibration", o.calibration, "calibration region for sense's maps, samples per axis")
       ->check(CLI::Range(4, 256))
       ->capture_default_str();
+  cmd.add_option("--maps-crop", o.maps_crop,
+                 "lowres maps are zero where the low-resolution root sum of squares is below this fraction of its "
+                 "peak (outside the object; 0 = nowhere)")
+      ->check(CLI::Range(0.0, 0.9))
+      ->capture_default_str();
   cmd.add_flag("--no-gridding", o.no_gridding, "skip the gridding baselines");
   cmd.add_option("--cache-dir", o.cache_dir, "where Q is cached per trajectory (default ~/.cache/fhdrecon)")
       ->check(non_empty_path());
@@ -102,6 +107,7 @@ ReconOptions make_recon_options(const SolverOptions& o, const Source* src, Progr
     r.given_maps = std::make_shared<const CoilData>(src->true_maps);
   }
   r.calibration = o.calibration;
+  r.maps_crop = o.maps_crop;
   r.gridding = !o.no_gridding;
   if (!o.no_cache) r.q_cache_dir = o.cache_dir.empty() ? default_q_cache_dir() : o.cache_dir + "/q";
   if (phantom) r.truth = truth_of(*phantom, src->array_gain.empty() ? nullptr : &src->array_gain);

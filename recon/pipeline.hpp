@@ -10,6 +10,7 @@
 
 #include "recon/backend.hpp"
 #include "recon/cg.hpp"
+#include "recon/coil_maps.hpp"
 #include "recon/plan.hpp"
 
 namespace fhd {
@@ -59,6 +60,7 @@ struct ReconOptions {
   std::string maps = "lowres";   // or "given": given_maps (normalized, one per coil)
   std::shared_ptr<const std::vector<std::vector<cfloat>>> given_maps;
   int calibration = 24;
+  double maps_crop = kLowresCrop;  // lowres maps: zero where the low-resolution RSS < maps_crop * its peak
   std::shared_ptr<const Truth> truth;  // when known: reference image, PSNR, band-limited ceiling
   StageObserver observer;
 };

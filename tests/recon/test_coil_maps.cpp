@@ -124,6 +124,12 @@ TEST_CASE("ESPIRiT and the low-resolution method recover known smooth maps", "[r
   other.seed = 99;
   const auto wrong = coil_maps(make_coil_array(other), 64, 64, 1);
   CHECK(map_error(wrong, k) > 0.3);
+  // The crop zeroes the background only: the FOV's corner (no object, far from
+  // every coil's signal) is zero, and inside the maps are those without crop.
+  const CoilData cropped = maps_lowres(cal, k.grid), uncropped = maps_lowres(cal, k.grid, 0.0);
+  CHECK(cropped[0][0] == cfloat(0));
+  CHECK(uncropped[0][0] != cfloat(0));
+  CHECK(map_error(cropped, k, 0.05) == Approx(lowres).margin(1e-9));
   EspiritOptions big;
   big.kernel = 30;
   CHECK_THROWS_AS(maps_espirit(cal, k.grid, big), InputError);
