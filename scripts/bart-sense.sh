@@ -25,23 +25,8 @@ CAL=${CAL:-24}
 ITERS=${ITERS:-30}
 BART_LAMBDAS=${BART_LAMBDAS:-0.001 0.01 0.1}
 ESPIRIT=${ESPIRIT:-0}
-for t in bart python3 h5dump; do command -v $t >/dev/null || { echo "$0: $t not on PATH" >&2; exit 2; }; done
-if [[ -n ${KEEP:-} ]]; then w=$(realpath -m "$KEEP"); mkdir -p "$w"; else w=$(mktemp -d); trap 'rm -rf "$w"' EXIT; fi
-cd "$w"
-: > commands.txt
-: > times.txt
-
-run() {  # logs the command, runs it quietly
-  echo "$*" >> commands.txt
-  "$@" > /dev/null 2>&1
-}
-timed() {  # NAME CMD...: runs CMD, adds its wall seconds to NAME's total in times.txt
-  local name=$1 t0 t1; shift
-  t0=$(date +%s%N)
-  run "$@"
-  t1=$(date +%s%N)
-  echo "$name $(( t1 - t0 ))" >> times.txt
-}
+# shellcheck source=scripts/bart-lib.sh
+source "$root/scripts/bart-lib.sh"
 
 scan=(--phantom shepp3d --matrix "$N" --samples "$SAMPLES" --coils 8 --noise 0.01)
 run "$exe" synth "${scan[@]}" --prewhitened -o ksp --format bart
