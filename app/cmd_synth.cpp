@@ -16,6 +16,7 @@ struct SynthCommand {
   SourceOptions source;
   std::string output;
   std::string format = "auto";
+  bool prewhitened = false;
 };
 
 void run(const SynthCommand& c) {
@@ -24,7 +25,9 @@ void run(const SynthCommand& c) {
     throw InputError("synth: --virtual-coils = " + std::to_string(c.source.virtual_coils) +
                      ": synth writes the coils as received (compress when reconstructing)");
   SourceOptions so = c.source;
-  so.prewhiten = false;  // the file keeps the raw coils and their noise samples
+  // The file keeps the coils as received and their noise samples, unless asked
+  // to prewhiten them (for formats without noise samples: BART's .cfl).
+  so.prewhiten = c.prewhitened;
   Source src = make_source(so);
   std::vector<Scan> coils;
   coils.push_back(std::move(src.scan));
@@ -46,6 +49,9 @@ void add_synth_command(CLI::App& app) {
   sub->add_option("--format", c->format, "fhdrecon | ismrmrd | bart | auto (from the name)")
       ->check(CLI::IsMember({"auto", "fhdrecon", "ismrmrd", "bart"}))
       ->capture_default_str();
+  sub->add_flag("--prewhitened", c->prewhitened,
+                "write the coils prewhitened with their noise samples (default: as received), for files that "
+                "cannot carry noise samples (BART .cfl)");
   sub->callback([c] { run(*c); });
 }
 

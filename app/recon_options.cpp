@@ -64,6 +64,11 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
                  "time segments L of --field-comp segmented; default: the fewest whose interpolators err by "
                  "at most 0.2% over the field map's range and the readout")
       ->check(CLI::Range(1, 256));
+  cmd.add_option("--maps-crop", o.maps_crop,
+                 "lowres maps are zero where the low-resolution root sum of squares is below this fraction of its "
+                 "peak (outside the object; 0 = nowhere)")
+      ->check(CLI::Range(0.0, 0.9))
+      ->capture_default_str();
   cmd.add_flag("--no-gridding", o.no_gridding, "skip the gridding baselines");
   cmd.add_option("--cache-dir", o.cache_dir, "where Q is cached per trajectory (default ~/.cache/fhdrecon)")
       ->check(non_empty_path());
@@ -112,6 +117,7 @@ ReconOptions make_recon_options(const SolverOptions& o, const Source* src, Progr
   r.calibration = o.calibration;
   r.field_comp = o.field_comp;
   r.segments = o.segments;
+  r.maps_crop = o.maps_crop;
   r.gridding = !o.no_gridding;
   if (!o.no_cache) r.q_cache_dir = o.cache_dir.empty() ? default_q_cache_dir() : o.cache_dir + "/q";
   if (phantom) r.truth = truth_of(*phantom, src->array_gain.empty() ? nullptr : &src->array_gain);

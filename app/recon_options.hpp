@@ -28,6 +28,7 @@ struct SolverOptions {
   std::string coil_combine = "sense";  // several coils: sense (one image, estimated maps) | rss (per coil)
   std::string maps = "lowres";       // SENSE's maps: lowres | espirit
   int calibration = 24;              // SENSE's calibration region, samples per axis
+  double maps_crop = kLowresCrop;    // lowres maps: zero where the low-resolution RSS < this * its peak
   bool no_gridding = false;
   std::string field_comp = "auto";   // none | exact | segmented; auto: segmented with a field map, else none
   int segments = 0;                  // segmented's L; 0 = the rule (recon/field.hpp choose_segments)

@@ -320,7 +320,7 @@ class PaddedInverse {
 
 }  // namespace
 
-CoilData maps_lowres(const Calibration& cal, const ImageGrid& grid) {
+CoilData maps_lowres(const Calibration& cal, const ImageGrid& grid, double crop) {
   const ImageGrid& c = cal.size;
   PaddedInverse up(c, grid);
   const std::size_t nv = grid.voxels();
@@ -343,13 +343,15 @@ CoilData maps_lowres(const Calibration& cal, const ImageGrid& grid) {
     rss[v] = std::sqrt(sum);
     peak = std::max(peak, rss[v]);
   }
+  const float keep = float(crop) * peak, floor = 1e-9f * peak;
   CoilData maps(low.size());
   for (std::size_t coil = 0; coil < low.size(); ++coil) {
     maps[coil].resize(nv);
     cfloat* m = maps[coil].data();
     const fftwf_complex* l = low[coil];
 #pragma omp parallel for schedule(static)
-    for (std::int64_t v = 0; v < n; ++v) m[v] = cfloat(l[v][0], l[v][1]) / std::max(rss[v], 1e-9f * peak);
+    for (std::int64_t v = 0; v < n; ++v)
+      m[v] = rss[v] < keep ? cfloat(0) : cfloat(l[v][0], l[v][1]) / std::max(rss[v], floor);
     fftwf_free(low[coil]);
   }
   return maps;

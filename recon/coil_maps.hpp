@@ -42,8 +42,12 @@ Calibration calibration_from_scans(Backend& be, const std::vector<Scan>& coils, 
 // Fast: each coil's calibration data times a Hann window, zero-padded to `grid`
 // and transformed back (a smooth low-resolution coil image), divided by the
 // root sum of squares over coils. In float, by a pruned FFT (only the lines
-// that hold data are transformed), OpenMP over lines.
-CoilData maps_lowres(const Calibration& cal, const ImageGrid& grid);
+// that hold data are transformed), OpenMP over lines. Where that root sum of
+// squares is below `crop` times its peak (outside the object: the ratio is one
+// of noise and blur tails there) the maps are zero, a support constraint as
+// ESPIRiT's crop is (docs/coils.md); 0 keeps every voxel.
+constexpr double kLowresCrop = 0.1;
+CoilData maps_lowres(const Calibration& cal, const ImageGrid& grid, double crop = kLowresCrop);
 
 struct EspiritOptions {
   int kernel = 6;           // kernel width per axis (k-space samples)

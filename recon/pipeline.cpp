@@ -290,7 +290,7 @@ CoilData estimate_maps(Backend& be, const std::vector<const Scan*>& coils, const
     return *opt.given_maps;
   }
   const Calibration cal = calibration_from_scans(be, coils, opt.calibration, opt.dcf);
-  return opt.maps == "espirit" ? maps_espirit(cal, coils[0]->grid) : maps_lowres(cal, coils[0]->grid);
+  return opt.maps == "espirit" ? maps_espirit(cal, coils[0]->grid) : maps_lowres(cal, coils[0]->grid, opt.maps_crop);
 }
 
 // SENSE: one image from every coil (recon/sense.hpp) with maps estimated from

@@ -10,6 +10,7 @@
 
 #include "recon/backend.hpp"
 #include "recon/cg.hpp"
+#include "recon/coil_maps.hpp"
 #include "recon/plan.hpp"
 
 namespace fhd {
@@ -64,6 +65,7 @@ struct ReconOptions {
   // segments: L of the segmented model, 0 = choose_segments' rule.
   std::string field_comp = "auto";
   int segments = 0;
+  double maps_crop = kLowresCrop;  // lowres maps: zero where the low-resolution RSS < maps_crop * its peak
   std::shared_ptr<const Truth> truth;  // when known: reference image, PSNR, band-limited ceiling
   StageObserver observer;
 };

@@ -18,23 +18,8 @@ exe=$(realpath "${FHDRECON:-$root/build/fhdrecon}")
 N=${N:-64}
 SPOKES=${SPOKES:-1500}
 TV_LAMBDAS=${TV_LAMBDAS:-0.001 0.003 0.01 0.03 0.1}
-for t in bart python3 h5dump; do command -v $t >/dev/null || { echo "$0: $t not on PATH" >&2; exit 2; }; done
-if [[ -n ${KEEP:-} ]]; then w=$(realpath -m "$KEEP"); mkdir -p "$w"; else w=$(mktemp -d); trap 'rm -rf "$w"' EXIT; fi
-cd "$w"
-: > commands.txt
-: > times.txt
-
-run() {  # logs the command, runs it quietly
-  echo "$*" >> commands.txt
-  "$@" > /dev/null 2>&1
-}
-timed() {  # NAME CMD...: runs CMD, adds its wall seconds to NAME's total in times.txt
-  local name=$1 t0 t1; shift
-  t0=$(date +%s%N)
-  run "$@"
-  t1=$(date +%s%N)
-  echo "$name $(( t1 - t0 ))" >> times.txt
-}
+# shellcheck source=scripts/bart-lib.sh
+source "$root/scripts/bart-lib.sh"
 
 run bart traj -3 -r -x "$N" -o 2 -y "$SPOKES" traj
 run bart phantom -3 -k -t traj ksp

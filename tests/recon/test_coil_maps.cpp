@@ -84,6 +84,34 @@ TEST_CASE("centered_dft is the centred sum in both directions", "[recon][coils]"
   for (std::size_t i = 0; i < v.size(); ++i) CHECK(std::abs(v[i] / double(g.voxels()) - cdouble(r[i])) < 1e-12);
 }
 
+TEST_CASE("maps_lowres is the Hann-windowed, zero-padded centred inverse DFT over its RSS, odd sizes too",
+          "[recon][coils]") {
+  const ImageGrid grid{9, 8, 7};
+  Calibration cal{calibration_size(grid, 4), {}};
+  for (unsigned c = 0; c < 2; ++c) cal.kspace.push_back(test::random_complex(cal.size.voxels(), 60 + c));
+  auto hann = [](int q, int n) { return 0.5 * (1 + std::cos(2 * M_PI * (q - n / 2) / n)); };
+  const ImageGrid& c = cal.size;
+  std::vector<std::vector<cdouble>> low;  // the float64 reference, by centered_dft
+  for (const auto& k : cal.kspace) {
+    std::vector<cdouble> full(grid.voxels());
+    for (int z = 0; z < c.nz; ++z)
+      for (int y = 0; y < c.ny; ++y)
+        for (int x = 0; x < c.nx; ++x) {
+          const std::size_t at = (grid.nx / 2 - c.nx / 2 + x) +
+                                 grid.nx * ((grid.ny / 2 - c.ny / 2 + y) + std::size_t(grid.ny) * (grid.nz / 2 - c.nz / 2 + z));
+          full[at] = cdouble(k[x + c.nx * (y + c.ny * z)]) * hann(x, c.nx) * hann(y, c.ny) * hann(z, c.nz);
+        }
+    centered_dft(full, grid, +1);
+    low.push_back(std::move(full));
+  }
+  const CoilData maps = maps_lowres(cal, grid, 0.0);
+  REQUIRE(maps.size() == 2);
+  for (std::size_t v = 0; v < grid.voxels(); ++v) {
+    const double rss = std::sqrt(std::norm(low[0][v]) + std::norm(low[1][v]));
+    for (int coil = 0; coil < 2; ++coil) CHECK(std::abs(cdouble(maps[coil][v]) - low[coil][v] / rss) < 1e-5);
+  }
+}
+
 TEST_CASE("maps from radial data through gridded calibration", "[recon][coils]") {
   Case k;
   TrajectorySpec spec;
@@ -124,6 +152,12 @@ TEST_CASE("ESPIRiT and the low-resolution method recover known smooth maps", "[r
   other.seed = 99;
   const auto wrong = coil_maps(make_coil_array(other), 64, 64, 1);
   CHECK(map_error(wrong, k) > 0.3);
+  // The crop zeroes the background only: the FOV's corner (no object, far from
+  // every coil's signal) is zero, and inside the maps are those without crop.
+  const CoilData cropped = maps_lowres(cal, k.grid), uncropped = maps_lowres(cal, k.grid, 0.0);
+  CHECK(cropped[0][0] == cfloat(0));
+  CHECK(uncropped[0][0] != cfloat(0));
+  CHECK(map_error(cropped, k, 0.05) == Approx(lowres).margin(1e-9));
   EspiritOptions big;
   big.kernel = 30;
   CHECK_THROWS_AS(maps_espirit(cal, k.grid, big), InputError);
