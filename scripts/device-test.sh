@@ -142,23 +142,26 @@ sense_time() {
     r = b / a; printf "--fhd %s: stages 1 coil %.3f s, 8 coils %.3f s: %.2fx (goal <= 3x: %s)\n", m, a, b, r, r <= 3 ? "met" : "NOT met" }'
 }
 
-# Issue 11's field-map case in 3D (docs/field-maps.md): stack-of-spirals 128^3,
-# +-150 Hz, readouts of 10 and 20 ms, 30 iterations with the NUFFT operators:
-# PSNR uncompensated, time-segmented and without off-resonance, and the time of
-# each (cmpFhD + Q + CG: the cost of compensation). The step fieldexact runs
-# the exact model (cuda/field_gather.hpp's gathers, two per CG iteration over every
-# sample-voxel pair: minutes at 128^3) for 10 ms readouts, apart so that each
-# stays inside one device command.
-field_case() {  # log name, then the environment for scripts/field-accuracy.sh
-  local log=$1
-  shift
-  env OUTDIR=/tmp/fhd-field PHANTOM=shepp3d TRAJ=stack-of-spirals MATRIX=128 HZ=150 ITERS=30 "$@" \
-    bash scripts/field-accuracy.sh "$BUILD/fhdrecon" -- --fhd nufft --device gpu 2>&1 | tee "$OUT/$log.log"
+# Issue 11's field-map case in 3D (docs/field-maps.md): stack-of-spirals at
+# FIELD_MATRIX (64) from FIELD_SAMPLES (1,048,576: each partition's spiral at
+# its in-plane Nyquist count; the phantom default's samples leave a 3D spiral
+# stack 8x under it, a 13 dB image), +-150 Hz, readouts of 10 and 20 ms, 30
+# iterations with the NUFFT operators: PSNR uncompensated, time-segmented,
+# exact (cuda/field_gather.hpp's gathers, two per CG iteration over every
+# sample-voxel pair) and without off-resonance, and the time of each (cmpFhD +
+# Q + CG: the cost of compensation). fieldexact runs the exact model alone at
+# 128^3 (minutes) in a command of its own.
+field_case() {  # log name, matrix, then the environment for scripts/field-accuracy.sh
+  local log=$1 matrix=$2
+  shift 2
+  env OUTDIR=/tmp/fhd-field PHANTOM=shepp3d TRAJ=stack-of-spirals MATRIX=$matrix HZ=150 ITERS=30 "$@" \
+    bash scripts/field-accuracy.sh "$BUILD/fhdrecon" -- --fhd nufft --device gpu --samples "${FIELD_SAMPLES:-1048576}" \
+    2>&1 | tee "$OUT/$log.log"
   grep -E "^(time segments|cmpFhD|Q |Q \(segments\)|CG |total|iterative)" /tmp/fhd-field/*.log \
     >"$OUT/$log-stages.log" || true
 }
-run_fieldmap() { field_case fieldmap READOUTS="10 20" METHODS="none segmented"; }
-run_fieldexact() { field_case fieldexact READOUTS="${FIELD_READOUTS:-10}" METHODS="exact"; }
+run_fieldmap() { field_case fieldmap "${FIELD_MATRIX:-64}" READOUTS="10 20" METHODS="none segmented exact"; }
+run_fieldexact() { field_case fieldexact 128 READOUTS="${FIELD_READOUTS:-10}" METHODS="exact"; }
 
 # Issue 10's GPU cases at 128^3 (NUFFT operators, Q not cached): --lambda auto
 # against fixed lambdas, noiseless and at 1% noise; TV against l2 at 1M and
