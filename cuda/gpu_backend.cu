@@ -330,6 +330,22 @@ class GpuBackend : public Backend {
     return vec_->download(*fhd_resident(k, *vec_->upload(mu), grid, opt));
   }
 
+  VecPtr fhd_resident(const Points& k, const BackendVector& mu, const ImageGrid& grid,
+                      const FhdOptions& opt) override {
+    DeviceScope scope(device_);
+    const DeviceTrajectory& traj = on_device(k);
+    const GpuVector& w = as_gpu(mu);
+    require_samples(traj, w.size(), "fhd", "mu size");
+    auto out = std::make_unique<GpuVector>(grid.voxels(), "the FhD image on " + dims_string(grid));
+    if (opt.method == FhdMethod::Nufft) {
+      gpu_points(k).nufft(grid, opt.nufft_tol, s_).type1(w.buf.get(), out->buf.get());
+    } else {
+      gather_into(traj, w.buf.get(), OutGrid{grid.nx, grid.ny, grid.nz, grid.nx, grid.ny, grid.nz}, opt,
+                  out->buf.get());
+    }
+    return out;
+  }
+
   // The exact off-resonance model (Backend::field_forward/field_adjoint) by
   // the GPU gathers: the host defaults' direct sums took minutes in 3D.
   std::vector<cfloat> field_forward(const Points& k, const FieldData& f, const std::vector<cfloat>& image,
