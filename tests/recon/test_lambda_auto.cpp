@@ -38,6 +38,15 @@ std::vector<cfloat> noise(std::size_t m, double variance, unsigned seed) {
   return v;
 }
 
+// The 2D phantom's exact data on a 32^2 trajectory of this kind.
+Scan shepp2d_scan(const std::string& kind) {
+  Scan scan;
+  scan.grid = {32, 32, 1};
+  scan.traj = trajectory_of(kind, 32);
+  scan.data = synthesize(*make_phantom("shepp2d"), scan.traj, 32, 32, 1);
+  return scan;
+}
+
 }  // namespace
 
 TEST_CASE("noise variance from oversampled radial readouts", "[lambda]") {
@@ -118,10 +127,7 @@ TEST_CASE("the risk estimate's lambda is near the oracle's on a circulant proble
 TEST_CASE("the pipeline's --lambda auto: the floor without noise, more with it, the fixed value without an estimate",
           "[lambda]") {
   auto be = make_cpu_backend();
-  Scan scan;
-  scan.grid = {32, 32, 1};
-  scan.traj = trajectory_of("radial2d", 32);
-  scan.data = synthesize(*make_phantom("shepp2d"), scan.traj, 32, 32, 1);
+  Scan scan = shepp2d_scan("radial2d");
   ReconOptions opt;
   opt.iters = 10;
   opt.gridding = false;
@@ -134,8 +140,7 @@ TEST_CASE("the pipeline's --lambda auto: the floor without noise, more with it, 
   const ReconResult noisy = run_reconstruction(*be, scan, opt);
   CHECK(noisy.lambda_rule.find("readout oversampling") != std::string::npos);
   CHECK(noisy.lambda_rel > 3 * kAutoLambdaFloor);
-  scan.traj = trajectory_of("spiral2d", 32);  // no readout estimate, no noise samples: the fixed lambda
-  scan.data = synthesize(*make_phantom("shepp2d"), scan.traj, 32, 32, 1);
+  scan = shepp2d_scan("spiral2d");  // no readout estimate, no noise samples: the fixed lambda
   const ReconResult fallback = run_reconstruction(*be, scan, opt);
   CHECK(fallback.lambda_rule.rfind("auto: no noise estimate", 0) == 0);
   CHECK(fallback.lambda_rel == 0.03);
@@ -158,10 +163,7 @@ TEST_CASE("the pipeline's TV lambda: the floor without noise, the noise rule wit
           "estimate, and a given number wins",
           "[lambda]") {
   auto be = make_cpu_backend();
-  Scan scan;
-  scan.grid = {32, 32, 1};
-  scan.traj = trajectory_of("radial2d", 32);
-  scan.data = synthesize(*make_phantom("shepp2d"), scan.traj, 32, 32, 1);
+  Scan scan = shepp2d_scan("radial2d");
   ReconOptions opt;
   opt.reg = "tv";
   opt.iters = 2;
@@ -191,8 +193,7 @@ TEST_CASE("the pipeline's TV lambda: the floor without noise, the noise rule wit
   CHECK(given.lambda_rel == 0.2);
   opt.lambda_auto = true;
   opt.lambda = kTvLambda;
-  scan.traj = trajectory_of("spiral2d", 32);  // no readout estimate, no noise samples: TV's default
-  scan.data = synthesize(*make_phantom("shepp2d"), scan.traj, 32, 32, 1);
+  scan = shepp2d_scan("spiral2d");  // no readout estimate, no noise samples: TV's default
   add_noise(scan.data, 0.3, 5);
   const ReconResult fallback = run_reconstruction(*be, scan, opt);
   CHECK(fallback.lambda_rule.rfind("auto: no noise estimate", 0) == 0);
