@@ -34,9 +34,9 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
       ->capture_default_str();
   cmd.add_option_function<std::string>(
          "--lambda", [&o](const std::string& v) { set_lambda(o, v); },
-         "regularization weight: a number, l2 relative to Q(0) (0 = none), default 0.03; tv relative to Q(0) times "
-         "the image scale, default " + std::to_string(kTvLambda) +
-             "; or auto: l2's chosen from the data's noise (0.03 without a noise estimate)")
+         "regularization weight: a number (l2: relative to Q(0), 0 = none, default 0.03; tv: relative to Q(0) "
+         "times the image scale), or auto, chosen from the data's noise (l2: by a risk estimate; tv: its default, "
+         "the noise rule, at least 0.03); without a noise estimate auto takes 0.03")
       ->check(lambda_value());
   cmd.add_option("--reg", o.reg, "regularizer: l2 (first differences, CG) | tv (isotropic total variation, ADMM)")
       ->check(CLI::IsMember({"l2", "tv"}))
@@ -101,9 +101,11 @@ ReconOptions make_recon_options(const SolverOptions& o, const Source* src, Progr
   r.iters = o.iters;
   r.tol = o.tol;
   r.reg = o.reg;
-  // TV has its own default; auto is l2's rule, so a TV run with it keeps TV's default.
-  r.lambda = o.reg == "tv" && (!o.lambda_given || o.lambda_auto) ? kTvLambda : o.lambda;
-  r.lambda_auto = o.lambda_auto && o.reg != "tv";
+  // TV without a number (its default, or auto) takes its noise rule, with
+  // TV's own default as the fallback (recon/tv.hpp); a number always wins.
+  const bool tv_auto = o.reg == "tv" && (!o.lambda_given || o.lambda_auto);
+  r.lambda = tv_auto ? kTvLambda : o.lambda;
+  r.lambda_auto = o.lambda_auto || tv_auto;
   r.precondition = !o.no_precond;
   r.dcf = o.dcf;
   r.coil_combine = o.coil_combine;

@@ -19,9 +19,11 @@ struct SolverOptions {
   double nufft_tol = 1e-6;
   int iters = 100;
   double tol = 1e-6;
-  double lambda = 0.03;         // l2's fixed value (auto's fallback); TV's is kTvLambda unless --lambda is given
+  double lambda = 0.03;         // l2's fixed value (auto's fallback); TV's is kTvLambda unless a number is given
   bool lambda_given = false;
-  bool lambda_auto = false;     // --lambda auto: l2's lambda from the data (recon/lambda_auto.hpp); `lambda` is its fallback
+  // --lambda auto: lambda from the data's noise (recon/lambda_auto.hpp, recon/tv.hpp); `lambda` is its
+  // fallback. TV without --lambda is auto too.
+  bool lambda_auto = false;
   std::string reg = "l2";
   bool no_precond = false;
   std::string dcf = "auto";

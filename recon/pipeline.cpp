@@ -141,21 +141,40 @@ CgResult solve_l2(Plan& plan, NormalOperator& op, double lambda_abs, const Backe
   return r;
 }
 
+// TV's relative lambda (to Q(0) times the image scale): the given value, or
+// with lambda_auto the noise rule (recon/tv.hpp), the given value (TV's
+// default) without a noise estimate.
+void choose_tv_lambda(double q0, double scale, const std::optional<NoiseEstimate>& noise, const ReconOptions& opt,
+                      ReconResult& res) {
+  res.lambda_rel = opt.lambda;
+  res.lambda_rule = "fixed";
+  if (opt.lambda_auto && !noise) {
+    res.lambda_rule = "auto: no noise estimate (no noise samples, no oversampled readouts), fixed";
+  } else if (opt.lambda_auto) {
+    res.lambda_rel = tv_noise_lambda(noise->variance, q0, scale);
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "auto: TV noise rule max(%g, %g * %.4g), noise variance %.4g from %s", kTvLambda,
+                  kTvNoiseFactor, tv_noise_ratio(noise->variance, q0, scale), noise->variance, noise->source.c_str());
+    res.lambda_rule = buf;
+  }
+  res.lambda_abs = res.lambda_rel * q0 * scale;
+}
+
 // TV by ADMM, started from a few preconditioned CG steps on the l2 problem,
 // whose image also sets the scale TV's lambda is relative to.
-int solve_tv(Plan& plan, const BackendVector& rhs, BackendVector& x, const ReconOptions& opt, PsnrRecorder& rec,
-             ReconResult& res) {
+int solve_tv(Plan& plan, const BackendVector& rhs, BackendVector& x, const std::optional<NoiseEstimate>& noise,
+             const ReconOptions& opt, PsnrRecorder& rec, ReconResult& res) {
   res.cg = solve_l2(plan, plan.normal(0.0), 0.0, rhs, x, opt, kTvStartIters, nullptr);
   const double q0 = plan.q0();
+  choose_tv_lambda(q0, image_scale(plan.backend().vec().download(x)), noise, opt, res);
   TvOptions tv;
-  tv.lambda = opt.lambda * q0 * image_scale(plan.backend().vec().download(x));
+  tv.lambda = res.lambda_abs;
   tv.rho = opt.tv_rho * q0;
   tv.outer = opt.iters;
   tv.inner = opt.tv_inner;
   tv.precondition = opt.precondition;
   tv.on_iterate = std::ref(rec);
   if (opt.observer.progress) tv.on_iter = [&](int it) { opt.observer.progress(double(it) / std::max(1, opt.iters)); };
-  res.lambda_abs = tv.lambda;
   return admm_tv(plan, rhs, x, tv).outer;
 }
 
@@ -163,7 +182,7 @@ int solve_tv(Plan& plan, const BackendVector& rhs, BackendVector& x, const Recon
 // |Phi|^2, the diagonal, hence mean eigenvalue, of FhF, so one lambda means
 // the same for any sample count. Auto: the risk-minimizing one for this
 // right-hand side and noise (recon/lambda_auto.hpp), the fixed one without a
-// noise estimate.
+// noise estimate. TV chooses its own after its start (choose_tv_lambda).
 void choose_lambda(Plan& plan, const BackendVector& fhd, const std::optional<NoiseEstimate>& noise,
                    const ReconOptions& opt, ReconResult& res) {
   res.lambda_abs = opt.lambda * plan.q0();
@@ -206,7 +225,7 @@ void solve_stage(Plan& plan, VecPtr rhs, std::vector<VecPtr>* sense, NormalOpera
   stages.run(tv ? "ADMM-TV" : sense ? "SENSE CG" : "CG", [&] {
     VecPtr x = vec.zeros(rhs->size());
     if (tv) {
-      m.iters = solve_tv(plan, *rhs, *x, opt, rec, res);
+      m.iters = solve_tv(plan, *rhs, *x, noise, opt, rec, res);
     } else if (sense) {
       // Plain CG: the circulant preconditioner of T knows nothing of the maps,
       // and with noisy data it reaches the noise-amplifying least-squares
@@ -234,14 +253,36 @@ void solve_stage(Plan& plan, VecPtr rhs, std::vector<VecPtr>* sense, NormalOpera
   if (opt.keep_fhd) res.fhd = vec.download(*rhs);
 }
 
+// SENSE's noise: the coils' mean variance (after prewhitening all are about 1).
+std::optional<NoiseEstimate> mean_noise(const std::vector<const Scan*>& coils) {
+  NoiseEstimate sum;
+  for (const Scan* c : coils) {
+    std::optional<NoiseEstimate> e = estimate_noise(c->traj, c->data, c->noise);
+    if (!e) return std::nullopt;
+    sum.variance += e->variance / double(coils.size());
+    sum.source = e->source;
+  }
+  return sum;
+}
+
+// The noise estimate lambda_auto needs (host work over the readouts or the
+// noise samples), timed as a stage of the method; nothing without auto.
+template <class F>
+std::optional<NoiseEstimate> noise_stage(StageRunner& stages, const ReconOptions& opt, F&& estimate) {
+  std::optional<NoiseEstimate> noise;
+  if (opt.lambda_auto) stages.run("noise estimate", [&] { noise = estimate(); });
+  return noise;
+}
+
 // The iterative method with off-resonance compensation: the right-hand side
 // A^H d of the exact or time-segmented model, then CG on its normal operator
 // with the plan's circulant preconditioner (of T, the field-free operator:
 // the field's phases have unit modulus, so T's spectrum stays a fair model).
-void field_iterative(Plan& plan, const Scan& scan, const std::optional<NoiseEstimate>& noise,
-                     const ReconOptions& opt, ReconResult& res) {
+void field_iterative(Plan& plan, const Scan& scan, const ReconOptions& opt, ReconResult& res) {
   StageRunner stages(opt.observer, res.stages);
   const std::size_t first = res.stages.size();
+  const std::optional<NoiseEstimate> noise =
+      noise_stage(stages, opt, [&] { return estimate_noise(scan.traj, scan.data, scan.noise); });
   const FieldData& f = scan.field;
   const bool exact = res.field.method == "exact";
   TimeSegments seg;
@@ -269,12 +310,13 @@ void field_iterative(Plan& plan, const Scan& scan, const std::optional<NoiseEsti
   solve_stage(plan, std::move(rhs), nullptr, op.get(), noise, opt, res, first);
 }
 
-void iterative(Plan& plan, const std::vector<cfloat>& data, const std::optional<NoiseEstimate>& noise,
-               const ReconOptions& opt, ReconResult& res) {
+void iterative(Plan& plan, const Scan& coil, const ReconOptions& opt, ReconResult& res) {
   StageRunner stages(opt.observer, res.stages);
   std::size_t first = res.stages.size();
+  const std::optional<NoiseEstimate> noise =
+      noise_stage(stages, opt, [&] { return estimate_noise(coil.traj, coil.data, coil.noise); });
   VecPtr mu, fhd;
-  stages.run("cmpMu", [&] { mu = plan.mu(data); });
+  stages.run("cmpMu", [&] { mu = plan.mu(coil.data); });
   stages.run("cmpFhD", [&] { fhd = plan.fhd_of_mu(*mu); });
   mu.reset();
   q_stage(plan, stages, res.q_cached);
@@ -295,10 +337,10 @@ CoilData estimate_maps(Backend& be, const std::vector<const Scan*>& coils, const
 
 // SENSE: one image from every coil (recon/sense.hpp) with maps estimated from
 // the data; E^H y runs each coil's cmpMu and cmpFhD (timed as one stage).
-void sense_iterative(Plan& plan, const std::vector<const Scan*>& coils, const std::optional<NoiseEstimate>& noise,
-                     const ReconOptions& opt, ReconResult& res) {
+void sense_iterative(Plan& plan, const std::vector<const Scan*>& coils, const ReconOptions& opt, ReconResult& res) {
   StageRunner stages(opt.observer, res.stages);
   std::size_t first = res.stages.size();
+  const std::optional<NoiseEstimate> noise = noise_stage(stages, opt, [&] { return mean_noise(coils); });
   CoilData maps;
   stages.run("coil maps", [&] { maps = estimate_maps(plan.backend(), coils, opt); });
   std::vector<const std::vector<cfloat>*> data;
@@ -385,18 +427,6 @@ void ceiling(std::future<TimedImage>& started, const ReconOptions& opt, const Im
   res.methods.push_back({"band-limited ceiling", std::move(t.image), t.seconds, {}, {}});
 }
 
-// SENSE's noise: the coils' mean variance (after prewhitening all are about 1).
-std::optional<NoiseEstimate> mean_noise(const std::vector<const Scan*>& coils) {
-  NoiseEstimate sum;
-  for (const Scan* c : coils) {
-    std::optional<NoiseEstimate> e = estimate_noise(c->traj, c->data, c->noise);
-    if (!e) return std::nullopt;
-    sum.variance += e->variance / double(coils.size());
-    sum.source = e->source;
-  }
-  return sum;
-}
-
 void check_same_trajectory(const Scan& a, const Scan& b) {
   if (!(a.grid == b.grid) || a.traj.kx != b.traj.kx || a.traj.ky != b.traj.ky || a.traj.kz != b.traj.kz ||
       a.phi != b.phi)
@@ -425,13 +455,11 @@ ReconResult reconstruct_one(Plan& plan, const Scan& coil, const ReconOptions& op
   r.grid = plan.grid();
   r.reference = reference;
   const std::vector<cfloat>& data = coil.data;
-  const std::optional<NoiseEstimate> noise =
-      opt.lambda_auto ? estimate_noise(coil.traj, data, coil.noise) : std::nullopt;
   r.field = field_report(coil, opt);
   if (r.field.method == "none")
-    iterative(plan, data, noise, opt, r);
+    iterative(plan, coil, opt, r);
   else
-    field_iterative(plan, coil, noise, opt, r);
+    field_iterative(plan, coil, opt, r);
   if (opt.gridding) gridding(plan, data, opt, dcf_s, r);
   return r;
 }
@@ -587,7 +615,7 @@ ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils
     ReconResult r;
     r.grid = s0.grid;
     r.reference = reference;
-    sense_iterative(plan, coils, opt.lambda_auto ? mean_noise(coils) : std::nullopt, opt, r);
+    sense_iterative(plan, coils, opt, r);
     r.methods.insert(r.methods.end(), acc.methods.begin(), acc.methods.end());
     r.stages.insert(r.stages.end(), acc.stages.begin(), acc.stages.end());
     acc = std::move(r);

@@ -12,6 +12,7 @@
 #include "recon/cg.hpp"
 #include "recon/coil_maps.hpp"
 #include "recon/plan.hpp"
+#include "recon/tv.hpp"  // kTvLambda, TV's default
 
 namespace fhd {
 
@@ -31,16 +32,14 @@ struct Truth {
   std::function<cdouble(double kx, double ky, double kz)> kspace;  // may be empty: no ceiling
 };
 
-// TV's default lambda (relative to Q(0) times the image scale; docs/accuracy.md).
-constexpr double kTvLambda = 0.03;
-
 struct ReconOptions {
   FhdOptions fhd;               // kernel and trig mode for FhD and Q
   int iters = 100;               // CG iterations (at most)
   double tol = 1e-5;            // CG stops when ||r|| / ||FhD|| falls below
   double lambda = 0.0;          // relative to Q(0) = sum |Phi|^2, the mean eigenvalue of FhF
-  // l2: choose lambda from the data (recon/lambda_auto.hpp); `lambda` is the
-  // fallback when the scan gives no noise estimate. TV keeps `lambda`.
+  // Choose lambda from the data's noise estimate (recon/lambda_auto.hpp):
+  // l2 by the risk estimate, TV by its noise rule (recon/tv.hpp); `lambda` is
+  // the fallback when the scan gives no noise estimate.
   bool lambda_auto = false;
   bool precondition = true;     // circulant preconditioner for CG (recon/precond.hpp)
   std::string reg = "l2";       // l2 (first differences, CG) | tv (isotropic TV, ADMM; recon/tv.hpp)

@@ -1,5 +1,6 @@
 #include "recon/tv.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -24,6 +25,15 @@ GradientAxes gradient_axes_of(const ImageGrid& g) {
       ++a.count;
     }
   return a;
+}
+
+double tv_noise_ratio(double noise_variance, double q0, double scale) {
+  if (!(q0 > 0) || !(scale > 0) || !(noise_variance >= 0)) return 0.0;
+  return std::sqrt(noise_variance / q0) / scale;
+}
+
+double tv_noise_lambda(double noise_variance, double q0, double scale) {
+  return std::max(kTvLambda, kTvNoiseFactor * tv_noise_ratio(noise_variance, q0, scale));
 }
 
 int gradient_axes(const ImageGrid& grid) { return gradient_axes_of(grid).count; }

@@ -35,6 +35,19 @@ void gradient_adjoint_host(const cfloat* g, cfloat* x, const ImageGrid& grid);
 // Per voxel, v = g + u over the axes; z = v * max(0, 1 - t / |v|); u = v - z.
 void tv_shrink_host(const cfloat* g, cfloat* z, cfloat* u, const ImageGrid& grid, double t);
 
+// TV's default lambda, relative to Q(0) times the image scale (the 99th
+// percentile of |x| of the start): right for noiseless data, and the floor of
+// the noise rule below.
+constexpr double kTvLambda = 0.03;
+// The noise rule (docs/accuracy.md, "TV's lambda from the noise"): TV's weight
+// grows with the noise's standard deviation in the least-squares image,
+// sqrt(sigma^2 / Q(0)) (FhF ~ Q(0) I), relative to the image scale.
+constexpr double kTvNoiseFactor = 0.6;
+// sqrt(noise_variance / q0) / scale: the noise-to-signal ratio the rule uses.
+double tv_noise_ratio(double noise_variance, double q0, double scale);
+// max(kTvLambda, kTvNoiseFactor * tv_noise_ratio(...)).
+double tv_noise_lambda(double noise_variance, double q0, double scale);
+
 struct TvOptions {
   double lambda = 0.0;  // absolute TV weight
   double rho = 0.0;     // absolute ADMM penalty (> 0)

@@ -5,7 +5,10 @@
 #include <fstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "catch.hpp"
+#include "recon/tv.hpp"
 #include "test_util.hpp"
 
 namespace fs = std::filesystem;
@@ -122,4 +125,30 @@ TEST_CASE("--coil-combine and --maps: bad values and impossible combinations fai
   require_one_line_error(fhdrecon(kTiny + " --maps guess"), 2, "--maps");
   require_one_line_error(fhdrecon(kTiny + " --maps true"), 2, "--maps");  // one coil: no synthesized array
   require_one_line_error(fhdrecon(kTiny + " --coils 2 --reg tv --coil-combine sense"), 2, "--reg tv");
+}
+
+TEST_CASE("--reg tv: its noise rule by default and with auto, a given number wins", "[cli]") {
+  // 100 spokes of 32 samples at 2x readout oversampling: enough for the readout noise estimate.
+  const std::string noisy = "--phantom shepp2d --matrix 16 --spokes 100 --iters 2 --no-cache --quiet --no-gridding "
+                            "--no-images --noise 0.3 --reg tv";
+  auto options = [](const fs::path& d) {
+    std::ifstream f(d / "report.json");
+    return nlohmann::json::parse(f)["options"];
+  };
+  for (const char* lambda : {"", " --lambda auto"}) {
+    fs::path d = fresh_dir(std::string("tv-auto") + (*lambda ? "-given" : ""));
+    Run r = fhdrecon(noisy + lambda + " --out " + d.string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    const nlohmann::json o = options(d);
+    CHECK(o["lambda_rule"].get<std::string>().rfind("auto: TV noise rule", 0) == 0);
+    CHECK(o["lambda"].get<double>() > fhd::kTvLambda);
+    CHECK(r.out.find("lambda auto: TV noise rule") != std::string::npos);  // the table says so too
+  }
+  fs::path d = fresh_dir("tv-fixed");
+  Run r = fhdrecon(noisy + " --lambda 0.2 --out " + d.string());
+  REQUIRE(r.code == 0);
+  const nlohmann::json o = options(d);
+  CHECK(o["lambda_rule"] == "fixed");
+  CHECK(o["lambda"].get<double>() == 0.2);
 }

@@ -2,6 +2,7 @@
 // oversampling against noise of known variance, and the risk-minimizing lambda
 // against the oracle (the true error, computed with the known image) on a
 // problem the circulant model describes exactly.
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -13,6 +14,7 @@
 #include "recon/pipeline.hpp"
 #include "recon/precond.hpp"
 #include "recon/toeplitz.hpp"
+#include "recon/tv.hpp"
 
 using namespace fhd;
 
@@ -34,6 +36,15 @@ std::vector<cfloat> noise(std::size_t m, double variance, unsigned seed) {
   std::vector<cfloat> v(m);
   for (cfloat& x : v) x = cfloat(float(g(rng)), float(g(rng)));
   return v;
+}
+
+// The 2D phantom's exact data on a 32^2 trajectory of this kind.
+Scan shepp2d_scan(const std::string& kind) {
+  Scan scan;
+  scan.grid = {32, 32, 1};
+  scan.traj = trajectory_of(kind, 32);
+  scan.data = synthesize(*make_phantom("shepp2d"), scan.traj, 32, 32, 1);
+  return scan;
 }
 
 }  // namespace
@@ -116,10 +127,7 @@ TEST_CASE("the risk estimate's lambda is near the oracle's on a circulant proble
 TEST_CASE("the pipeline's --lambda auto: the floor without noise, more with it, the fixed value without an estimate",
           "[lambda]") {
   auto be = make_cpu_backend();
-  Scan scan;
-  scan.grid = {32, 32, 1};
-  scan.traj = trajectory_of("radial2d", 32);
-  scan.data = synthesize(*make_phantom("shepp2d"), scan.traj, 32, 32, 1);
+  Scan scan = shepp2d_scan("radial2d");
   ReconOptions opt;
   opt.iters = 10;
   opt.gridding = false;
@@ -132,9 +140,62 @@ TEST_CASE("the pipeline's --lambda auto: the floor without noise, more with it, 
   const ReconResult noisy = run_reconstruction(*be, scan, opt);
   CHECK(noisy.lambda_rule.find("readout oversampling") != std::string::npos);
   CHECK(noisy.lambda_rel > 3 * kAutoLambdaFloor);
-  scan.traj = trajectory_of("spiral2d", 32);  // no readout estimate, no noise samples: the fixed lambda
-  scan.data = synthesize(*make_phantom("shepp2d"), scan.traj, 32, 32, 1);
+  scan = shepp2d_scan("spiral2d");  // no readout estimate, no noise samples: the fixed lambda
   const ReconResult fallback = run_reconstruction(*be, scan, opt);
   CHECK(fallback.lambda_rule.rfind("auto: no noise estimate", 0) == 0);
   CHECK(fallback.lambda_rel == 0.03);
+}
+
+TEST_CASE("TV's noise rule: the floor without noise, linear in the noise's standard deviation above it", "[lambda]") {
+  const double q0 = 1e4, scale = 2.0;
+  CHECK(tv_noise_lambda(0.0, q0, scale) == kTvLambda);
+  // sqrt(4e4 / 1e4) / 2 = 1: the noise's standard deviation in the image equals the image scale.
+  CHECK(tv_noise_ratio(4e4, q0, scale) == Approx(1.0));
+  CHECK(tv_noise_lambda(4e4, q0, scale) == Approx(std::max(kTvLambda, kTvNoiseFactor)));
+  CHECK(tv_noise_lambda(16e4, q0, scale) == Approx(std::max(kTvLambda, 2 * kTvNoiseFactor)));
+  // A tiny noise stays on the floor; no scale or no Q(0) gives no ratio.
+  CHECK(tv_noise_lambda(1e-6, q0, scale) == kTvLambda);
+  CHECK(tv_noise_ratio(4e4, 0.0, scale) == 0.0);
+  CHECK(tv_noise_ratio(4e4, q0, 0.0) == 0.0);
+}
+
+TEST_CASE("the pipeline's TV lambda: the floor without noise, the noise rule with it, the default without an "
+          "estimate, and a given number wins",
+          "[lambda]") {
+  auto be = make_cpu_backend();
+  Scan scan = shepp2d_scan("radial2d");
+  ReconOptions opt;
+  opt.reg = "tv";
+  opt.iters = 2;
+  opt.gridding = false;
+  opt.lambda = kTvLambda;
+  opt.lambda_auto = true;
+  const ReconResult clean = run_reconstruction(*be, scan, opt);
+  CHECK(clean.lambda_rule.rfind("auto: TV noise rule", 0) == 0);
+  CHECK(clean.lambda_rel == kTvLambda);
+  // 30% noise: E|n|^2 = 2 (0.3 rms|D|)^2 (add_noise's sigma is per real and imaginary part).
+  double signal = 0;
+  for (const cfloat& d : scan.data) signal += std::norm(cdouble(d));
+  const double variance = 2 * 0.09 * signal / double(scan.data.size());
+  add_noise(scan.data, 0.3, 5);
+  const ReconResult noisy = run_reconstruction(*be, scan, opt);
+  INFO(noisy.lambda_rule);
+  CHECK(noisy.lambda_rule.find("readout oversampling") != std::string::npos);
+  REQUIRE(noisy.lambda_rel > 3 * kTvLambda);
+  // lambda_abs = lambda_rel Q(0) scale with Q(0) = M (Phi = 1): the scale the rule saw, and its value for the
+  // true variance (the estimate is within 10% of it: sqrt, 5%).
+  const double q0 = double(scan.data.size()), scale = noisy.lambda_abs / (noisy.lambda_rel * q0);
+  CHECK(noisy.lambda_rel == Approx(kTvNoiseFactor * std::sqrt(variance / q0) / scale).epsilon(0.06));
+  opt.lambda_auto = false;  // a given number: used as it is
+  opt.lambda = 0.2;
+  const ReconResult given = run_reconstruction(*be, scan, opt);
+  CHECK(given.lambda_rule == "fixed");
+  CHECK(given.lambda_rel == 0.2);
+  opt.lambda_auto = true;
+  opt.lambda = kTvLambda;
+  scan = shepp2d_scan("spiral2d");  // no readout estimate, no noise samples: TV's default
+  add_noise(scan.data, 0.3, 5);
+  const ReconResult fallback = run_reconstruction(*be, scan, opt);
+  CHECK(fallback.lambda_rule.rfind("auto: no noise estimate", 0) == 0);
+  CHECK(fallback.lambda_rel == kTvLambda);
 }
