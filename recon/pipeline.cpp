@@ -6,6 +6,7 @@
 #include <future>
 
 #include <omp.h>
+#include <sys/resource.h>
 
 #include <spdlog/spdlog.h>
 
@@ -410,6 +411,9 @@ std::future<TimedImage> start_ceiling(const ReconOptions& opt, const ImageGrid& 
   if (!beside || !opt.truth || !opt.truth->kspace) return {};
   return std::async(std::launch::async, [kspace = opt.truth->kspace, grid] {
     omp_set_num_threads(std::max(1, omp_get_max_threads() - 2));  // this thread's teams only
+    // Linux's nice value is per thread, and the team's threads inherit it:
+    // where cores are shared (hyperthreads) the GPU's thread still wins them.
+    setpriority(PRIO_PROCESS, 0, 19);
     return timed_ceiling(kspace, grid);
   });
 }
