@@ -25,8 +25,25 @@ std::string fnv1a_hex(const std::string& s) {
 }
 
 std::string options_fingerprint(const SolverOptions& o, const std::string& device) {
-  json j = {{"trig", o.trig},     {"kernel", o.kernel}, {"iters", o.iters},          {"tol", o.tol},
-            {"lambda", o.lambda_auto ? json("auto") : json(o.lambda)}, {"dcf", o.dcf},       {"gridding", !o.no_gridding}, {"device", device},
+  // Every option that changes a scan's result (batch's up-to-date check).
+  json j = {{"trig", o.trig},
+            {"kernel", o.kernel},
+            {"iters", o.iters},
+            {"tol", o.tol},
+            {"lambda", o.lambda_auto ? json("auto") : o.lambda_given ? json(o.lambda) : json("default")},
+            {"dcf", o.dcf},
+            {"gridding", !o.no_gridding},
+            {"fhd", o.fhd},
+            {"nufft_tol", o.nufft_tol},
+            {"reg", o.reg},
+            {"precond", !o.no_precond},
+            {"coil_combine", o.coil_combine},
+            {"maps", o.maps},
+            {"calibration", o.calibration},
+            {"maps_crop", o.maps_crop},
+            {"field_comp", o.field_comp},
+            {"segments", o.segments},
+            {"device", device},
             {"version", FHD_VERSION}};
   return fnv1a_hex(j.dump());
 }

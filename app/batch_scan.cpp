@@ -89,10 +89,20 @@ std::vector<std::string> scan_child_args(const ScanJob& job, const std::string& 
     os << v;
     return os.str();
   };
+  // Every solver option the parent was given reaches the child (the child
+  // parses them with the same add_solver_options); --lambda and --trig only
+  // when given, so the child applies the same defaults (TV's noise rule, no
+  // --trig warning with --fhd nufft).
   a.insert(a.end(), {"batch-scan", job.file, "--scan-out", job.output, "--row-out", row_out, "--fingerprint",
-                     job.fingerprint, "--device", job.device, "--trig", s.trig, "--iters", std::to_string(s.iters),
-                     "--tol", num(s.tol), "--lambda", s.lambda_auto ? "auto" : num(s.lambda), "--dcf", s.dcf});
+                     job.fingerprint, "--device", job.device, "--iters", std::to_string(s.iters), "--tol", num(s.tol),
+                     "--dcf", s.dcf, "--fhd", s.fhd, "--nufft-tol", num(s.nufft_tol), "--reg", s.reg,
+                     "--coil-combine", s.coil_combine, "--maps", s.maps, "--calibration", std::to_string(s.calibration),
+                     "--maps-crop", num(s.maps_crop), "--field-comp", s.field_comp});
+  if (s.lambda_given) a.insert(a.end(), {"--lambda", s.lambda_auto ? "auto" : num(s.lambda)});
+  if (s.trig_given) a.insert(a.end(), {"--trig", s.trig});
   if (!s.kernel.empty()) a.insert(a.end(), {"--kernel", s.kernel});
+  if (s.segments > 0) a.insert(a.end(), {"--segments", std::to_string(s.segments)});
+  if (s.no_precond) a.push_back("--no-precond");
   if (s.no_gridding) a.push_back("--no-gridding");
   if (!s.cache_dir.empty()) a.insert(a.end(), {"--cache-dir", s.cache_dir});
   if (s.no_cache) a.push_back("--no-cache");

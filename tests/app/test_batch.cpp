@@ -2,15 +2,19 @@
 // trajectory, one truncated. Checks the summary, the Q-cache column, the exit
 // code, skipping up-to-date scans and --force.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "app/batch.hpp"
+#include "app/batch_scan.hpp"
+#include "app/recon_options.hpp"
 #include "app/source.hpp"
 #include "core/error.hpp"
 #include "recon/metrics.hpp"
@@ -143,6 +147,18 @@ TEST_CASE("batch: output names stay distinct and the fingerprint follows the opt
   s.iters = SolverOptions{}.iters;
   s.cache_dir = "/elsewhere";  // where Q is cached does not change the images
   CHECK(fp == options_fingerprint(s, "cpu"));
+  // Every option that changes the images changes it.
+  const std::vector<std::function<void(SolverOptions&)>> changes = {
+      [](SolverOptions& o) { o.reg = "tv"; },           [](SolverOptions& o) { o.fhd = "nufft"; },
+      [](SolverOptions& o) { o.no_precond = true; },    [](SolverOptions& o) { o.coil_combine = "rss"; },
+      [](SolverOptions& o) { o.maps = "espirit"; },     [](SolverOptions& o) { o.maps_crop = 0.2; },
+      [](SolverOptions& o) { o.field_comp = "exact"; }, [](SolverOptions& o) { o.nufft_tol = 1e-4; },
+      [](SolverOptions& o) { set_lambda(o, "0.03"); }};
+  for (const auto& change : changes) {
+    SolverOptions c;
+    change(c);
+    CHECK(options_fingerprint(c, "cpu") != fp);
+  }
   CHECK(bart_traj_for("d/k.cfl") == "d/k_traj");
   CHECK(bart_traj_for("d/k.h5").empty());
 }
@@ -248,4 +264,59 @@ TEST_CASE("coils: root sum of squares; k uploaded, Q and the DCF computed once f
   Scan other = c1;
   other.traj.kx[0] += 0.25f;
   CHECK_THROWS_AS(reconstruct_coils(be, {&c0, &other}, ro), InputError);
+}
+
+TEST_CASE("batch: the child process gets every solver option the parent was given", "[batch]") {
+  using namespace fhd::app;
+  ScanJob job;
+  job.file = "scan.h5";
+  job.output = "out/scan";
+  job.fingerprint = "f";
+  job.device = "cpu";
+  SolverOptions& s = job.solver;
+  s.reg = "tv";
+  s.fhd = "nufft";
+  s.nufft_tol = 1e-4;
+  s.no_precond = true;
+  s.coil_combine = "rss";
+  s.maps = "espirit";
+  s.calibration = 20;
+  s.maps_crop = 0.2;
+  s.field_comp = "segmented";
+  s.segments = 6;
+  s.iters = 17;
+  set_lambda(s, "0.3");
+  // The child parses what the parent passes with the same solver options.
+  const std::vector<std::string> args = scan_child_args(job, "row.json", true);
+  CLI::App app;
+  ScanJob parsed;
+  std::string row;
+  CLI::App* sub = app.add_subcommand("batch-scan");
+  sub->add_option("file", parsed.file);
+  sub->add_option("--scan-out", parsed.output);
+  sub->add_option("--row-out", row);
+  sub->add_option("--fingerprint", parsed.fingerprint);
+  sub->add_option("--device", parsed.device);
+  sub->add_option("--q-cache", parsed.q_cache);
+  add_solver_options(*sub, parsed.solver);
+  std::vector<std::string> rest(args.begin() + 1, args.end());  // after --quiet, a global option
+  std::vector<std::string> argv = rest;
+  std::reverse(argv.begin(), argv.end());  // CLI11 takes them last first
+  app.parse(argv);
+  const SolverOptions& c = parsed.solver;
+  CHECK(c.reg == "tv");
+  CHECK(c.fhd == "nufft");
+  CHECK(c.nufft_tol == 1e-4);
+  CHECK(c.no_precond);
+  CHECK(c.coil_combine == "rss");
+  CHECK(c.maps == "espirit");
+  CHECK(c.calibration == 20);
+  CHECK(c.maps_crop == 0.2);
+  CHECK(c.field_comp == "segmented");
+  CHECK(c.segments == 6);
+  CHECK(c.iters == 17);
+  CHECK(c.lambda == 0.3);
+  CHECK(c.lambda_given);
+  CHECK(!c.trig_given);  // not given to the parent: the child keeps the default and no warning
+  CHECK(options_fingerprint(c, "cpu") == options_fingerprint(s, "cpu"));
 }
