@@ -190,6 +190,10 @@ void take_acquisition(ISMRMRD::Acquisition& acq, std::uint32_t index, const std:
   if (acq.active_channels() != coils.size() || coils.empty())
     throw InputError(path, field + ".active_channels", std::to_string(acq.active_channels()),
                      "must be > 0 and the same in every acquisition (first had " + std::to_string(coils.size()) + ")");
+  // The header is packed to 2 bytes: read its float through the struct, whose
+  // type the compiler knows to be packed (acq.sample_time_us() returns a float&
+  // into it, a misaligned load that UBSan reports).
+  const float dwell_us = acq.getHead().sample_time_us;
   const int n = acq.number_of_samples(), lo = acq.discard_pre(), hi = n - acq.discard_post();
   if (lo >= hi) throw InputError(path, field + ".discard_pre/post", std::to_string(lo) + "/" + std::to_string(n - hi),
                                  "leave no samples of " + std::to_string(n));
@@ -201,7 +205,7 @@ void take_acquisition(ISMRMRD::Acquisition& acq, std::uint32_t index, const std:
       t.kz.push_back(dims == 3 ? float(acq.traj(2, s) * scale[2]) : 0.0f);
       coils[c].data.push_back(acq.data(s, c));
       // Time after excitation: TE plus the sample's index times the dwell time.
-      if (acq.sample_time_us() > 0) coils[c].field.times.push_back(float(te_s + 1e-6 * acq.sample_time_us() * s));
+      if (dwell_us > 0) coils[c].field.times.push_back(float(te_s + 1e-6 * dwell_us * s));
     }
 }
 
