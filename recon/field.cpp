@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "recon/coil_linalg.hpp"
 #include "recon/tv.hpp"
 
 namespace fhd {
@@ -53,39 +54,19 @@ std::vector<double> segment_times(const std::vector<float>& times, int segments)
   return tau;
 }
 
-// Cholesky factor of a Hermitian positive definite L x L matrix (row major,
-// lower triangle used); a small ridge keeps the many-segment case solvable.
-struct Cholesky {
-  int n;
-  std::vector<cdouble> l;
-  explicit Cholesky(std::vector<cdouble> g, int n_) : n(n_), l(std::move(g)) {
-    double trace = 0;
-    for (int i = 0; i < n; ++i) trace += l[i * n + i].real();
-    for (int i = 0; i < n; ++i) l[i * n + i] += 1e-10 * trace / n;
-    for (int j = 0; j < n; ++j) {
-      double d = l[j * n + j].real();
-      for (int k = 0; k < j; ++k) d -= std::norm(l[j * n + k]);
-      d = std::sqrt(std::max(d, 1e-300));
-      l[j * n + j] = d;
-      for (int i = j + 1; i < n; ++i) {
-        cdouble s = l[i * n + j];
-        for (int k = 0; k < j; ++k) s -= l[i * n + k] * std::conj(l[j * n + k]);
-        l[i * n + j] = s / d;
-      }
-    }
+// x with L L^H x = b (L from recon/coil_linalg's cholesky).
+std::vector<cdouble> cholesky_solve(const CMatrix& l, std::vector<cdouble> b) {
+  const int n = l.rows;
+  for (int i = 0; i < n; ++i) {  // L y = b
+    for (int k = 0; k < i; ++k) b[i] -= l(i, k) * b[k];
+    b[i] /= l(i, i);
   }
-  std::vector<cdouble> solve(std::vector<cdouble> b) const {
-    for (int i = 0; i < n; ++i) {  // L y = b
-      for (int k = 0; k < i; ++k) b[i] -= l[i * n + k] * b[k];
-      b[i] /= l[i * n + i];
-    }
-    for (int i = n - 1; i >= 0; --i) {  // L^H x = y
-      for (int k = i + 1; k < n; ++k) b[i] -= std::conj(l[k * n + i]) * b[k];
-      b[i] /= l[i * n + i];
-    }
-    return b;
+  for (int i = n - 1; i >= 0; --i) {  // L^H x = y
+    for (int k = i + 1; k < n; ++k) b[i] -= std::conj(l(k, i)) * b[k];
+    b[i] /= l(i, i);
   }
-};
+  return b;
+}
 
 // The least-squares interpolators at every distinct sample time (Fessler et
 // al. 2005): a(t) = argmin sum_b h_b |exp(-i2pi f_b t) - sum_l a_l exp(-i2pi f_b tau_l)|^2,
@@ -101,11 +82,13 @@ Interpolators interpolators(const FieldData& f, const std::vector<double>& tau) 
   std::vector<cdouble> e(std::size_t(B) * L);  // e[b, l] = exp(-i2pi f_b tau_l)
   for (int b = 0; b < B; ++b)
     for (int l = 0; l < L; ++l) e[std::size_t(b) * L + l] = rotation(h.hz[b], tau[l]);
-  std::vector<cdouble> g(std::size_t(L) * L);
+  CMatrix g(L, L);
   for (int i = 0; i < L; ++i)
     for (int j = 0; j < L; ++j)
-      for (int b = 0; b < B; ++b) g[i * L + j] += h.weight[b] * std::conj(e[b * L + i]) * e[b * L + j];
-  const Cholesky chol(g, L);
+      for (int b = 0; b < B; ++b) g(i, j) += h.weight[b] * std::conj(e[b * L + i]) * e[b * L + j];
+  // A small ridge keeps the many-segment case (nearly dependent columns) solvable.
+  for (int i = 0; i < L; ++i) g(i, i) += 1e-10;  // the diagonal is sum_b h_b = 1
+  const CMatrix chol = cholesky(g);
   std::map<float, std::size_t> count;
   for (float t : f.times) ++count[t];
   Interpolators out;
@@ -113,7 +96,7 @@ Interpolators interpolators(const FieldData& f, const std::vector<double>& tau) 
     std::vector<cdouble> rhs(static_cast<std::size_t>(L));
     for (int b = 0; b < B; ++b)
       for (int l = 0; l < L; ++l) rhs[l] += h.weight[b] * std::conj(e[b * L + l]) * rotation(h.hz[b], t);
-    std::vector<cdouble> a = chol.solve(rhs);
+    std::vector<cdouble> a = cholesky_solve(chol, rhs);
     double err = 0;
     for (int b = 0; b < B; ++b) {
       cdouble approx = 0;
