@@ -15,6 +15,7 @@
 #include "cuda/fhd_launchers.cuh"
 #include "cuda/gpu_backend.hpp"
 #include "cuda/field_gather.hpp"
+#include "recon/field.hpp"
 #include "cuda/gpu_internal.hpp"
 #include "cuda/nufft.hpp"
 #include "cuda/q_hermitian.hpp"
@@ -351,14 +352,14 @@ class GpuBackend : public Backend {
   std::vector<cfloat> field_forward(const Points& k, const FieldData& f, const std::vector<cfloat>& image,
                                     const ImageGrid& grid) override {
     DeviceScope scope(device_);
-    check_field_sizes(k, f, grid, image.size(), grid.voxels(), "image size");
+    check_field_sizes(k.size(), f, grid, image.size(), grid.voxels(), "image");
     return field_apply(gpu_points(k).field(f, grid, s_), image, k.size(), false);
   }
 
   std::vector<cfloat> field_adjoint(const Points& k, const FieldData& f, const std::vector<cfloat>& data,
                                     const ImageGrid& grid) override {
     DeviceScope scope(device_);
-    check_field_sizes(k, f, grid, data.size(), k.size(), "data size");
+    check_field_sizes(k.size(), f, grid, data.size(), k.size(), "data");
     return field_apply(gpu_points(k).field(f, grid, s_), data, grid.voxels(), true);
   }
 
@@ -579,17 +580,6 @@ class GpuBackend : public Backend {
     plan.type1(w, q.get());
     CUDA_CHECK(cudaStreamSynchronize(s_));  // the plan's buffers go at scope end
     return q;
-  }
-
-  static void check_field_sizes(const Points& k, const FieldData& f, const ImageGrid& grid, std::size_t got,
-                                std::size_t want, const char* field) {
-    if (f.hz.size() != grid.voxels())
-      throw InputError("field model", "field map size", std::to_string(f.hz.size()),
-                       "must be the grid's " + std::to_string(grid.voxels()) + " voxels");
-    if (f.times.size() != k.size())
-      throw InputError("field model", "sample times", std::to_string(f.times.size()),
-                       "must number the samples, " + std::to_string(k.size()));
-    if (got != want) throw InputError("field model", field, std::to_string(got), "must be " + std::to_string(want));
   }
 
   std::vector<cfloat> field_apply(const FieldGather& g, const std::vector<cfloat>& in, std::size_t n_out,

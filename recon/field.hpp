@@ -91,6 +91,12 @@ std::vector<cfloat> segmented_forward(Plan& plan, const FieldData& f, const Time
 // e_l = exp(-i 2 pi f_n tau) per voxel.
 std::vector<cfloat> field_phase(const std::vector<float>& hz, double tau);
 
+// InputError unless the map numbers the voxels, the times the samples, and
+// the vector given (`what`) has `want` values: every backend's field entry
+// points check this (the values themselves: check_field, once per solve).
+void check_field_sizes(std::size_t samples, const FieldData& f, const ImageGrid& grid, std::size_t given,
+                       std::size_t want, const char* what);
+
 // The exact model on the host (Backend::field_forward / field_adjoint's
 // defaults): samples grouped by time, each group a separable direct sum.
 std::vector<cfloat> field_forward_host(const Trajectory& k, const FieldData& f, const std::vector<cfloat>& image,

@@ -76,18 +76,18 @@ AxisFactors axis_factors(const Trajectory& k, const std::vector<std::size_t>& gr
   return a;
 }
 
-void check_sizes(const Trajectory& k, const FieldData& f, const ImageGrid& grid, std::size_t given, std::size_t want,
-                 const char* what) {
-  if (f.hz.size() != grid.voxels() || f.times.size() != k.size())
+}  // namespace
+
+void check_field_sizes(std::size_t samples, const FieldData& f, const ImageGrid& grid, std::size_t given,
+                       std::size_t want, const char* what) {
+  if (f.hz.size() != grid.voxels() || f.times.size() != samples)
     throw InputError("field model", "field map / sample times",
                      std::to_string(f.hz.size()) + " / " + std::to_string(f.times.size()),
                      "must number the voxels and samples, " + std::to_string(grid.voxels()) + " / " +
-                         std::to_string(k.size()));
+                         std::to_string(samples));
   if (given != want)
     throw InputError("field model", what, std::to_string(given), "must be " + std::to_string(want) + " long");
 }
-
-}  // namespace
 
 // sum_i (xr + i xi)_i (rr + i ri)_i in float, eight partial sums so that the
 // loop vectorizes without reassociation flags.
@@ -118,7 +118,7 @@ cdouble row_sum(const float* xr, const float* xi, const float* rr, const float* 
 // more time in barriers than in sums on a shared machine.
 std::vector<cfloat> field_forward_host(const Trajectory& k, const FieldData& f, const std::vector<cfloat>& image,
                                        const ImageGrid& grid) {
-  check_sizes(k, f, grid, image.size(), grid.voxels(), "image");
+  check_field_sizes(k.size(), f, grid, image.size(), grid.voxels(), "image");
   std::vector<cfloat> out(k.size());
   const std::vector<std::vector<std::size_t>> groups = groups_by_time(f.times);
   const int nx = grid.nx, rows = grid.ny * grid.nz;
@@ -155,7 +155,7 @@ std::vector<cfloat> field_forward_host(const Trajectory& k, const FieldData& f, 
 
 std::vector<cfloat> field_adjoint_host(const Trajectory& k, const FieldData& f, const std::vector<cfloat>& data,
                                        const ImageGrid& grid) {
-  check_sizes(k, f, grid, data.size(), k.size(), "data");
+  check_field_sizes(k.size(), f, grid, data.size(), k.size(), "data");
   std::vector<cfloat> out(grid.voxels());
   const std::vector<std::vector<std::size_t>> groups = groups_by_time(f.times);
   const int nx = grid.nx, rows = grid.ny * grid.nz;
