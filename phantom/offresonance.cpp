@@ -11,17 +11,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/phase.hpp"
+
 namespace fhd {
 namespace {
-
-constexpr double kPi = 3.14159265358979323846;
-
-// exp(-i 2 pi f t) with f t reduced to one turn first.
-std::complex<double> rotation(double f, double t) {
-  double turns = f * t;
-  turns -= std::rint(turns);
-  return std::polar(1.0, -2 * kPi * turns);
-}
 
 struct ShapeStats {
   int points = 0;
@@ -114,10 +107,10 @@ std::vector<std::complex<float>> synthesize_offresonance(const Phantom& p, const
     const double ti = times[std::size_t(i)];
     const double kx = t.kx[i], ky = t.ky[i], kz = t.kz[i];
     const double sx = kx + f.gx * ti, sy = ky + f.gy * ti, sz = kz + f.gz * ti;  // k + g t
-    const std::complex<double> base = rotation(f.f0, ti);
+    const std::complex<double> base = off_resonance_phase(f.f0, ti);
     std::complex<double> s = base * p.kspace(sx, sy, sz);
     for (const PhantomField::Region& r : f.regions)
-      s += r.density * (rotation(r.hz, ti) * p.shape_kspace(r.shape, kx, ky, kz) -
+      s += r.density * (off_resonance_phase(r.hz, ti) * p.shape_kspace(r.shape, kx, ky, kz) -
                         base * p.shape_kspace(r.shape, sx, sy, sz));
     data[std::size_t(i)] = std::complex<float>(s * scale);
   }

@@ -8,22 +8,16 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "core/phase.hpp"
 #include "recon/coil_linalg.hpp"
 #include "recon/tv.hpp"
 
 namespace fhd {
 namespace {
 
-constexpr double kTwoPi = 6.283185307179586;
 constexpr int kHistogramBins = 64;
 constexpr double kMaxHz = 1e5;     // beyond any off-resonance in an MR scanner: a unit mix-up
 constexpr double kMaxSeconds = 10; // likewise for a sample's time after excitation
-
-cdouble rotation(double f, double t) {
-  double turns = f * t;
-  turns -= std::rint(turns);
-  return std::polar(1.0, -kTwoPi * turns);
-}
 
 // The field map as a histogram: bin centres (Hz) and weights summing to 1.
 struct Histogram {
@@ -81,7 +75,7 @@ Interpolators interpolators(const FieldData& f, const std::vector<double>& tau) 
   const int L = int(tau.size()), B = int(h.hz.size());
   std::vector<cdouble> e(std::size_t(B) * L);  // e[b, l] = exp(-i2pi f_b tau_l)
   for (int b = 0; b < B; ++b)
-    for (int l = 0; l < L; ++l) e[std::size_t(b) * L + l] = rotation(h.hz[b], tau[l]);
+    for (int l = 0; l < L; ++l) e[std::size_t(b) * L + l] = off_resonance_phase(h.hz[b], tau[l]);
   CMatrix g(L, L);
   for (int i = 0; i < L; ++i)
     for (int j = 0; j < L; ++j)
@@ -95,13 +89,13 @@ Interpolators interpolators(const FieldData& f, const std::vector<double>& tau) 
   for (const auto& [t, n] : count) {
     std::vector<cdouble> rhs(static_cast<std::size_t>(L));
     for (int b = 0; b < B; ++b)
-      for (int l = 0; l < L; ++l) rhs[l] += h.weight[b] * std::conj(e[b * L + l]) * rotation(h.hz[b], t);
+      for (int l = 0; l < L; ++l) rhs[l] += h.weight[b] * std::conj(e[b * L + l]) * off_resonance_phase(h.hz[b], t);
     std::vector<cdouble> a = cholesky_solve(chol, rhs);
     double err = 0;
     for (int b = 0; b < B; ++b) {
       cdouble approx = 0;
       for (int l = 0; l < L; ++l) approx += a[l] * e[b * L + l];
-      err += h.weight[b] * std::norm(rotation(h.hz[b], t) - approx);
+      err += h.weight[b] * std::norm(off_resonance_phase(h.hz[b], t) - approx);
     }
     out.mse += err * double(n) / double(f.times.size());
     out.at.emplace(t, std::move(a));
@@ -173,7 +167,7 @@ int choose_segments(const FieldData& f) {
 
 std::vector<cfloat> field_phase(const std::vector<float>& hz, double tau) {
   std::vector<cfloat> e(hz.size());
-  for (std::size_t n = 0; n < hz.size(); ++n) e[n] = cfloat(rotation(hz[n], tau));
+  for (std::size_t n = 0; n < hz.size(); ++n) e[n] = cfloat(off_resonance_phase(hz[n], tau));
   return e;
 }
 

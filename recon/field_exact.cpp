@@ -10,6 +10,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "core/phase.hpp"
 #include "recon/field.hpp"
 
 namespace fhd {
@@ -18,12 +19,6 @@ namespace {
 constexpr double kTwoPi = 6.283185307179586;
 
 double reduce(double turns) { return turns - std::rint(turns); }
-
-// exp(sign i 2 pi turns), turns reduced to one turn first (docs/conventions.md).
-cfloat turn(double turns, double sign) {
-  const float t = float(kTwoPi * reduce(turns));
-  return cfloat(std::cos(t), float(sign) * std::sin(t));
-}
 
 // The samples of each distinct time, in time order.
 std::vector<std::vector<std::size_t>> groups_by_time(const std::vector<float>& times) {
@@ -130,7 +125,7 @@ std::vector<cfloat> field_forward_host(const Trajectory& k, const FieldData& f, 
       const std::vector<std::size_t>& group = groups[std::size_t(g)];
       const double t = f.times[group[0]];
       for (std::size_t n = 0; n < yr.size(); ++n) {  // y = x exp(-i 2 pi f t)
-        const cfloat y = image[n] * turn(f.hz[n] * t, -1);
+        const cfloat y = image[n] * cfloat(off_resonance_phase(f.hz[n], t));
         yr[n] = y.real();
         yi[n] = y.imag();
       }
@@ -184,7 +179,7 @@ std::vector<cfloat> field_adjoint_host(const Trajectory& k, const FieldData& f, 
         }
         for (int ix = 0; ix < nx; ++ix) {
           const std::size_t n = std::size_t(r) * nx + ix;
-          mine[n] += cfloat(ar[std::size_t(ix)], ai[std::size_t(ix)]) * turn(f.hz[n] * t, +1);
+          mine[n] += cfloat(ar[std::size_t(ix)], ai[std::size_t(ix)]) * cfloat(std::conj(off_resonance_phase(f.hz[n], t)));
         }
       }
     }
