@@ -54,9 +54,10 @@ TEST_CASE("the montage shows every method's slices, titles, PSNR/NRMSE and an er
   const ImageGrid g{16, 16, 16};
   std::vector<float> err(g.voxels(), 0.0f);
   err[0] = 0.25f;
-  const Figure f = render_montage({{"phantom", ball(g, 5), {}, {}, false},
-                                   {"iterative", ball(g, 4.5f), 31.25, 0.0842, false},
-                                   {"|iterative - phantom|", err, {}, {}, true}},
+  const std::vector<float> phantom = ball(g, 5), image = ball(g, 4.5f);
+  const Figure f = render_montage({{"phantom", &phantom, {}, {}, false},
+                                   {"iterative", &image, 31.25, 0.0842, false},
+                                   {"|iterative - phantom|", &err, {}, {}, true}},
                                   g, "test montage");
   require_readable(f);
   // 16 voxels -> 13x (208 px tiles): three slice rows, three columns plus the colour bar.
@@ -75,7 +76,8 @@ TEST_CASE("the montage shows every method's slices, titles, PSNR/NRMSE and an er
 TEST_CASE("a 2D montage has one row and is enlarged for the screen", "[figures]") {
   if (!figures_available()) FHD_SKIP("built without Cairo");
   const ImageGrid g{32, 32, 1};
-  const Figure f = render_montage({{"iterative", ball(g, 10), 28.0, 0.1, false}}, g, "2d");
+  const std::vector<float> image = ball(g, 10);
+  const Figure f = render_montage({{"iterative", &image, 28.0, 0.1, false}}, g, "2d");
   require_readable(f);
   CHECK(has_text(f, "axial"));
   CHECK(!has_text(f, "coronal"));
