@@ -41,8 +41,6 @@ void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohman
 // After a failed run: drops the staging files and DIR if planning made it.
 void discard_outputs(OutputPlan& plan) noexcept;
 
-// The montage's columns: phantom (when known), every method, |iterative| - phantom.
-void write_montage(const std::string& path, const ReconResult& res);
 void write_convergence(const std::string& path, const ReconResult& res);
 
 // One scan of a batch for its overview sheet.

@@ -67,14 +67,14 @@ void write_image_h5(const std::string& path, const RealVolumes& magnitude, const
     const std::vector<hsize_t> dims = {hsize_t(grid.nz), hsize_t(grid.ny), hsize_t(grid.nx)};
     // Each volume is checked as it is written: a bad one midway leaves no file.
     for (const auto& [name, v] : magnitude) {
-      check_volume(path, name, v.size(), grid);
-      h5::write_dataset(f.get(), name.c_str(), H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, dims, v.data());
+      check_volume(path, name, v->size(), grid);
+      h5::write_dataset(f.get(), name.c_str(), H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, dims, v->data());
     }
     h5::Handle ctype = h5::complex_type();
     for (const auto& [name, v] : complex) {
-      check_volume(path, name, v.size(), grid);
+      check_volume(path, name, v->size(), grid);
       if (magnitude.count(name)) throw InputError(path, "volume name", name, "used twice");
-      h5::write_dataset(f.get(), name.c_str(), ctype.get(), ctype.get(), dims, v.data());
+      h5::write_dataset(f.get(), name.c_str(), ctype.get(), ctype.get(), dims, v->data());
     }
     const int matrix[3] = {grid.nx, grid.ny, grid.nz};
     h5::write_attr(f.get(), "matrix", H5T_NATIVE_INT, H5T_STD_I32LE, 3, matrix);

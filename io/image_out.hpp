@@ -16,8 +16,10 @@
 
 namespace fhd {
 
-using RealVolumes = std::map<std::string, std::vector<float>>;
-using ComplexVolumes = std::map<std::string, std::vector<cfloat>>;
+// Views of the caller's volumes (not owned): a 128^3 run stores 80 MB, which
+// copying into the maps first cost as much as writing it.
+using RealVolumes = std::map<std::string, const std::vector<float>*>;
+using ComplexVolumes = std::map<std::string, const std::vector<cfloat>*>;
 
 // One HDF5 file, one dataset per name at the root, shape [Nz, Ny, Nx] (C order,
 // so x is the fastest axis, as in memory). Real volumes are float32; complex

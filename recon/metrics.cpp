@@ -66,6 +66,16 @@ double magnitude_sse(const std::vector<cfloat>& image, const std::vector<float>&
   return err2;
 }
 
+std::vector<float> magnitude(const std::vector<cfloat>& image) {
+  std::vector<float> m(image.size());
+#pragma omp parallel for
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(image.size()); ++i) {
+    const double re = image[i].real(), im = image[i].imag();
+    m[i] = float(std::sqrt(re * re + im * im));
+  }
+  return m;
+}
+
 double nrmse(const std::vector<cfloat>& image, const std::vector<float>& ref) {
   check_sizes("nrmse", image.size(), ref.size());
   double err2, ref2;

@@ -16,6 +16,9 @@ double psnr_from_sse(double sse, std::size_t n, double peak);
 // sum (|I| - I0)^2 in double.
 double magnitude_sse(const std::vector<cfloat>& image, const std::vector<float>& ref);
 
+// |I| per voxel, over threads (in double: no overflow for any float input).
+std::vector<float> magnitude(const std::vector<cfloat>& image);
+
 // || |I| - I0 || / || I0 ||.
 double nrmse(const std::vector<cfloat>& image, const std::vector<float>& ref);
 

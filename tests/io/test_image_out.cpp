@@ -33,7 +33,7 @@ TEST_CASE("image HDF5: float32 and complex volumes, [z,y,x], as h5py would see t
   std::vector<cfloat> cpx(g.voxels());
   for (std::size_t i = 0; i < cpx.size(); ++i) cpx[i] = {float(i), -float(i)};
   const std::string path = dir.file("img.h5");
-  write_image_h5(path, {{"iterative", mag}}, {{"complex", cpx}}, g, default_geometry(g, {120, 100, 80}));
+  write_image_h5(path, {{"iterative", &mag}}, {{"complex", &cpx}}, g, default_geometry(g, {120, 100, 80}));
   CHECK(dir.entries() == 1);
 
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -77,12 +77,11 @@ TEST_CASE("image HDF5 writer failing midway leaves no file", "[io][image]") {
   TempDir dir;
   const ImageGrid g{4, 4, 1};
   const std::string path = dir.file("img.h5");
-  std::string e = error_of([&] {
-    write_image_h5(path, {{"a_good", ramp(g)}, {"b_short", std::vector<float>(15)}}, {}, g);
-  });
+  const std::vector<float> good = ramp(g), short_volume(15);
+  std::string e = error_of([&] { write_image_h5(path, {{"a_good", &good}, {"b_short", &short_volume}}, {}, g); });
   CHECK(contains(e, path + ": b_short length = 15"));
   CHECK(dir.entries() == 0);
-  CHECK(contains(error_of([&] { write_image_h5(path, {{"x/y", ramp(g)}}, {}, g); }), "volume name = 'x/y'"));
+  CHECK(contains(error_of([&] { write_image_h5(path, {{"x/y", &good}}, {}, g); }), "volume name = 'x/y'"));
   CHECK(dir.entries() == 0);
 }
 
