@@ -58,7 +58,9 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
   const DeviceOptions dev = device_options(c);
   check_field_options(c.source, c.solver);
   std::future<std::unique_ptr<Backend>> backend = std::async(std::launch::async, [&c, &dev, &device_note] {
-    return select_backend(c.device, dev, &device_note);
+    std::unique_ptr<Backend> be = select_backend(c.device, dev, &device_note);
+    spdlog::debug("backend made");  // the timeline shows which of the two paths waits for the other
+    return be;
   });
   Source src = make_source(c.source);
   spdlog::info("source: {}", src.description);
@@ -66,7 +68,8 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
   Progress progress(!global_options().quiet);
   ReconOptions ro = make_recon_options(c.solver, &src, progress);
   const std::vector<const Scan*> coils = coil_list(src);
-  HostWork host = prepare_host_work(coils, ro);  // while the GPU's context is made
+  HostWork host = prepare_host_work(coils, ro, c.device == "gpu");  // while the GPU's context is made
+  spdlog::debug("reference image and density weights made");
   std::unique_ptr<Backend> be = backend.get();
   if (!device_note.empty()) spdlog::info("{}", device_note);
   spdlog::debug("backend ready: {}", be->name());

@@ -387,11 +387,6 @@ void gridding(Plan& plan, const std::vector<cfloat>& data, const ReconOptions& o
   }
 }
 
-struct TimedImage {
-  std::vector<cfloat> image;
-  double seconds = 0.0;
-};
-
 TimedImage timed_ceiling(const KSpaceFn& kspace, const ImageGrid& grid) {
   const auto t0 = std::chrono::steady_clock::now();
   TimedImage t{band_limited_image(kspace, grid)};
@@ -531,8 +526,7 @@ void score(ReconResult& res) {
   if (!band_limited) return;
   // The band-limited measure: how far each method is from the best image the
   // sampled frequencies allow (free of the Gibbs ringing every method shares).
-  std::vector<float> ceiling(band_limited->image.size());
-  for (std::size_t i = 0; i < ceiling.size(); ++i) ceiling[i] = std::abs(band_limited->image[i]);
+  const std::vector<float> ceiling = magnitude(band_limited->image);
   for (MethodResult& m : res.methods)
     if (&m != band_limited) m.psnr_band_limited = psnr(m.image, ceiling);
 }
@@ -572,10 +566,11 @@ void check_coils(const std::vector<const Scan*>& coils, const ReconOptions& opt)
 
 }  // namespace
 
-HostWork prepare_host_work(const std::vector<const Scan*>& coils, const ReconOptions& opt) {
+HostWork prepare_host_work(const std::vector<const Scan*>& coils, const ReconOptions& opt, bool beside_gpu) {
   check_coils(coils, opt);
   const Scan& s0 = *coils[0];
   HostWork w;
+  w.ceiling = start_ceiling(opt, s0.grid, beside_gpu);
   // The reference first: the iterative method records its PSNR per iteration against it.
   if (opt.truth && opt.truth->image) w.reference = opt.truth->image(s0.grid);
   // Before the expensive stages, so a --dcf the trajectory cannot take fails first.
@@ -600,7 +595,8 @@ ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils
   else
     host = prepare_host_work(coils, opt);
   const Scan& s0 = *coils[0];
-  std::future<TimedImage> ceiling_image = start_ceiling(opt, s0.grid, be.is_gpu());
+  std::future<TimedImage> ceiling_image =
+      host.ceiling.valid() ? std::move(host.ceiling) : start_ceiling(opt, s0.grid, be.is_gpu());
   std::unique_ptr<Plan> made = be.make_plan(s0.traj, s0.grid, plan_options(s0, opt));
   Plan& plan = *made;
   std::vector<float> reference = std::move(host.reference);

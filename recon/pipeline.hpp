@@ -4,6 +4,7 @@
 // one call on plain data. Coils share the plan: k is uploaded, Q and the DCF
 // computed, once per scan; each coil pays FhD, its solve and its gridding.
 #include <functional>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -132,13 +133,21 @@ ReconResult reconstruct_coils(Backend& be, const std::vector<const Scan*>& coils
 // while the GPU's context is made, which takes longer than reading the source
 // (0.1 s of host work at 128^3 off the wall time). Checks the coils and
 // options first, as reconstruct_coils does.
+// With beside_gpu (the caller will run the stages on a GPU) the band-limited
+// ceiling starts here too, on its host thread, instead of once the backend is
+// ready: it took 0.1-0.25 s and could end after the GPU's stages.
+struct TimedImage {
+  std::vector<cfloat> image;
+  double seconds = 0.0;
+};
 struct HostWork {
   bool done = false;
   std::vector<float> reference;
   std::vector<float> dcf;  // empty: no gridding, or the file's own weights
   double dcf_seconds = 0.0;
+  std::future<TimedImage> ceiling;  // not valid: not started
 };
-HostWork prepare_host_work(const std::vector<const Scan*>& coils, const ReconOptions& opt);
+HostWork prepare_host_work(const std::vector<const Scan*>& coils, const ReconOptions& opt, bool beside_gpu = false);
 
 // The plan options a scan and these reconstruction options give.
 PlanOptions plan_options(const Scan& scan, const ReconOptions& opt);
