@@ -18,6 +18,7 @@
 #include "recon/lambda_auto.hpp"
 #include "recon/coil_maps.hpp"
 #include "recon/metrics.hpp"
+#include "recon/precond.hpp"
 #include "recon/reference.hpp"
 #include "recon/sense.hpp"
 
@@ -124,15 +125,26 @@ double image_scale(const std::vector<cfloat>& x) {
   return *k;
 }
 
+// The roughness weight of the l2 CG's preconditioner: the problem's lambda,
+// raised to kPrecondDamping Q(0) on undersampled data (fewer samples than
+// voxels), where the preconditioner's boost of the sparsely sampled high
+// frequencies amplified aliasing in the early iterates. With more samples
+// than voxels there is none to damp, and damping only slowed CG (2D, 128^2 from
+// 52,480 radial samples: 25.04 dB after 6 iterations undamped, after 20 damped).
+double preconditioner_weight(Plan& plan, double lambda_abs) {
+  const bool undersampled = plan.trajectory().size() < plan.grid().voxels();
+  return undersampled ? std::max(lambda_abs, kPrecondDamping * plan.q0()) : lambda_abs;
+}
+
 // (Preconditioned) CG on the l2 problem from x's start; returns its result.
 // op is the normal operator (the plan's Toeplitz one, or SENSE's over coils);
-// the preconditioner is the plan's circulant one at the same lambda.
+// the preconditioner is the plan's circulant one, damped (recon/precond.hpp).
 CgResult solve_l2(Plan& plan, NormalOperator& op, double lambda_abs, const BackendVector& rhs, BackendVector& x,
                   const ReconOptions& opt, int iters, PsnrRecorder* rec, bool precondition = true) {
   CgOptions cg;
   cg.iters = iters;
   cg.tol = opt.tol;
-  cg.precond = opt.precondition && precondition ? &plan.preconditioner(lambda_abs) : nullptr;
+  cg.precond = opt.precondition && precondition ? &plan.preconditioner(preconditioner_weight(plan, lambda_abs)) : nullptr;
   spdlog::debug("CG: operator and preconditioner ready");
   if (opt.observer.progress)
     cg.on_iter = [&](int it, double) { opt.observer.progress(double(it) / std::max(1, iters)); };

@@ -115,6 +115,31 @@ TEST_CASE("the preconditioner is symmetric positive definite and PCG keeps the s
     }
 }
 
+TEST_CASE("a damped preconditioner (roughness weight above lambda) keeps the solution", "[cpu]") {
+  // The l2 CG's preconditioner on undersampled data (recon/precond.hpp,
+  // kPrecondDamping): M ~ (T + mu R^H R)^-1 with mu = kPrecondDamping Q(0) far
+  // above the problem's lambda; it must still be SPD, so PCG's answer is CG's.
+  auto be = make_cpu_backend();
+  const ImageGrid g{5, 4, 3};
+  const Trajectory traj = random_trajectory(g.voxels() / 2, g, 11);  // fewer samples than voxels
+  auto pts = be->upload_points(traj);
+  const FhdOptions fo{TrigMode::Double, ""};
+  const std::vector<cfloat> q = be->q(*pts, {}, g, fo);
+  const double q0 = std::abs(q[g.nx + 2 * g.nx * (g.ny + 2 * g.ny * g.nz)]);  // lag 0 on the doubled grid
+  const double lambda = 1e-2 * q0;
+  auto m = make_preconditioner(*be, q, g, std::max(lambda, kPrecondDamping * q0));
+  CHECK(cholesky_succeeds(dense(*be, *m, g.voxels())));
+  auto a = be->normal(q, g, lambda);
+  VecPtr b = be->vec().upload(be->fhd(*pts, random_complex(traj.size(), 12), g, fo));
+  VecPtr x_plain = be->vec().zeros(g.voxels()), x_pre = be->vec().zeros(g.voxels());
+  CgOptions plain{500, 1e-7, {}};
+  CgOptions pre = plain;
+  pre.precond = m.get();
+  REQUIRE(conjugate_gradient(be->vec(), *a, *b, *x_plain, plain).converged);
+  REQUIRE(conjugate_gradient(be->vec(), *a, *b, *x_pre, pre).converged);
+  CHECK(rel_l2(be->vec().download(*x_pre), be->vec().download(*x_plain)) < 1e-4);
+}
+
 TEST_CASE("PCG needs far fewer iterations on a radial-like density", "[cpu]") {
   // Samples crowd the center (density ~ 1/|k|), as on radial trajectories:
   // the circulant preconditioner compensates the density.
