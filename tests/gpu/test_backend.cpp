@@ -271,11 +271,16 @@ TEST_CASE("gpu grid_scatter equals cpu_grid_scatter, every method", "[gpu][backe
       const ImageGrid over = oversampled_grid(image, k.oversampling);
       INFO(grid_name(image) << (type == GridKernel::Type::Trilinear ? " trilinear" : " kaiser-bessel"));
       const auto ref = cpu_grid_scatter(t, v, image, over, k);
-      // Same taps and weights; only the order of the float sums differs.
-      CHECK(rel_l2(be->grid_scatter(*pts, v, image, over, k), ref) < 1e-6);
+      // Same taps and weights; only the order of the float sums differs. The
+      // cluster puts about 3000 samples into a few cells: float sums of n terms
+      // in another order differ by about eps sqrt(n) = 3e-6 relative there
+      // (1e-6 failed once in seven runs: the atomics' order varies per run);
+      // a wrong tap or weight shows as 1e-3 or more.
+      constexpr double kOrder = 5e-6;
+      CHECK(rel_l2(be->grid_scatter(*pts, v, image, over, k), ref) < kOrder);
       for (auto method : {gpu::ScatterMethod::Atomic, gpu::ScatterMethod::Privatized, gpu::ScatterMethod::Hybrid}) {
         INFO("method " << int(method));
-        CHECK(rel_l2(gpu::grid_scatter(dt, v, image, over, k, method, s), ref) < 1e-6);
+        CHECK(rel_l2(gpu::grid_scatter(dt, v, image, over, k, method, s), ref) < kOrder);
       }
     }
   }
