@@ -246,6 +246,16 @@ class GpuVectorOps : public VectorOps {
     return dot_->dot(gx.buf.get(), gy.buf.get(), gx.size(), s_);
   }
 
+  std::pair<cdouble, cdouble> dot2(const BackendVector& a, const BackendVector& b, const BackendVector& c,
+                                   const BackendVector& d) override {
+    DeviceScope scope(device_);
+    const GpuVector &ga = as_gpu(a), &gb = as_gpu(b), &gc = as_gpu(c), &gd = as_gpu(d);
+    same_size(ga, gb, "dot2");
+    same_size(ga, gc, "dot2");
+    same_size(ga, gd, "dot2");
+    return dot_->dot2(ga.buf.get(), gb.buf.get(), gc.buf.get(), gd.buf.get(), ga.size(), s_);
+  }
+
   void multiply(const BackendVector& s, const BackendVector& x, BackendVector& y, bool conjugate) override {
     DeviceScope scope(device_);
     const GpuVector& gs = as_gpu(s);

@@ -54,6 +54,9 @@ class DotReducer {
   DotReducer(const DotReducer&) = delete;
   DotReducer& operator=(const DotReducer&) = delete;
   cdouble dot(const float2* x, const float2* y, std::size_t n, cudaStream_t s);
+  // dot(a, b) and dot(c, d) with one wait (VectorOps::dot2).
+  std::pair<cdouble, cdouble> dot2(const float2* a, const float2* b, const float2* c, const float2* d, std::size_t n,
+                                   cudaStream_t s);
   // sum (|x_i| - ref_i.x)^2 (VectorOps::magnitude_sse), same two passes.
   double magnitude_sse(const float2* x, const float2* ref, std::size_t n, cudaStream_t s);
 

@@ -73,6 +73,28 @@ __global__ void dot_partial_kernel(const float2* __restrict__ x, const float2* _
   if (threadIdx.x == 0) partial[blockIdx.x] = t;
 }
 
+// Pass one of dot2: the same for conj(a) b into partial[block] and conj(c) d
+// into partial[kDotBlocks + block].
+__global__ void dot2_partial_kernel(const float2* __restrict__ a, const float2* __restrict__ b,
+                                    const float2* __restrict__ c, const float2* __restrict__ d, std::size_t n,
+                                    double2* __restrict__ partial) {
+  double re0 = 0, im0 = 0, re1 = 0, im1 = 0;
+  GRID_STRIDE(i, n) {
+    const float2 x = a[i], y = b[i], u = c[i], v = d[i];
+    re0 += double(x.x) * y.x + double(x.y) * y.y;
+    im0 += double(x.x) * y.y - double(x.y) * y.x;
+    re1 += double(u.x) * v.x + double(u.y) * v.y;
+    im1 += double(u.x) * v.y - double(u.y) * v.x;
+  }
+  const double2 t0 = block_sum(make_double2(re0, im0));
+  __syncthreads();  // block_sum's shared array is reused
+  const double2 t1 = block_sum(make_double2(re1, im1));
+  if (threadIdx.x == 0) {
+    partial[blockIdx.x] = t0;
+    partial[kDotBlocks + blockIdx.x] = t1;
+  }
+}
+
 // Pass one of magnitude_sse: each block sums (|x| - Re ref)^2 over its share.
 __global__ void sse_partial_kernel(const float2* __restrict__ x, const float2* __restrict__ ref, std::size_t n,
                                    double2* __restrict__ partial) {
@@ -86,15 +108,16 @@ __global__ void sse_partial_kernel(const float2* __restrict__ x, const float2* _
   if (threadIdx.x == 0) partial[blockIdx.x] = t;
 }
 
-// Pass two: one block sums the partials.
+// Pass two: block k sums the k-th run of `count` partials into its first.
 __global__ void dot_final_kernel(double2* partial, unsigned count) {
+  double2* run = partial + std::size_t(blockIdx.x) * count;
   double re = 0, im = 0;
   for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
-    re += partial[i].x;
-    im += partial[i].y;
+    re += run[i].x;
+    im += run[i].y;
   }
   const double2 t = block_sum(make_double2(re, im));
-  if (threadIdx.x == 0) partial[0] = t;
+  if (threadIdx.x == 0) run[0] = t;
 }
 
 }  // namespace
@@ -129,8 +152,8 @@ void launch_fill(float2 value, float2* out, std::size_t n, cudaStream_t s) {
   CUDA_CHECK_LAUNCH();
 }
 
-DotReducer::DotReducer() : partial_(kDotBlocks, "dot-product partial sums") {
-  CUDA_CHECK(cudaMallocHost(&host_, sizeof(double2)));
+DotReducer::DotReducer() : partial_(2 * kDotBlocks, "dot-product partial sums") {
+  CUDA_CHECK(cudaMallocHost(&host_, 2 * sizeof(double2)));
 }
 
 DotReducer::~DotReducer() {
@@ -142,6 +165,19 @@ cdouble DotReducer::dot(const float2* x, const float2* y, std::size_t n, cudaStr
   dot_partial_kernel<<<kDotBlocks, kThreads, 0, s>>>(x, y, n, partial_.get());
   CUDA_CHECK_LAUNCH();
   return finish(s);
+}
+
+std::pair<cdouble, cdouble> DotReducer::dot2(const float2* a, const float2* b, const float2* c, const float2* d,
+                                             std::size_t n, cudaStream_t s) {
+  if (n == 0) return {};
+  dot2_partial_kernel<<<kDotBlocks, kThreads, 0, s>>>(a, b, c, d, n, partial_.get());
+  CUDA_CHECK_LAUNCH();
+  dot_final_kernel<<<2, kThreads, 0, s>>>(partial_.get(), kDotBlocks);
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaMemcpyAsync(host_, partial_.get(), sizeof(double2), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaMemcpyAsync(host_ + 1, partial_.get() + kDotBlocks, sizeof(double2), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  return {{host_[0].x, host_[0].y}, {host_[1].x, host_[1].y}};
 }
 
 double DotReducer::magnitude_sse(const float2* x, const float2* ref, std::size_t n, cudaStream_t s) {

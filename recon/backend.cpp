@@ -21,6 +21,11 @@ void VectorOps::multiply(const BackendVector& s, const BackendVector& x, Backend
 
 void VectorOps::download_into(const BackendVector& v, std::vector<cfloat>& out) { out = download(v); }
 
+std::pair<cdouble, cdouble> VectorOps::dot2(const BackendVector& a, const BackendVector& b, const BackendVector& c,
+                                            const BackendVector& d) {
+  return {dot(a, b), dot(c, d)};
+}
+
 double VectorOps::magnitude_sse(const BackendVector& x, const BackendVector& ref) {
   const std::vector<cfloat> r = download(ref);
   std::vector<float> re(r.size());

@@ -35,14 +35,20 @@ CgResult conjugate_gradient(VectorOps& vec, NormalOperator& op, const BackendVec
     const double alpha = rz / pap;
     vec.axpy(alpha, *p, x);
     vec.axpy(-alpha, *ap, *r);
-    rr = vec.dot(*r, *r).real();
+    double rz_next;
+    if (z) {  // z = M r first, so r.r and r.z come back together (one wait on a GPU)
+      opt.precond->apply(*r, *z);
+      const auto [r_r, r_z] = vec.dot2(*r, *r, *r, *z);
+      rr = r_r.real();
+      rz_next = r_z.real();
+    } else {
+      rr = rz_next = vec.dot(*r, *r).real();
+    }
     ++result.iters;
     result.residuals.push_back(std::sqrt(rr) / rhs_norm);
     if (opt.on_iter) opt.on_iter(result.iters, result.residuals.back());
     if (opt.on_iterate) opt.on_iterate(result.iters, x);
     result.converged = result.residuals.back() <= opt.tol;
-    if (z) opt.precond->apply(*r, *z);
-    const double rz_next = z ? vec.dot(*r, *z).real() : rr;
     vec.xpay(zr, rz_next / rz, *p);
     rz = rz_next;
   }

@@ -154,6 +154,11 @@ TEST_CASE("gpu vector operations match double arithmetic", "[gpu][backend]") {
   const cdouble d = be->vec().dot(*gx, *gy);
   CHECK(std::abs(d - ref_dot) < 1e-9 * std::sqrt(double(n)) * std::abs(ref_dot) + 1e-9);
   CHECK(be->vec().dot(*gx, *gy) == d);  // fixed reduction order: same bits every time
+  // dot2: the same two sums in one pass, same reduction shape, so the same bits.
+  const auto [d_xy, d_yx] = be->vec().dot2(*gx, *gy, *gy, *gx);
+  CHECK(d_xy == d);
+  CHECK(d_yx == be->vec().dot(*gy, *gx));
+  CHECK(std::abs(d_yx - std::conj(ref_dot)) < 1e-9 * std::sqrt(double(n)) * std::abs(ref_dot) + 1e-9);
   be->vec().axpy(a, *gx, *gy);
   std::vector<cdouble> ref(n);
   for (std::size_t i = 0; i < n; ++i) ref[i] = a * cdouble(x[i]) + cdouble(y[i]);
