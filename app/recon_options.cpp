@@ -65,8 +65,8 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
                  "at most 0.2% over the field map's range and the readout")
       ->check(CLI::Range(1, 256));
   cmd.add_option("--maps-crop", o.maps_crop,
-                 "lowres maps are zero where the low-resolution root sum of squares is below this fraction of its "
-                 "peak (outside the object; 0 = nowhere)")
+                 "lowres (and true) maps are zero where the low-resolution root sum of squares is below this "
+                 "fraction of its peak (outside the object; 0 = nowhere)")
       ->check(CLI::Range(0.0, 0.9))
       ->capture_default_str();
   cmd.add_flag("--no-gridding", o.no_gridding, "skip the gridding baselines");

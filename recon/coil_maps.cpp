@@ -320,41 +320,75 @@ class PaddedInverse {
 
 }  // namespace
 
-CoilData maps_lowres(const Calibration& cal, const ImageGrid& grid, double crop) {
+namespace {
+
+// Each coil's smooth low-resolution image on the full grid (its calibration
+// data times a Hann window, zero-padded, transformed back), and their root sum
+// of squares with its peak.
+struct LowresImages {
+  std::vector<fftwf_complex*> low;
+  std::vector<float> rss;
+  float peak = 0;
+  LowresImages() = default;
+  LowresImages(const LowresImages&) = delete;
+  LowresImages& operator=(const LowresImages&) = delete;
+  ~LowresImages() {
+    for (fftwf_complex* l : low) fftwf_free(l);
+  }
+  // Where the maps are kept: the root sum of squares at least crop times its peak.
+  bool kept(std::size_t v, double crop) const { return rss[v] >= float(crop) * peak; }
+};
+
+void lowres_images(const Calibration& cal, const ImageGrid& grid, LowresImages& out) {
   const ImageGrid& c = cal.size;
   PaddedInverse up(c, grid);
   const std::size_t nv = grid.voxels();
-  std::vector<fftwf_complex*> low;  // each coil's smooth image on the full grid
   for (const auto& k : cal.kspace) {
     std::vector<std::complex<float>> windowed(c.voxels());
     for_each_index(c, [&](int x, int y, int z) {
       windowed[linear(x, y, z, c)] = k[linear(x, y, z, c)] * float(hann(x, c.nx) * hann(y, c.ny) * hann(z, c.nz));
     });
-    low.push_back(fftwf_alloc_complex(nv));
-    up.run(windowed, low.back());
+    out.low.push_back(fftwf_alloc_complex(nv));
+    up.run(windowed, out.low.back());
   }
-  std::vector<float> rss(nv);
+  out.rss.assign(nv, 0.0f);
   float peak = 0;
   const std::int64_t n = std::int64_t(nv);
 #pragma omp parallel for schedule(static) reduction(max : peak)
   for (std::int64_t v = 0; v < n; ++v) {
     float sum = 0;
-    for (const fftwf_complex* l : low) sum += l[v][0] * l[v][0] + l[v][1] * l[v][1];
-    rss[v] = std::sqrt(sum);
-    peak = std::max(peak, rss[v]);
+    for (const fftwf_complex* l : out.low) sum += l[v][0] * l[v][0] + l[v][1] * l[v][1];
+    out.rss[v] = std::sqrt(sum);
+    peak = std::max(peak, out.rss[v]);
   }
-  const float keep = float(crop) * peak, floor = 1e-9f * peak;
-  CoilData maps(low.size());
-  for (std::size_t coil = 0; coil < low.size(); ++coil) {
-    maps[coil].resize(nv);
+  out.peak = peak;
+}
+
+}  // namespace
+
+CoilData maps_lowres(const Calibration& cal, const ImageGrid& grid, double crop) {
+  LowresImages li;
+  lowres_images(cal, grid, li);
+  const std::int64_t n = std::int64_t(grid.voxels());
+  const float floor = 1e-9f * li.peak;
+  CoilData maps(li.low.size());
+  for (std::size_t coil = 0; coil < li.low.size(); ++coil) {
+    maps[coil].resize(std::size_t(n));
     cfloat* m = maps[coil].data();
-    const fftwf_complex* l = low[coil];
+    const fftwf_complex* l = li.low[coil];
 #pragma omp parallel for schedule(static)
     for (std::int64_t v = 0; v < n; ++v)
-      m[v] = rss[v] < keep ? cfloat(0) : cfloat(l[v][0], l[v][1]) / std::max(rss[v], floor);
-    fftwf_free(low[coil]);
+      m[v] = li.kept(std::size_t(v), crop) ? cfloat(l[v][0], l[v][1]) / std::max(li.rss[v], floor) : cfloat(0);
   }
   return maps;
+}
+
+std::vector<bool> lowres_support(const Calibration& cal, const ImageGrid& grid, double crop) {
+  LowresImages li;
+  lowres_images(cal, grid, li);
+  std::vector<bool> keep(grid.voxels());
+  for (std::size_t v = 0; v < keep.size(); ++v) keep[v] = li.kept(v, crop);
+  return keep;
 }
 
 namespace {

@@ -48,6 +48,10 @@ Calibration calibration_from_scans(Backend& be, const std::vector<Scan>& coils, 
 // ESPIRiT's crop is (docs/coils.md); 0 keeps every voxel.
 constexpr double kLowresCrop = 0.1;
 CoilData maps_lowres(const Calibration& cal, const ImageGrid& grid, double crop = kLowresCrop);
+// The support maps_lowres keeps at this crop (true where its maps are set):
+// the same support constraint for other maps (the synthesized coils' true
+// maps, compared with the estimated ones on equal terms).
+std::vector<bool> lowres_support(const Calibration& cal, const ImageGrid& grid, double crop = kLowresCrop);
 
 struct EspiritOptions {
   int kernel = 6;           // kernel width per axis (k-space samples)

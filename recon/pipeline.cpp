@@ -338,13 +338,21 @@ void iterative(Plan& plan, const Scan& coil, const ReconOptions& opt, ReconResul
 
 // Sensitivities from the coils' own calibration region (docs/coils.md).
 CoilData estimate_maps(Backend& be, const std::vector<const Scan*>& coils, const ReconOptions& opt) {
-  if (opt.maps == "given") {
-    if (opt.given_maps->size() != coils.size())
-      throw InputError("--maps", "given maps", std::to_string(opt.given_maps->size()),
-                       "must number the coils, " + std::to_string(coils.size()));
-    return *opt.given_maps;
-  }
+  if (opt.maps == "given" && opt.given_maps->size() != coils.size())
+    throw InputError("--maps", "given maps", std::to_string(opt.given_maps->size()),
+                     "must number the coils, " + std::to_string(coils.size()));
+  if (opt.maps == "given" && opt.maps_crop <= 0.0) return *opt.given_maps;
   const Calibration cal = calibration_from_scans(be, coils, opt.calibration, opt.dcf);
+  if (opt.maps == "given") {
+    // The estimated maps' support constraint, from the same data: SENSE with
+    // the true maps and with the estimated ones then differ by the maps alone.
+    CoilData maps = *opt.given_maps;
+    const std::vector<bool> keep = lowres_support(cal, coils[0]->grid, opt.maps_crop);
+    for (std::vector<cfloat>& m : maps)
+      for (std::size_t v = 0; v < m.size() && v < keep.size(); ++v)
+        if (!keep[v]) m[v] = 0;
+    return maps;
+  }
   return opt.maps == "espirit" ? maps_espirit(cal, coils[0]->grid) : maps_lowres(cal, coils[0]->grid, opt.maps_crop);
 }
 

@@ -158,6 +158,17 @@ TEST_CASE("ESPIRiT and the low-resolution method recover known smooth maps", "[r
   CHECK(cropped[0][0] == cfloat(0));
   CHECK(uncropped[0][0] != cfloat(0));
   CHECK(map_error(cropped, k, 0.05) == Approx(lowres).margin(1e-9));
+  // lowres_support is that crop: set exactly where the cropped maps are (the
+  // support the true maps get for a comparison on equal terms).
+  const std::vector<bool> keep = lowres_support(cal, k.grid);
+  std::size_t kept = 0, mismatched = 0;
+  for (std::size_t v = 0; v < keep.size(); ++v) {
+    kept += keep[v];
+    mismatched += keep[v] != (cropped[0][v] != cfloat(0));
+  }
+  CHECK(mismatched == 0);
+  CHECK(kept > keep.size() / 4);  // the object, not nothing
+  CHECK(kept < keep.size());      // and not everything
   EspiritOptions big;
   big.kernel = 30;
   CHECK_THROWS_AS(maps_espirit(cal, k.grid, big), InputError);
