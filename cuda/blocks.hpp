@@ -24,3 +24,8 @@ inline unsigned blocks_for(std::size_t n, unsigned threads) {
 }
 
 }  // namespace fhd::gpu
+
+// The loop blocks_for's launches run: element i of n, striding by the grid.
+#define GRID_STRIDE(i, n)                                                   \
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; \
+       i < (n); i += std::size_t(gridDim.x) * blockDim.x)

@@ -16,10 +16,6 @@ namespace {
 
 constexpr unsigned kThreads = 256;
 
-#define GRID_STRIDE(i, n)                                                   \
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; \
-       i < (n); i += std::size_t(gridDim.x) * blockDim.x)
-
 __device__ inline int coord(std::size_t v, long long s, int len) { return int((v / s) % len); }
 
 __global__ void scale_real_kernel(float2* __restrict__ a, const float* __restrict__ w, std::size_t n) {

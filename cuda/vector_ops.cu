@@ -11,10 +11,6 @@ namespace {
 constexpr unsigned kThreads = 256;
 constexpr unsigned kDotBlocks = 1024;  // partial sums of pass one (fixed: determinism)
 
-#define GRID_STRIDE(i, n)                                                   \
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; \
-       i < (n); i += std::size_t(gridDim.x) * blockDim.x)
-
 __global__ void axpy_kernel(double2 a, const float2* __restrict__ x, float2* __restrict__ y, std::size_t n) {
   GRID_STRIDE(i, n) {
     const float2 xi = x[i], yi = y[i];
