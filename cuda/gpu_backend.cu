@@ -15,6 +15,7 @@
 #include "cuda/fhd_launchers.cuh"
 #include "cuda/gpu_backend.hpp"
 #include "cuda/field_gather.hpp"
+#include "recon/coil_maps.hpp"
 #include "recon/field.hpp"
 #include "cuda/gpu_internal.hpp"
 #include "cuda/nufft.hpp"
@@ -410,6 +411,18 @@ class GpuBackend : public Backend {
     return fhd::circulant_spectrum(g.buf.get(), g.size(), grid, s_);
   }
 
+  std::vector<VecPtr> lowres_maps(const Calibration& cal, const ImageGrid& grid, double crop) override {
+    DeviceScope scope(device_);
+    std::vector<VecPtr> maps;
+    std::vector<float2*> out;
+    for (std::size_t c = 0; c < cal.kspace.size(); ++c) {
+      maps.push_back(vec().zeros(grid.voxels()));
+      out.push_back(as_gpu(*maps.back()).buf.get());
+    }
+    gpu::lowres_maps(windowed_calibration(cal), cal.size, grid, crop, out, s_);
+    return maps;
+  }
+
   // The NUFFT's type 2 on the device; the exact forward model runs on the host (Backend's default).
   std::vector<cfloat> forward(const Points& k, const std::vector<cfloat>& image, const ImageGrid& grid,
                               const FhdOptions& opt) override {
@@ -798,6 +811,9 @@ class MultiGpuBackend : public Backend {
   }
   std::vector<double> circulant_spectrum(const BackendVector& q, const ImageGrid& grid) override {
     return first().circulant_spectrum(q, grid);
+  }
+  std::vector<VecPtr> lowres_maps(const Calibration& cal, const ImageGrid& grid, double crop) override {
+    return first().lowres_maps(cal, grid, crop);
   }
   std::unique_ptr<NormalOperator> circulant(const std::vector<float>& eig, const ImageGrid& grid) override {
     return first().circulant(eig, grid);

@@ -37,6 +37,12 @@ struct DeviceTrajectory {
 // mu = conj(phi) * d per sample; phi == nullptr means phi = 1.
 void launch_mu(const float2* phi, const float2* d, float2* mu, std::size_t m, cudaStream_t s);
 
+// ---- coil_maps.cu
+// out[c] (grid.voxels() each, on the device) = maps_lowres's map of coil c from
+// its Hann-windowed calibration data (recon/coil_maps.hpp, windowed_calibration).
+void lowres_maps(const std::vector<std::vector<cfloat>>& windowed, const ImageGrid& cal, const ImageGrid& grid,
+                 double crop, const std::vector<float2*>& out, cudaStream_t s);
+
 // ---- vector_ops.cu
 void launch_axpy(double2 a, const float2* x, float2* y, std::size_t n, cudaStream_t s);  // y = a x + y
 void launch_xpay(const float2* x, double2 a, float2* y, std::size_t n, cudaStream_t s);  // y = x + a y

@@ -1,5 +1,6 @@
 #include "recon/backend.hpp"
 
+#include "recon/coil_maps.hpp"
 #include "recon/direct_sum.hpp"
 #include "recon/field.hpp"
 #include "recon/metrics.hpp"
@@ -123,6 +124,12 @@ std::unique_ptr<NormalOperator> Backend::preconditioner_resident(const BackendVe
 
 std::vector<double> Backend::circulant_spectrum(const BackendVector& q, const ImageGrid& grid) {
   return circulant_eigenvalues(vec().download(q), grid, 0.0);
+}
+
+std::vector<VecPtr> Backend::lowres_maps(const Calibration& cal, const ImageGrid& grid, double crop) {
+  std::vector<VecPtr> out;
+  for (const std::vector<cfloat>& m : maps_lowres(cal, grid, crop)) out.push_back(vec().upload(m));
+  return out;
 }
 
 std::vector<cfloat> Backend::field_forward(const Points& k, const FieldData& f, const std::vector<cfloat>& image,

@@ -17,6 +17,8 @@ namespace fhd {
 
 // A complex float vector that lives where the backend computes (host memory
 // for the CPU, device memory for the GPU). Only its backend can read it.
+struct Calibration;  // recon/coil_maps.hpp
+
 class BackendVector {
  public:
   virtual ~BackendVector() = default;
@@ -170,6 +172,12 @@ class Backend {
   // The eigenvalues (FFT order, on the host) of T's smoothed circulant without
   // lambda (recon/precond.hpp's circulant_eigenvalues(q, grid, 0)): --lambda auto's model.
   virtual std::vector<double> circulant_spectrum(const BackendVector& q, const ImageGrid& grid);
+  // SENSE's low-resolution coil maps (recon/coil_maps.hpp, maps_lowres) as
+  // vectors of this backend. The default makes them on the host and uploads
+  // them; the GPU makes them where they are used (at 128^3 with 8 coils the
+  // host maps and their 128 MB upload took 0.3 s, five times the whole
+  // single-coil reconstruction).
+  virtual std::vector<VecPtr> lowres_maps(const Calibration& cal, const ImageGrid& grid, double crop);
   // The circulant preconditioner of (T + lambda R^H R) (recon/precond.hpp) from Q.
   virtual std::unique_ptr<NormalOperator> preconditioner_resident(const BackendVector& q, const ImageGrid& grid,
                                                                   double lambda);

@@ -320,6 +320,19 @@ class PaddedInverse {
 
 }  // namespace
 
+CoilData windowed_calibration(const Calibration& cal) {
+  const ImageGrid& c = cal.size;
+  CoilData out;
+  for (const std::vector<cfloat>& k : cal.kspace) {
+    std::vector<cfloat> windowed(c.voxels());
+    for_each_index(c, [&](int x, int y, int z) {
+      windowed[linear(x, y, z, c)] = k[linear(x, y, z, c)] * float(hann(x, c.nx) * hann(y, c.ny) * hann(z, c.nz));
+    });
+    out.push_back(std::move(windowed));
+  }
+  return out;
+}
+
 namespace {
 
 // Each coil's smooth low-resolution image on the full grid (its calibration
@@ -340,14 +353,9 @@ struct LowresImages {
 };
 
 void lowres_images(const Calibration& cal, const ImageGrid& grid, LowresImages& out) {
-  const ImageGrid& c = cal.size;
-  PaddedInverse up(c, grid);
+  PaddedInverse up(cal.size, grid);
   const std::size_t nv = grid.voxels();
-  for (const auto& k : cal.kspace) {
-    std::vector<std::complex<float>> windowed(c.voxels());
-    for_each_index(c, [&](int x, int y, int z) {
-      windowed[linear(x, y, z, c)] = k[linear(x, y, z, c)] * float(hann(x, c.nx) * hann(y, c.ny) * hann(z, c.nz));
-    });
+  for (const std::vector<cfloat>& windowed : windowed_calibration(cal)) {
     out.low.push_back(fftwf_alloc_complex(nv));
     up.run(windowed, out.low.back());
   }

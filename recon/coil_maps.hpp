@@ -47,6 +47,9 @@ Calibration calibration_from_scans(Backend& be, const std::vector<Scan>& coils, 
 // of noise and blur tails there) the maps are zero, a support constraint as
 // ESPIRiT's crop is (docs/coils.md); 0 keeps every voxel.
 constexpr double kLowresCrop = 0.1;
+// Each coil's calibration data times the separable Hann window of the fast
+// method (the first step of maps_lowres, shared with the GPU's).
+CoilData windowed_calibration(const Calibration& cal);
 CoilData maps_lowres(const Calibration& cal, const ImageGrid& grid, double crop = kLowresCrop);
 // The support maps_lowres keeps at this crop (true where its maps are set):
 // the same support constraint for other maps (the synthesized coils' true

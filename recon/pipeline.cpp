@@ -336,24 +336,26 @@ void iterative(Plan& plan, const Scan& coil, const ReconOptions& opt, ReconResul
   solve_stage(plan, std::move(fhd), nullptr, nullptr, noise, opt, res, first);
 }
 
-// Sensitivities from the coils' own calibration region (docs/coils.md).
-CoilData estimate_maps(Backend& be, const std::vector<const Scan*>& coils, const ReconOptions& opt) {
+// Sensitivities from the coils' own calibration region (docs/coils.md), as
+// the backend's vectors (the GPU makes the lowres maps where SENSE uses them).
+std::vector<VecPtr> estimate_maps(Plan& plan, const std::vector<const Scan*>& coils, const ReconOptions& opt) {
   if (opt.maps == "given" && opt.given_maps->size() != coils.size())
     throw InputError("--maps", "given maps", std::to_string(opt.given_maps->size()),
                      "must number the coils, " + std::to_string(coils.size()));
-  if (opt.maps == "given" && opt.maps_crop <= 0.0) return *opt.given_maps;
-  const Calibration cal = calibration_from_scans(be, coils, opt.calibration, opt.dcf);
-  if (opt.maps == "given") {
-    // The estimated maps' support constraint, from the same data: SENSE with
-    // the true maps and with the estimated ones then differ by the maps alone.
-    CoilData maps = *opt.given_maps;
-    const std::vector<bool> keep = lowres_support(cal, coils[0]->grid, opt.maps_crop);
-    for (std::vector<cfloat>& m : maps)
-      for (std::size_t v = 0; v < m.size() && v < keep.size(); ++v)
-        if (!keep[v]) m[v] = 0;
-    return maps;
-  }
-  return opt.maps == "espirit" ? maps_espirit(cal, coils[0]->grid) : maps_lowres(cal, coils[0]->grid, opt.maps_crop);
+  if (opt.maps == "given" && opt.maps_crop <= 0.0) return upload_maps(plan, *opt.given_maps);
+  const ImageGrid& grid = coils[0]->grid;
+  const Calibration cal = calibration_from_scans(plan.backend(), coils, opt.calibration, opt.dcf);
+  spdlog::debug("coil maps: calibration region gridded");
+  if (opt.maps == "lowres") return plan.backend().lowres_maps(cal, grid, opt.maps_crop);
+  if (opt.maps == "espirit") return upload_maps(plan, maps_espirit(cal, grid));
+  // The estimated maps' support constraint, from the same data: SENSE with
+  // the true maps and with the estimated ones then differ by the maps alone.
+  CoilData maps = *opt.given_maps;
+  const std::vector<bool> keep = lowres_support(cal, grid, opt.maps_crop);
+  for (std::vector<cfloat>& m : maps)
+    for (std::size_t v = 0; v < m.size() && v < keep.size(); ++v)
+      if (!keep[v]) m[v] = 0;
+  return upload_maps(plan, maps);
 }
 
 // SENSE: one image from every coil (recon/sense.hpp) with maps estimated from
@@ -362,18 +364,13 @@ void sense_iterative(Plan& plan, const std::vector<const Scan*>& coils, const Re
   StageRunner stages(opt.observer, res.stages);
   std::size_t first = res.stages.size();
   const std::optional<NoiseEstimate> noise = noise_stage(stages, opt, [&] { return mean_noise(coils); });
-  CoilData maps;
-  stages.run("coil maps", [&] { maps = estimate_maps(plan.backend(), coils, opt); });
+  std::vector<VecPtr> resident;  // the maps, on the backend once for E^H y and CG
+  stages.run("coil maps", [&] { resident = estimate_maps(plan, coils, opt); });
   std::vector<const std::vector<cfloat>*> data;
   for (const Scan* c : coils) data.push_back(&c->data);
   VecPtr rhs;
-  std::vector<VecPtr> resident;  // the maps, uploaded once for E^H y and CG
-  stages.run("cmpFhD", [&] {
-    resident = upload_maps(plan, maps);
-    rhs = sense_adjoint(plan, resident, data);
-  });
+  stages.run("cmpFhD", [&] { rhs = sense_adjoint(plan, resident, data); });
   stages.last().note = std::to_string(coils.size()) + " coils, E^H y";
-  maps = CoilData();  // the host copy is no longer needed
   q_stage(plan, stages, res.q_cached);
   solve_stage(plan, std::move(rhs), &resident, nullptr, noise, opt, res, first);
 }
