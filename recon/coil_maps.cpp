@@ -12,6 +12,8 @@
 #include <mutex>
 
 #include "recon/dcf.hpp"
+#include <spdlog/spdlog.h>
+
 #include "core/error.hpp"
 #include "recon/gridding.hpp"
 #include "recon/toeplitz.hpp"
@@ -183,12 +185,14 @@ Calibration calibration_from_scans(Backend& be, const std::vector<const Scan*>& 
   const std::array<double, 3> half = kept_extent(low, s.grid, kernel);
   const std::vector<std::size_t> kept = samples_within(s.traj, half, HUGE_VAL);
   const std::vector<float> dcf = calibration_weights(s, half, kept, dcf_method);
+  spdlog::debug("coil maps: {} samples near the centre, their density weights made", kept.size());
   // The gridded image on `low` is the object times (full voxels / low voxels),
   // and its DFT sums over low voxels only: the calibration data come out on
   // the full-resolution scale.
   const std::unique_ptr<Points> points = be.upload_points(pick(s.traj, kept));
   CoilData images;
   for (const Scan* c : coils) images.push_back(gridding_recon(be, *points, pick(c->data, kept), dcf, low, kernel));
+  spdlog::debug("coil maps: {} coils gridded on {}", coils.size(), dims_string(low));
   return calibration_from_images(images, low, cal);
 }
 
