@@ -415,9 +415,10 @@ class GpuBackend : public Backend {
     DeviceScope scope(device_);
     std::vector<VecPtr> maps;
     std::vector<float2*> out;
-    for (std::size_t c = 0; c < cal.kspace.size(); ++c) {
-      maps.push_back(vec().zeros(grid.voxels()));
-      out.push_back(as_gpu(*maps.back()).buf.get());
+    for (std::size_t c = 0; c < cal.kspace.size(); ++c) {  // not zeroed here: gpu::lowres_maps clears them
+      auto m = std::make_unique<GpuVector>(grid.voxels(), "coil map " + std::to_string(c));
+      out.push_back(m->buf.get());
+      maps.push_back(std::move(m));
     }
     gpu::lowres_maps(windowed_calibration(cal), cal.size, grid, crop, out, s_);
     return maps;

@@ -38,7 +38,8 @@ struct DeviceTrajectory {
 void launch_mu(const float2* phi, const float2* d, float2* mu, std::size_t m, cudaStream_t s);
 
 // ---- coil_maps.cu
-// out[c] (grid.voxels() each, on the device) = maps_lowres's map of coil c from
+// out[c] (grid.voxels() each, on the device; cleared here, so they may come
+// uninitialized) = maps_lowres's map of coil c from
 // its Hann-windowed calibration data (recon/coil_maps.hpp, windowed_calibration).
 void lowres_maps(const std::vector<std::vector<cfloat>>& windowed, const ImageGrid& cal, const ImageGrid& grid,
                  double crop, const std::vector<float2*>& out, cudaStream_t s);
