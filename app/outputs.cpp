@@ -222,7 +222,9 @@ void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohman
   OutputSet& set = *plan.set;
   nlohmann::json j = report;
   nlohmann::json files = nlohmann::json::object();
-  const Magnitudes mag = plan.formats.empty() ? Magnitudes{} : magnitudes(res);
+  // cfl stores the complex image only: it alone needs no magnitudes.
+  const bool magnitudes_used = plan.formats.count("h5") || plan.formats.count("nii") || plan.formats.count("png");
+  const Magnitudes mag = magnitudes_used ? magnitudes(res) : Magnitudes{};
   run_output_tasks(set, output_tasks(plan, res, mag, geometry, files));
   if (!files.empty()) j["outputs"] = files;
   if (plan.json.empty()) write_json(set.file("report.json"), j);
