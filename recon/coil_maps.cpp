@@ -11,9 +11,9 @@
 #include <complex>
 #include <mutex>
 
-#include "recon/dcf.hpp"
 #include <spdlog/spdlog.h>
 
+#include "recon/dcf.hpp"
 #include "core/error.hpp"
 #include "recon/gridding.hpp"
 #include "recon/toeplitz.hpp"
