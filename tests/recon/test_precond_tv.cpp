@@ -48,6 +48,18 @@ bool cholesky_succeeds(Matrix a) {
   return true;
 }
 
+// Solves A x = b by plain CG and by CG preconditioned with m; both must
+// converge (tol) and reach the same x: a preconditioner that keeps the solution.
+void check_pcg_reaches_cg(Backend& be, NormalOperator& a, NormalOperator& m, const BackendVector& b, double tol) {
+  VecPtr x_plain = be.vec().zeros(b.size()), x_pre = be.vec().zeros(b.size());
+  CgOptions plain{500, tol, {}};
+  CgOptions pre = plain;
+  pre.precond = &m;
+  CHECK(conjugate_gradient(be.vec(), a, b, *x_plain, plain).converged);
+  CHECK(conjugate_gradient(be.vec(), a, b, *x_pre, pre).converged);
+  CHECK(rel_l2(be.vec().download(*x_pre), be.vec().download(*x_plain)) < 1e-4);
+}
+
 }  // namespace
 
 TEST_CASE("circulant eigenvalues are T. Chan's: diag(F T F^H) of the Toeplitz matrix", "[cpu]") {
@@ -103,15 +115,7 @@ TEST_CASE("the preconditioner is symmetric positive definite and PCG keeps the s
 
       auto a = be->normal(q, g, lambda);
       VecPtr b = be->vec().upload(be->fhd(*pts, random_complex(traj.size(), 8), g, fo));
-      VecPtr x_plain = be->vec().zeros(g.voxels()), x_pre = be->vec().zeros(g.voxels());
-      CgOptions plain{500, 1e-6, {}};
-      CgOptions pre = plain;
-      pre.precond = m.get();
-      const CgResult rp = conjugate_gradient(be->vec(), *a, *b, *x_plain, plain);
-      const CgResult rq = conjugate_gradient(be->vec(), *a, *b, *x_pre, pre);
-      CHECK(rp.converged);
-      CHECK(rq.converged);
-      CHECK(rel_l2(be->vec().download(*x_pre), be->vec().download(*x_plain)) < 1e-4);
+      check_pcg_reaches_cg(*be, *a, *m, *b, 1e-6);
     }
 }
 
@@ -131,13 +135,7 @@ TEST_CASE("a damped preconditioner (roughness weight above lambda) keeps the sol
   CHECK(cholesky_succeeds(dense(*be, *m, g.voxels())));
   auto a = be->normal(q, g, lambda);
   VecPtr b = be->vec().upload(be->fhd(*pts, random_complex(traj.size(), 12), g, fo));
-  VecPtr x_plain = be->vec().zeros(g.voxels()), x_pre = be->vec().zeros(g.voxels());
-  CgOptions plain{500, 1e-7, {}};
-  CgOptions pre = plain;
-  pre.precond = m.get();
-  REQUIRE(conjugate_gradient(be->vec(), *a, *b, *x_plain, plain).converged);
-  REQUIRE(conjugate_gradient(be->vec(), *a, *b, *x_pre, pre).converged);
-  CHECK(rel_l2(be->vec().download(*x_pre), be->vec().download(*x_plain)) < 1e-4);
+  check_pcg_reaches_cg(*be, *a, *m, *b, 1e-7);
 }
 
 TEST_CASE("PCG needs far fewer iterations on a radial-like density", "[cpu]") {
