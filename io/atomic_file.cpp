@@ -61,12 +61,24 @@ void forget_temporary(const std::string& path) {
   registry().erase(path);
 }
 
-void remove_temporaries() noexcept {
-  std::lock_guard<std::mutex> g(registry_mutex());
-  for (const std::string& p : registry()) {
-    std::error_code ec;
-    fs::remove_all(p, ec);
-  }
+namespace {
+// A writer may still be adding a file to a staging directory while it is
+// removed (rmdir then fails, not empty): try again until it is gone.
+void remove_whole(const std::string& path) noexcept {
+  std::error_code ec;
+  for (int attempt = 0; attempt < 100 && fs::exists(fs::symlink_status(path, ec)); ++attempt) fs::remove_all(path, ec);
+}
+}  // namespace
+
+void remove_temporary(const std::string& path) noexcept {
+  std::lock_guard<std::mutex> g(registry_mutex());  // never beside an interrupt's removal of the same path
+  remove_whole(path);
+  registry().erase(path);
+}
+
+void remove_temporaries_and_hold() noexcept {
+  registry_mutex().lock();  // never unlocked: no temporary is created or swapped in after this
+  for (const std::string& p : registry()) remove_whole(p);
   registry().clear();
 }
 
@@ -86,7 +98,7 @@ void cleanup_thread() {
   unsigned char s = 0;
   while (::read(g_signal_pipe[0], &s, 1) < 0 && errno == EINTR) {
   }
-  remove_temporaries();  // holds the registry lock: an output set swaps whole or not at all
+  remove_temporaries_and_hold();  // an output set swaps whole or not at all, and nothing new appears until _Exit
   std::fprintf(stderr, "fhdrecon: interrupted (%s): temporaries removed, %s\n", ::strsignal(s),
                g_swapped.load() ? "the new outputs were already in place" : "earlier outputs left as they were");
   std::signal(s, SIG_DFL);
@@ -134,8 +146,10 @@ AtomicOutput::AtomicOutput(std::string path) : path_(std::move(path)), tmp_(temp
 }
 
 AtomicOutput::~AtomicOutput() {
-  if (!committed_) std::remove(tmp_.c_str());
-  forget_temporary(tmp_);
+  if (committed_)
+    forget_temporary(tmp_);
+  else
+    remove_temporary(tmp_);
 }
 
 void AtomicOutput::commit() {
@@ -263,19 +277,20 @@ void OutputSet::remove_stale() noexcept {
 
 OutputSet::~OutputSet() {
   std::error_code ec;
-  if (!committed_) {
-    fs::remove_all(staging_, ec);
-    if (created_ && fs::is_empty(dir_, ec) && !ec) fs::remove(dir_, ec);
-  }
-  forget_temporary(staging_);
+  remove_temporary(staging_);  // the unfinished new set, or after the swap the old one
+  if (!committed_ && created_ && fs::is_empty(dir_, ec) && !ec) fs::remove(dir_, ec);
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
 std::string OutputSet::file(const std::string& name) {
   if (files_ == 0) {
-    register_temporary(staging_);
     std::error_code ec;
-    fs::create_directory(staging_, ec);
+    {
+      // Registered and created in one step: an interrupt either removes it or comes after.
+      std::lock_guard<std::mutex> g(registry_mutex());
+      registry().insert(staging_);
+      fs::create_directory(staging_, ec);
+    }
     if (ec) throw InputError(dir_, "output directory", staging_, "cannot create the staging directory: " + ec.message());
   }
   test_hook(std::to_string(++files_));
@@ -308,8 +323,7 @@ void OutputSet::commit() {
     g_swapped = true;
   }
   sync_path(parent_);
-  std::error_code ec;
-  fs::remove_all(staging_, ec);  // now the previous set
+  remove_temporary(staging_);  // now the previous set
 }
 
 }  // namespace fhd

@@ -82,7 +82,11 @@ void sync_path(const std::string& path);
 // Temporaries to remove if the process is interrupted (thread-safe).
 void register_temporary(const std::string& path);
 void forget_temporary(const std::string& path);
-void remove_temporaries() noexcept;
+// Removes a registered temporary (file or directory) and forgets it.
+void remove_temporary(const std::string& path) noexcept;
+// The interrupt's cleanup: removes every registered temporary and keeps the
+// registry locked, so no thread registers, creates or swaps one afterwards.
+void remove_temporaries_and_hold() noexcept;
 
 // SIGINT, SIGTERM and SIGHUP remove the registered temporaries, print one line
 // and then end the process by the same signal (exit status 128 + signal).
