@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # On the lent GPU machine: unpack the carried packages the image lacks, build
 # with CUDA, run the [gpu] tests and the benchmarks, write logs under $OUT.
-#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [pcg] [multi] [profile] [issue9] [peer]
+#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [pcg] [multi] [profile] [issue9] [peer] [peersense]
 #   (default: build test bench e2e tune validate; sanitize runs compute-sanitizer over
 #   the [gpu] tests, nufft the --fhd exact/nufft end-to-end cases, peer SigPy on the
-#   same kind of data: carry .peers, an optional local copy of the peer tools)
+#   same kind of data: carry .peers, an optional local copy of the peer tools;
+#   peersense SigPy's SENSE at one coil and 8 beside fhdrecon's, and coil compression)
 # Run through the device tool with carry [".devdeps"]; .devdeps holds the .deb
 # files of the packages the GPU machine's image lacks (docs/gpu-backend.md,
 # "Building on the GPU machine"; make it with scripts/fetch-devdeps.sh).
@@ -357,6 +358,31 @@ run_peer() {
   grep -hE '"name"|seconds|psnr' "$OUT/sigpy.jsonl" | head -20
 }
 
+# SigPy's SENSE time, one coil and 8 (scripts/peer_sense.py), beside fhdrecon's
+# sense_time: what the same algorithm costs per coil in a peer, and fhdrecon's
+# time and PSNR with the coils compressed (--virtual-coils K).
+run_peersense() {
+  local site=/tmp/site k
+  if [[ -d .peers/whl ]]; then
+    [[ -d $site/sigpy ]] || python3 -m pip install -q --no-index --no-deps --target "$site" .peers/whl/sigpy*.whl \
+      .peers/whl/pywavelets*.whl || return 1
+    PYTHONPATH=$site python3 scripts/peer_sense.py --matrix 128 --samples 1048576 --coils 8 --iters 30 2>&1 |
+      tee "$OUT/peer-sense.log" | grep -v Warning
+  else
+    echo "peersense: no .peers/whl carried; SigPy not timed"
+  fi
+  sense_time nufft
+  for k in 4 3 2; do
+    "$BUILD/fhdrecon" --phantom shepp3d --matrix 128 --iters 30 --device gpu --no-cache --no-gridding --no-images \
+      --samples 1048576 --fhd nufft --coils 8 --noise 0.01 --coil-combine sense --virtual-coils $k --out /tmp/sensek \
+      >"$OUT/sense-virtual-$k.log" 2>&1
+    echo "8 coils, --noise 0.01, --virtual-coils $k: $(grep -E '^iterative' "$OUT/sense-virtual-$k.log")"
+  done
+  "$BUILD/fhdrecon" --phantom shepp3d --matrix 128 --iters 30 --device gpu --no-cache --no-gridding --no-images \
+    --samples 1048576 --fhd nufft --coils 8 --noise 0.01 --coil-combine sense --out /tmp/sensek >"$OUT/sense-all.log" 2>&1
+  echo "8 coils, --noise 0.01, all coils: $(grep -E '^iterative' "$OUT/sense-all.log")"
+}
+
 run_sanitize() {
   # compute-sanitizer memcheck (out-of-bounds, leaks, API errors) and racecheck
   # (shared-memory races) over the [gpu] tests; hidden benchmarks stay out.
@@ -390,5 +416,6 @@ has multi && { run_multi || rc=1; }
 has profile && { run_profile 2>&1 | tee "$OUT/profile.log" || rc=1; }
 has issue9 && { run_issue9 2>&1 | tee "$OUT/issue9.log" || rc=1; }
 has peer && { run_peer || rc=1; }
+has peersense && { run_peersense || rc=1; }
 has sanitize && { run_sanitize || rc=1; }
 exit $rc
