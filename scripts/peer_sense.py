@@ -5,7 +5,8 @@
                                   [--iters 30] [--device 0]
 
 Issue 11 asks 8-coil SENSE to take at most 3x one coil's time. This times the
-same comparison with SigPy 0.1.27 on the GPU (CuPy), one coil and C coils, two ways:
+same comparison with SigPy 0.1.27, one coil and C coils, on the GPU (CuPy, --device 0)
+or the CPU (Numba, --device -1), two ways:
 
   toeplitz  the same algorithm as fhdrecon's: one PSF on the doubled grid
             (sigpy.fourier.toeplitz_psf, oversampling 2), CG on
@@ -16,7 +17,8 @@ same comparison with SigPy 0.1.27 on the GPU (CuPy), one coil and C coils, two w
 Timed: A^H y, the PSF (toeplitz) and the CG iterations, after one untimed
 warm-up solve (CuPy's kernel compilation and cuFFT plans). The data are random
 (a timing needs no image): 3D radial spokes through the centre, smooth complex
-maps. Prints one line per case and the C-coil / 1-coil ratios.
+maps. Prints one line per case, how far the two ways' images differ (they solve
+one problem) and the C-coil / 1-coil ratios.
 """
 import argparse
 import math
@@ -29,8 +31,8 @@ for _old, _new in (("complex", complex), ("float", float), ("int", int), ("bool"
     if not hasattr(np, _old):
         setattr(np, _old, _new)
 
-import cupy  # noqa: E402
 import sigpy as sp  # noqa: E402
+import sigpy.mri  # noqa: E402,F401  (SigPy's SENSE operator)
 
 
 def radial_coords(n, samples):
@@ -59,8 +61,9 @@ def smooth_maps(coils, n):
     return maps
 
 
-def sync():
-    cupy.cuda.Device().synchronize()
+def sync(device):
+    if device != sp.cpu_device:
+        device.xp.cuda.Device(device.id).synchronize()
 
 
 def toeplitz_solve(coord, y, maps, iters, lam):
@@ -75,7 +78,7 @@ def toeplitz_solve(coord, y, maps, iters, lam):
     T = R.H * sp.linop.FFT(big, axes=(-1, -2, -3)).H * sp.linop.Multiply(big, psf) * \
         sp.linop.FFT(big, axes=(-1, -2, -3)) * R
     N = S.H * T * S + lam * sp.linop.Identity(shape)
-    x = cupy.zeros(shape, np.complex64)
+    x = sp.get_device(b).xp.zeros(shape, np.complex64)
     alg = sp.alg.ConjugateGradient(N, b, x, max_iter=iters)
     while not alg.done():
         alg.update()
@@ -89,13 +92,13 @@ def nufft_solve(coord, y, maps, iters, lam):
     return app.run()
 
 
-def timed(solve, coord, y, maps, iters, lam):
+def timed(solve, coord, y, maps, iters, lam, device):
     solve(coord, y, maps, 1, lam)  # warm-up: kernel compilation, FFT plans
-    sync()
+    sync(device)
     t0 = time.perf_counter()
-    solve(coord, y, maps, iters, lam)
-    sync()
-    return time.perf_counter() - t0
+    x = solve(coord, y, maps, iters, lam)
+    sync(device)
+    return time.perf_counter() - t0, sp.to_device(x, sp.cpu_device)
 
 
 def main():
@@ -110,18 +113,23 @@ def main():
     rng = np.random.default_rng(1)
     coord_h = radial_coords(a.matrix, a.samples)
     maps_h = smooth_maps(a.coils, a.matrix)
-    with sp.Device(a.device):
-        coord = cupy.asarray(coord_h)
+    device = sp.Device(a.device)
+    with device:
+        coord = sp.to_device(coord_h, device)
         times = {}
         for coils in (1, a.coils):
-            maps = cupy.asarray(maps_h[:coils])
+            maps = sp.to_device(maps_h[:coils], device)
             shape = (coils,) + coord_h.shape[:-1]
-            y = cupy.asarray((rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64))
+            y = sp.to_device((rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64), device)
+            x = {}
             for name, solve in (("toeplitz", toeplitz_solve), ("nufft", nufft_solve)):
-                t = timed(solve, coord, y, maps, a.iters, a.lam)
+                t, x[name] = timed(solve, coord, y, maps, a.iters, a.lam, device)
                 times[(name, coils)] = t
-                print("sigpy %s: %d^3, %d samples, %d coil(s), %d iterations: %.3f s" %
-                      (name, a.matrix, coord_h.shape[0] * coord_h.shape[1], coils, a.iters, t), flush=True)
+                print("sigpy %s on %s: %d^3, %d samples, %d coil(s), %d iterations: %.3f s" %
+                      (name, device, a.matrix, coord_h.shape[0] * coord_h.shape[1], coils, a.iters, t), flush=True)
+            # The two ways solve one problem: their images agree up to the NUFFTs' accuracy.
+            diff = np.linalg.norm(x["toeplitz"] - x["nufft"]) / np.linalg.norm(x["nufft"])
+            print("sigpy, %d coil(s): toeplitz against nufft image, relative difference %.2e" % (coils, diff))
         for name in ("toeplitz", "nufft"):
             print("sigpy %s: %d coils / 1 coil = %.2fx" % (name, a.coils, times[(name, a.coils)] / times[(name, 1)]))
 
