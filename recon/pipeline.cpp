@@ -27,6 +27,15 @@ namespace {
 
 const int kTvStartIters = 10;  // preconditioned CG steps on the unregularized problem before ADMM
 
+// A method without iterations (gridding, the ceiling), not yet scored: score() fills the metrics.
+MethodResult direct_method(std::string name, std::vector<cfloat> image, double seconds) {
+  MethodResult m;
+  m.name = std::move(name);
+  m.image = std::move(image);
+  m.seconds = seconds;
+  return m;
+}
+
 // Runs one stage: tells the observer, times it, records it.
 class StageRunner {
  public:
@@ -226,7 +235,8 @@ void solve_stage(Plan& plan, VecPtr rhs, std::vector<VecPtr>* sense, NormalOpera
   if (!field) choose_lambda(plan, *rhs, noise, opt, res);  // the field path chose it before its operator
   StageRunner stages(opt.observer, res.stages);
   VectorOps& vec = plan.backend().vec();
-  MethodResult m{"iterative", {}, 0, {}, {}, 0, {}};
+  MethodResult m;
+  m.name = "iterative";
   PsnrRecorder rec(vec, res.reference, m.psnr_per_iter);
   const bool tv = opt.reg == "tv";
   // The image's host memory is made (and its pages touched) by another thread
@@ -400,7 +410,7 @@ void gridding(Plan& plan, const std::vector<cfloat>& data, const ReconOptions& o
   for (const Variant& v : {Variant{"gridding-trilinear", tri}, Variant{"gridding-kb", GridKernel{}}}) {
     std::vector<cfloat> image;
     double s = stages.run(v.name, [&] { image = plan.grid(data, v.kernel); });
-    res.methods.push_back({v.name, std::move(image), s + dcf_s, {}, {}});
+    res.methods.push_back(direct_method(v.name, std::move(image), s + dcf_s));
   }
 }
 
@@ -440,7 +450,7 @@ void ceiling(std::future<TimedImage>& started, const ReconOptions& opt, const Im
   } else {
     t.seconds = stages.run("band-limited ceiling", [&] { t.image = band_limited_image(opt.truth->kspace, grid); });
   }
-  res.methods.push_back({"band-limited ceiling", std::move(t.image), t.seconds, {}, {}});
+  res.methods.push_back(direct_method("band-limited ceiling", std::move(t.image), t.seconds));
 }
 
 void check_same_trajectory(const Scan& a, const Scan& b) {

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "app/recon_options.hpp"
@@ -131,4 +133,29 @@ TEST_CASE("roundtrip: CLI recon of a synth file equals the CLI's in-memory run",
   std::vector<float> b = read_float_dataset((d / "file" / "images.h5").string(), "iterative");
   REQUIRE(a.size() == std::size_t(24 * 24));
   CHECK(a == b);
+}
+
+TEST_CASE("a scan without a phantom gets no PSNR of any kind, in the result or report.json", "[roundtrip]") {
+  // The iterative method's result once started with a band-limited PSNR of 0
+  // (a positional initializer one member short), and report.json said
+  // "psnr_band_limited_db": 0.0 for BART files, which carry no phantom.
+  app::Source src = small_source();
+  const ReconResult r = recon(src.scan, nullptr);
+  REQUIRE(!r.methods.empty());
+  for (const MethodResult& m : r.methods) {
+    INFO(m.name);
+    CHECK(!m.psnr);
+    CHECK(!m.nrmse);
+    CHECK(!m.psnr_band_limited);
+    CHECK(m.psnr_per_iter.empty());
+  }
+  const fs::path d = roundtrip_dir("unscored");
+  const std::string base = (d / "ksp").string();
+  app::write_scan_any(base, "bart", src.scan, src.readout);
+  REQUIRE(run_cli("--input " + base + ".cfl --traj-file " + base + "_traj.cfl --iters 3 --no-cache --out " +
+                  (d / "out").string()) == 0);
+  std::ifstream in(d / "out" / "report.json");
+  const std::string report((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(report.find("\"methods\"") != std::string::npos);
+  CHECK(report.find("psnr_band_limited_db") == std::string::npos);
 }
