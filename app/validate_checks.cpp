@@ -20,7 +20,8 @@ const ValidateRow* find_row(const std::vector<ValidateRow>& rows, const std::str
 // |a - b| <= tol in dB, or "not run" naming the missing row.
 ValidateCheck within(const std::string& name, const ValidateRow* a, const ValidateRow* b, double tol,
                      const std::string& what) {
-  ValidateCheck c{name};
+  ValidateCheck c;
+  c.name = name;
   c.threshold = tol;
   if (!a || !b) {
     c.detail = "not run: " + what + " did not run";
@@ -56,7 +57,8 @@ std::vector<ValidateCheck> evaluate_checks(const std::vector<ValidateRow>& rows,
   for (const ValidateRow& r : rows)
     if (r.ran && r.psnr && r.method == "gridding-trilinear") tri = &r;
   const ValidateRow* it = (gpu1 && tri && gpu1->data == tri->data) ? gpu1 : cpu1;
-  ValidateCheck m{"iterative > trilinear gridding"};
+  ValidateCheck m;
+  m.name = "iterative > trilinear gridding";
   m.threshold = t.min_gain_over_trilinear_db;
   if (it && tri && it->data == tri->data) {
     m.ran = true;

@@ -104,6 +104,15 @@ DataSet make_data(const SourceOptions& o, int ref_voxels) {
   return d;
 }
 
+// A row's identity; the rest is filled by whoever ran it (or says why not).
+ValidateRow row_of(const std::string& precision, const std::string& device, const std::string& data) {
+  ValidateRow row;
+  row.precision = precision;
+  row.device = device;
+  row.data = data;
+  return row;
+}
+
 // One iterative row through run_reconstruction; with `extras` it also carries
 // the gridding baselines and the ceiling (run once, on this row's backend).
 std::vector<ValidateRow> run_row(Backend& be, const DataSet& d, const RowSpec& spec, ReconOptions ro,
@@ -122,7 +131,9 @@ std::vector<ValidateRow> run_row(Backend& be, const DataSet& d, const RowSpec& s
   ReconResult r = run_reconstruction(be, d.src.scan, ro);
   std::vector<ValidateRow> out;
   for (const MethodResult& m : r.methods) {
-    ValidateRow row{m.name, m.name == "iterative" ? spec.precision : "single", spec.device, d.label, true};
+    ValidateRow row = row_of(m.name == "iterative" ? spec.precision : "single", spec.device, d.label);
+    row.method = m.name;
+    row.ran = true;
     if (m.name == "band-limited ceiling") {  // FFTW double on the host, whatever the backend
       row.precision = "double";
       row.device = "cpu";
@@ -137,7 +148,9 @@ std::vector<ValidateRow> run_row(Backend& be, const DataSet& d, const RowSpec& s
 }
 
 ValidateRow not_run(const RowSpec& spec, const std::string& data, const std::string& why) {
-  ValidateRow row{"iterative", spec.precision, spec.device, data, false, why};
+  ValidateRow row = row_of(spec.precision, spec.device, data);
+  row.method = "iterative";
+  row.not_run = why;
   return row;
 }
 
