@@ -31,6 +31,12 @@ CMatrix cholesky(const CMatrix& a);
 // The inverse of a lower-triangular matrix with a non-zero diagonal.
 CMatrix lower_inverse(const CMatrix& l);
 
+// The dominant eigenpair of a Hermitian positive semi-definite matrix by power
+// iteration from its strongest column: at most `iters` steps, fewer once
+// ||A v - lambda v|| <= tol lambda. Returns the Rayleigh quotient lambda (never
+// above the largest eigenvalue); v becomes the unit vector.
+double power_iteration(const CMatrix& a, std::vector<cdouble>& v, int iters, double tol);
+
 // Eigen-decomposition of a Hermitian matrix, eigenvalues descending;
 // vectors' column j belongs to values[j].
 struct Eigen {
@@ -39,7 +45,10 @@ struct Eigen {
 };
 // Cyclic Jacobi rotations: any size, O(n^3) per sweep; best for n up to ~200.
 Eigen hermitian_eigen_jacobi(const CMatrix& a);
-// LAPACK's zheev where the build has it (OpenBLAS), else Jacobi.
+// LAPACK's zheevd where the build has it (OpenBLAS), else Jacobi.
 Eigen hermitian_eigen(const CMatrix& a);
+// The eigenpairs of a positive semi-definite matrix whose values are at least
+// `ratio` (> 0) times the largest, descending (ESPIRiT's signal subspace).
+Eigen hermitian_eigen_top(const CMatrix& a, double ratio);
 
 }  // namespace fhd

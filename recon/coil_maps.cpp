@@ -428,9 +428,10 @@ CMatrix block_gram(const Calibration& cal, const Kernel& k) {
   });
   CMatrix g(n, n);  // first Y^H Y = conj(G), then conjugated
 #ifdef FHD_HAVE_CBLAS
-  const cdouble one = 1.0, zero = 0.0;
-  cblas_zgemm(CblasRowMajor, CblasConjTrans, CblasNoTrans, n, n, int(rows), &one, y.data(), n, y.data(), n, &zero,
-              g.v.data(), n);
+  // Hermitian: one triangle by zherk (half zgemm's work), then mirrored.
+  cblas_zherk(CblasRowMajor, CblasLower, CblasConjTrans, n, int(rows), 1.0, y.data(), n, 0.0, g.v.data(), n);
+  for (int a = 0; a < n; ++a)
+    for (int b = a + 1; b < n; ++b) g(a, b) = std::conj(g(b, a));
 #else
 #pragma omp parallel for schedule(dynamic)
   for (int a = 0; a < n; ++a)
@@ -467,37 +468,6 @@ std::vector<std::vector<cdouble>> pair_kernels(const CMatrix& w, const Kernel& k
   return h;
 }
 
-// Dominant eigenpair of a small Hermitian positive semi-definite matrix by
-// power iteration from its strongest column.
-double dominant(const CMatrix& h, std::vector<cdouble>& v) {
-  const int n = h.rows;
-  int start = 0;
-  for (int i = 1; i < n; ++i)
-    if (h(i, i).real() > h(start, start).real()) start = i;
-  for (int i = 0; i < n; ++i) v[i] = h(i, start);
-  std::vector<cdouble> next(n);
-  double lambda = 0;
-  for (int it = 0; it < 60; ++it) {
-    double norm = 0;
-    for (const cdouble& x : v) norm += std::norm(x);
-    norm = std::sqrt(norm);
-    if (norm == 0) return 0;
-    for (cdouble& x : v) x /= norm;
-    for (int i = 0; i < n; ++i) {
-      cdouble s = 0;
-      for (int j = 0; j < n; ++j) s += h(i, j) * v[j];
-      next[i] = s;
-    }
-    lambda = 0;
-    for (int i = 0; i < n; ++i) lambda += (std::conj(v[i]) * next[i]).real();
-    std::swap(v, next);
-  }
-  double norm = 0;
-  for (const cdouble& x : v) norm += std::norm(x);
-  for (cdouble& x : v) x /= std::sqrt(norm);
-  return lambda;
-}
-
 Kernel espirit_kernel(const Calibration& cal, const ImageGrid& grid, int width) {
   Kernel k{{}, int(cal.kspace.size())};
   auto axis = [&](int calib, int n, const char* name) {
@@ -521,12 +491,9 @@ CoilData maps_espirit(const Calibration& cal, const ImageGrid& grid, const Espir
   if (double(pairs) * grid.voxels() * sizeof(cfloat) > 4.0 * (1 << 30))
     throw InputError("coil maps", "ESPIRiT operator size", std::to_string(pairs) + " coil pairs x " +
                      std::to_string(grid.voxels()) + " voxels", "over 4 GiB: compress the coils first (--virtual-coils)");
-  const Eigen e = hermitian_eigen(block_gram(cal, k));
-  int keep = 0;
-  while (keep < int(e.values.size()) && e.values[keep] >= opt.threshold * opt.threshold * e.values[0]) ++keep;
-  CMatrix w(e.vectors.rows, keep);
-  for (int i = 0; i < w.rows; ++i)
-    for (int j = 0; j < keep; ++j) w(i, j) = e.vectors(i, j);
+  // Singular values of the calibration matrix at least threshold times the
+  // largest: its Gram matrix's eigenvalues at least threshold^2 times.
+  const CMatrix w = hermitian_eigen_top(block_gram(cal, k), opt.threshold * opt.threshold).vectors;
   const ImageGrid hsize{2 * k.size.nx - 1, 2 * k.size.ny - 1, 2 * k.size.nz - 1};
   std::vector<std::vector<cfloat>> hx;  // H(x) per coil pair (c <= c'), on the image grid
   for (auto& h : pair_kernels(w, k, hsize)) {
@@ -551,7 +518,7 @@ CoilData maps_espirit(const Calibration& cal, const ImageGrid& grid, const Espir
           h(c, c2) = cdouble(hx[pair][vox]);
           h(c2, c) = std::conj(h(c, c2));
         }
-      if (dominant(h, v) < opt.crop) continue;  // outside the support: zero
+      if (power_iteration(h, v, 60, 1e-7) < opt.crop) continue;  // outside the support: zero
       const cdouble ref = std::abs(v[0]) > 0 ? std::conj(v[0]) / std::abs(v[0]) : 1.0;
       for (int c = 0; c < nc; ++c) maps[c][vox] = cfloat(v[c] * ref);
     }

@@ -81,6 +81,44 @@ TEST_CASE("Hermitian eigen-decomposition: A V = V diag(values), descending, V un
   }
 }
 
+TEST_CASE("the top of a spectrum: eigenpairs at least ratio times the largest; power iteration", "[recon][coils]") {
+  // A = U diag(lambda) U^H with a known spectrum, U unitary (a random HPD matrix's vectors).
+  const int n = 40;
+  const CMatrix u = hermitian_eigen(random_hpd(n, 5)).vectors;
+  std::vector<double> lambda(n);
+  for (int i = 0; i < n; ++i) lambda[i] = 100.0 * std::pow(0.6, i);  // 100, 60, 36, 21.6, 12.96, 7.776, ...
+  CMatrix d(n, n);
+  for (int i = 0; i < n; ++i) d(i, i) = lambda[i];
+  const CMatrix a = multiply(multiply(u, d), adjoint(u));
+  for (double ratio : {1.0, 0.2, 0.05, 1e-4}) {
+    INFO("ratio " << ratio);
+    const Eigen e = hermitian_eigen_top(a, ratio);
+    int want = 0;
+    while (want < n && lambda[want] >= ratio * lambda[0]) ++want;  // none within 1% of the cut
+    REQUIRE(int(e.values.size()) == want);
+    REQUIRE(e.vectors.cols == want);
+    CMatrix l(want, want);
+    for (int i = 0; i < want; ++i) {
+      CHECK(std::abs(e.values[i] - lambda[i]) < 1e-9 * lambda[0]);
+      l(i, i) = e.values[i];
+    }
+    CHECK(max_abs_diff(multiply(a, e.vectors), multiply(e.vectors, l)) < 1e-9 * lambda[0]);
+    CHECK(max_abs_diff(multiply(adjoint(e.vectors), e.vectors), CMatrix::identity(want)) < 1e-10 * n);
+  }
+  CHECK_THROWS_AS(hermitian_eigen_top(a, 0.0), std::invalid_argument);
+
+  std::vector<cdouble> v;
+  const double top = power_iteration(a, v, 500, 1e-10);
+  CHECK(std::abs(top - lambda[0]) < 1e-8 * lambda[0]);
+  double overlap = 0;  // |<u_0, v>| = 1 for the dominant vector, up to a phase
+  cdouble inner = 0;
+  for (int i = 0; i < n; ++i) inner += std::conj(u(i, 0)) * v[i];
+  overlap = std::abs(inner);
+  CHECK(overlap > 1 - 1e-8);
+  // Stopped early, still a lower bound of the largest eigenvalue (a Rayleigh quotient).
+  CHECK(power_iteration(a, v, 2, 0) <= lambda[0] * (1 + 1e-12));
+}
+
 TEST_CASE("prewhitening makes the noise covariance the identity", "[recon][coils]") {
   const int nc = 8;
   const NoiseModel model = make_noise_model(nc, 21);
