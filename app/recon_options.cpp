@@ -65,7 +65,7 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
                  "at most 0.2% over the field map's range and the readout")
       ->check(CLI::Range(1, 256));
   cmd.add_option("--maps-crop", o.maps_crop,
-                 "lowres (and true) maps are zero where the low-resolution root sum of squares is below this "
+                 "sense's maps (lowres, espirit, true) are zero where the low-resolution root sum of squares is below this "
                  "fraction of its peak (outside the object; 0 = nowhere)")
       ->check(CLI::Range(0.0, 0.9))
       ->capture_default_str();

@@ -484,7 +484,10 @@ Kernel espirit_kernel(const Calibration& cal, const ImageGrid& grid, int width) 
 
 }  // namespace
 
-CoilData maps_espirit(const Calibration& cal, const ImageGrid& grid, const EspiritOptions& opt) {
+CoilData maps_espirit(const Calibration& cal, const ImageGrid& grid, const EspiritOptions& opt,
+                      const std::vector<bool>& support) {
+  if (!support.empty() && support.size() != grid.voxels())
+    throw std::invalid_argument("maps_espirit: the support has " + std::to_string(support.size()) + " voxels");
   const Kernel k = espirit_kernel(cal, grid, opt.kernel);
   const int nc = k.coils;
   const std::size_t pairs = std::size_t(nc) * (nc + 1) / 2;
@@ -513,6 +516,7 @@ CoilData maps_espirit(const Calibration& cal, const ImageGrid& grid, const Espir
     std::vector<cdouble> v(nc);
 #pragma omp for schedule(static)
     for (std::int64_t vox = 0; vox < nv; ++vox) {
+      if (!support.empty() && !support[std::size_t(vox)]) continue;
       for (int c = 0, pair = 0; c < nc; ++c)
         for (int c2 = c; c2 < nc; ++c2, ++pair) {
           h(c, c2) = cdouble(hx[pair][vox]);

@@ -64,8 +64,11 @@ struct EspiritOptions {
 // ESPIRiT: the calibration matrix's signal subspace gives, at every voxel, a
 // coils x coils operator whose eigenvector of eigenvalue ~1 is the coil
 // sensitivity vector (unit norm, phase relative to coil 0).
+// Voxels where a non-empty `support` is false are left zero, not computed
+// (the per-voxel eigenproblems are most of the time after the eigen-decomposition).
 // Throws InputError when the kernel does not fit the calibration region.
-CoilData maps_espirit(const Calibration& cal, const ImageGrid& grid, const EspiritOptions& opt = {});
+CoilData maps_espirit(const Calibration& cal, const ImageGrid& grid, const EspiritOptions& opt = {},
+                      const std::vector<bool>& support = {});
 
 // How far estimated maps are from true ones where `mask` is set: the RMS over
 // those voxels of min over phi || est e^{i phi} - truth / ||truth|| || (the

@@ -169,6 +169,13 @@ TEST_CASE("ESPIRiT and the low-resolution method recover known smooth maps", "[r
   CHECK(mismatched == 0);
   CHECK(kept > keep.size() / 4);  // the object, not nothing
   CHECK(kept < keep.size());      // and not everything
+  // ESPIRiT given that support: the same maps inside it, zero outside.
+  const CoilData whole = maps_espirit(cal, k.grid), inside = maps_espirit(cal, k.grid, {}, keep);
+  std::size_t differ = 0;
+  for (std::size_t c = 0; c < whole.size(); ++c)
+    for (std::size_t v = 0; v < keep.size(); ++v) differ += inside[c][v] != (keep[v] ? whole[c][v] : cfloat(0));
+  CHECK(differ == 0);
+  CHECK_THROWS_AS(maps_espirit(cal, k.grid, {}, std::vector<bool>(7, true)), std::invalid_argument);
   EspiritOptions big;
   big.kernel = 30;
   CHECK_THROWS_AS(maps_espirit(cal, k.grid, big), InputError);
