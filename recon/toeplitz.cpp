@@ -50,8 +50,8 @@ namespace {
 fftwf_plan axis_plan(const ImageGrid& n, const ImageGrid& dbl, cfloat* data, int axis, int sign) {
   const int len[3] = {dbl.nx, dbl.ny, dbl.nz}, low[3] = {n.nx, n.ny, n.nz};
   const int stride[3] = {1, dbl.nx, dbl.nx * dbl.ny};
-  fftw_iodim dim{len[axis], stride[axis], stride[axis]};
-  std::vector<fftw_iodim> batch;
+  fftwf_iodim dim{len[axis], stride[axis], stride[axis]};
+  std::vector<fftwf_iodim> batch;
   for (int b = 0; b < 3; ++b)
     if (b != axis && len[b] > 1) batch.push_back({b < axis ? len[b] : low[b], stride[b], stride[b]});
   auto* buf = reinterpret_cast<fftwf_complex*>(data);

@@ -120,7 +120,7 @@ run_nufft() {
 run_sense() {
   local s a m common=(--phantom shepp3d --matrix 128 --iters 30 --device gpu --no-cache --no-gridding)
   for s in 262144 131072; do
-    for a in "rss" "sense --maps lowres" "sense --maps true" "sense --maps true --maps-crop 0"; do
+    for a in "rss" "sense --maps lowres" "sense --maps espirit" "sense --maps true" "sense --maps true --maps-crop 0"; do
       echo "$s samples, 8 coils, --coil-combine $a: $("$BUILD/fhdrecon" "${common[@]}" --samples $s --coils 8 \
         --noise 0.01 --fhd nufft --coil-combine $a --out /tmp/sense 2>&1 | grep -E '^iterative' | head -1)"
     done
