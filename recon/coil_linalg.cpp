@@ -24,8 +24,7 @@ double power_iteration(const CMatrix& a, std::vector<cdouble>& v, int iters, dou
     if (a(i, i).real() > a(start, start).real()) start = i;
   v.resize(n);
   for (int i = 0; i < n; ++i) v[i] = a(i, start);
-  thread_local std::vector<cdouble> next;  // ESPIRiT calls this once per voxel
-  next.resize(n);
+  std::vector<cdouble> next(n);
   double lambda = 0;
   for (int it = 0; it < iters; ++it) {
     double norm = 0;
