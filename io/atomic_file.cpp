@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <system_error>
@@ -54,6 +55,12 @@ std::string errno_text() { return std::strerror(errno); }
 void register_temporary(const std::string& path) {
   std::lock_guard<std::mutex> g(registry_mutex());
   registry().insert(path);
+}
+
+void create_temporary(const std::string& path, const std::function<void()>& create) {
+  std::lock_guard<std::mutex> g(registry_mutex());  // an interrupt removes it, or comes after
+  registry().insert(path);
+  create();
 }
 
 void forget_temporary(const std::string& path) {
@@ -285,12 +292,7 @@ OutputSet::~OutputSet() {
 std::string OutputSet::file(const std::string& name) {
   if (files_ == 0) {
     std::error_code ec;
-    {
-      // Registered and created in one step: an interrupt either removes it or comes after.
-      std::lock_guard<std::mutex> g(registry_mutex());
-      registry().insert(staging_);
-      fs::create_directory(staging_, ec);
-    }
+    create_temporary(staging_, [&] { fs::create_directory(staging_, ec); });
     if (ec) throw InputError(dir_, "output directory", staging_, "cannot create the staging directory: " + ec.message());
   }
   test_hook(std::to_string(++files_));

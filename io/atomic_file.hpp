@@ -10,6 +10,7 @@
 // Every temporary is registered, so an interrupt (SIGINT, SIGTERM, SIGHUP, once
 // install_interrupt_cleanup ran) removes them before the process dies, and the
 // next run into the same directory removes what a killed run left.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,10 @@ void sync_path(const std::string& path);
 
 // Temporaries to remove if the process is interrupted (thread-safe).
 void register_temporary(const std::string& path);
+// Registers `path` and runs `create` (which makes it) in one step under the
+// registry's lock: an interrupt's cleanup either removes what was made or
+// runs before it is made, never between.
+void create_temporary(const std::string& path, const std::function<void()>& create);
 void forget_temporary(const std::string& path);
 // Removes a registered temporary (file or directory) and forgets it.
 void remove_temporary(const std::string& path) noexcept;
