@@ -9,8 +9,8 @@
 #include "app/batch_summary.hpp"
 #include "app/recon_options.hpp"
 #include "app/source.hpp"
-#include "recon/backend.hpp"
-#include "recon/pipeline.hpp"
+#include "recon/device/device.hpp"
+#include "recon/pipeline/pipeline.hpp"
 
 namespace fhd::app {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "recon/pipeline.hpp"
+#include "recon/pipeline/pipeline.hpp"
 
 namespace fhd::app {
 

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <nlohmann/json.hpp>
 
-#include "recon/types.hpp"
+#include "recon/problem/scan.hpp"
 
 namespace fhd::app {
 

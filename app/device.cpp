@@ -11,10 +11,10 @@
 
 #include "core/error.hpp"
 #ifdef FHD_HAVE_CUDA
-#include "cuda/bench.hpp"
-#include "cuda/gpu_backend.hpp"
-#include "cuda/nufft_bench.hpp"
-#include "cuda/tune.hpp"
+#include "cuda/gather/bench.hpp"
+#include "cuda/device/gpu_device.hpp"
+#include "cuda/nufft/nufft_bench.hpp"
+#include "cuda/gather/tune.hpp"
 #endif
 
 namespace fhd::app {

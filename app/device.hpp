@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/gpu_reports.hpp"
-#include "recon/backend.hpp"
+#include "recon/device/device.hpp"
 
 namespace fhd::app {
 

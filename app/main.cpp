@@ -11,7 +11,7 @@
 #include "app/recon_options.hpp"
 #include "io/atomic_file.hpp"
 #include "io/h5util.hpp"
-#include "recon/qcache.hpp"
+#include "recon/plan/qcache.hpp"
 #include "core/error.hpp"
 
 namespace fhd::app {

@@ -2,7 +2,7 @@
 #include <cstddef>
 #include <string>
 
-#include "recon/types.hpp"
+#include "recon/problem/scan.hpp"
 
 namespace fhd::app {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "recon/dcf.hpp"
+#include "recon/gridding/dcf.hpp"
 #include "core/error.hpp"
 
 namespace fhd::app {

@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "recon/types.hpp"
+#include "recon/problem/scan.hpp"
 
 namespace fhd::app {
 

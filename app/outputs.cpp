@@ -18,7 +18,7 @@
 #include "io/image_out.hpp"
 #include "io/text_outputs.hpp"
 #include "core/error.hpp"
-#include "recon/metrics.hpp"
+#include "recon/eval/metrics.hpp"
 
 namespace fhd::app {
 namespace {

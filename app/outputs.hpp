@@ -12,7 +12,7 @@
 #include <string>
 
 #include "io/atomic_file.hpp"
-#include "recon/pipeline.hpp"
+#include "recon/pipeline/pipeline.hpp"
 
 namespace fhd::app {
 

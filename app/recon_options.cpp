@@ -4,7 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/error.hpp"
-#include "recon/qcache.hpp"
+#include "recon/plan/qcache.hpp"
 
 namespace fhd::app {
 
@@ -102,7 +102,7 @@ ReconOptions make_recon_options(const SolverOptions& o, const Source* src, Progr
   r.tol = o.tol;
   r.reg = o.reg;
   // TV without a number (its default, or auto) takes its noise rule, with
-  // TV's own default as the fallback (recon/tv.hpp); a number always wins.
+  // TV's own default as the fallback (recon/solvers/tv.hpp); a number always wins.
   const bool tv_auto = o.reg == "tv" && (!o.lambda_given || o.lambda_auto);
   r.lambda = tv_auto ? kTvLambda : o.lambda;
   r.lambda_auto = o.lambda_auto || tv_auto;

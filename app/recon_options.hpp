@@ -7,7 +7,7 @@
 #include "app/log.hpp"
 #include "app/source.hpp"
 #include "phantom/phantom.hpp"
-#include "recon/pipeline.hpp"
+#include "recon/pipeline/pipeline.hpp"
 
 namespace fhd::app {
 
@@ -21,7 +21,7 @@ struct SolverOptions {
   double tol = 1e-6;
   double lambda = 0.03;         // l2's fixed value (auto's fallback); TV's is kTvLambda unless a number is given
   bool lambda_given = false;
-  // --lambda auto: lambda from the data's noise (recon/lambda_auto.hpp, recon/tv.hpp); `lambda` is its
+  // --lambda auto: lambda from the data's noise (recon/problem/lambda_auto.hpp, recon/solvers/tv.hpp); `lambda` is its
   // fallback. TV without --lambda is auto too.
   bool lambda_auto = false;
   std::string reg = "l2";
@@ -33,7 +33,7 @@ struct SolverOptions {
   double maps_crop = kLowresCrop;    // lowres maps: zero where the low-resolution RSS < this * its peak
   bool no_gridding = false;
   std::string field_comp = "auto";   // none | exact | segmented; auto: segmented with a field map, else none
-  int segments = 0;                  // segmented's L; 0 = the rule (recon/field.hpp choose_segments)
+  int segments = 0;                  // segmented's L; 0 = the rule (recon/field/field.hpp choose_segments)
   std::string cache_dir;  // "" = the default cache dir
   bool no_cache = false;
 };

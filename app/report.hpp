@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "recon/pipeline.hpp"
+#include "recon/pipeline/pipeline.hpp"
 
 namespace fhd::app {
 

@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "recon/types.hpp"
+#include "recon/problem/scan.hpp"
 
 namespace fhd::app {
 

@@ -8,10 +8,10 @@
 #include "app/memory_check.hpp"
 #include "phantom/coils.hpp"
 #include "phantom/offresonance.hpp"
-#include "recon/field.hpp"
+#include "recon/field/field.hpp"
 #include "io/scan_file.hpp"
-#include "recon/coil_compress.hpp"
-#include "recon/coil_noise.hpp"
+#include "recon/coils/coil_compress.hpp"
+#include "recon/coils/coil_noise.hpp"
 #include "app/scan_input.hpp"
 #include "core/error.hpp"
 

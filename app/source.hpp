@@ -7,8 +7,8 @@
 #include <string>
 
 #include "phantom/phantom.hpp"
-#include "recon/coil_noise.hpp"
-#include "recon/types.hpp"
+#include "recon/coils/coil_noise.hpp"
+#include "recon/problem/scan.hpp"
 
 namespace fhd::app {
 

@@ -15,9 +15,9 @@
 #include "app/log.hpp"
 #include "app/validate.hpp"
 #include "core/error.hpp"
-#include "recon/direct_sum.hpp"
-#include "recon/metrics.hpp"
-#include "recon/pipeline.hpp"
+#include "recon/gather/direct_sum.hpp"
+#include "recon/eval/metrics.hpp"
+#include "recon/pipeline/pipeline.hpp"
 
 namespace fhd::app {
 namespace {

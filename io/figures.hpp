@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "io/bar_chart.hpp"
-#include "recon/types.hpp"
+#include "recon/problem/scan.hpp"
 
 namespace fhd {
 

@@ -12,7 +12,7 @@
 
 #include "core/geometry.hpp"
 #include "core/units.hpp"
-#include "recon/types.hpp"
+#include "recon/problem/scan.hpp"
 
 namespace fhd {
 

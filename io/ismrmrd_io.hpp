@@ -15,7 +15,7 @@
 
 #include "core/units.hpp"
 #include "io/scan_checks.hpp"
-#include "recon/types.hpp"
+#include "recon/problem/scan.hpp"
 
 namespace fhd {
 

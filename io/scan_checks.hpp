@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "recon/types.hpp"
+#include "recon/problem/scan.hpp"
 
 namespace fhd {
 

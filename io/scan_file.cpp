@@ -1,6 +1,6 @@
 #include "io/scan_file.hpp"
 
-#include "recon/field.hpp"
+#include "recon/field/field.hpp"
 
 #include <cmath>
 #include <cstdint>

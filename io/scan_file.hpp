@@ -16,7 +16,7 @@
 #include <string>
 
 #include "io/scan_checks.hpp"
-#include "recon/types.hpp"
+#include "recon/problem/scan.hpp"
 
 namespace fhd {
 

@@ -155,7 +155,7 @@ sense_time() {
 # its in-plane Nyquist count; the phantom default's samples leave a 3D spiral
 # stack 8x under it, a 13 dB image), +-150 Hz, readouts of 10 and 20 ms, 30
 # iterations with the NUFFT operators: PSNR uncompensated, time-segmented,
-# exact (cuda/field_gather.hpp's gathers, two per CG iteration over every
+# exact (cuda/field/field_gather.hpp's gathers, two per CG iteration over every
 # sample-voxel pair) and without off-resonance, and the time of each (cmpFhD +
 # Q + CG: the cost of compensation). fieldexact runs the exact model alone at
 # 128^3 (minutes) in a command of its own.
@@ -173,7 +173,7 @@ run_fieldexact() { field_case fieldexact 128 READOUTS="${FIELD_READOUTS:-10}" ME
 
 # Issue 10's GPU cases at 128^3 (NUFFT operators, Q not cached): --lambda auto
 # against fixed lambdas, noiseless and at 1% noise; TV at its default (the
-# noise rule, recon/tv.hpp) against l2 at several lambdas, at 1M and 262,144
+# noise rule, recon/solvers/tv.hpp) against l2 at several lambdas, at 1M and 262,144
 # samples; preconditioned CG at 30 iterations against plain CG at 100.
 # One line per run: PSNR (dB) against the phantom, then against the
 # band-limited image, iterations, lambda and the rule that chose it; then a

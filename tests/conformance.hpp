@@ -11,11 +11,11 @@
 
 #include "catch.hpp"
 #include "core/error.hpp"
-#include "recon/backend.hpp"
-#include "recon/plan.hpp"
-#include "recon/precond.hpp"
-#include "recon/sense.hpp"
-#include "recon/tv.hpp"
+#include "recon/device/device.hpp"
+#include "recon/plan/plan.hpp"
+#include "recon/plan/precond.hpp"
+#include "recon/coils/sense.hpp"
+#include "recon/solvers/tv.hpp"
 #include "test_util.hpp"
 
 namespace fhd::conformance {

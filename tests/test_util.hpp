@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "recon/types.hpp"
+#include "recon/problem/scan.hpp"
 
 namespace fhd::test {
 

@@ -29,8 +29,8 @@
 #include "app/source.hpp"
 #include "catch.hpp"
 #include "io/cfl.hpp"
-#include "recon/metrics.hpp"
-#include "recon/pipeline.hpp"
+#include "recon/eval/metrics.hpp"
+#include "recon/pipeline/pipeline.hpp"
 
 namespace fs = std::filesystem;
 using namespace fhd;

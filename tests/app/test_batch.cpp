@@ -17,7 +17,7 @@
 #include "app/recon_options.hpp"
 #include "app/source.hpp"
 #include "core/error.hpp"
-#include "recon/metrics.hpp"
+#include "recon/eval/metrics.hpp"
 #include "catch.hpp"
 #include "test_util.hpp"
 

@@ -14,9 +14,9 @@
 #include "app/source.hpp"
 #include "catch.hpp"
 #include "phantom/coils.hpp"
-#include "recon/coil_compress.hpp"
-#include "recon/coil_maps.hpp"
-#include "recon/metrics.hpp"
+#include "recon/coils/coil_compress.hpp"
+#include "recon/coils/coil_maps.hpp"
+#include "recon/eval/metrics.hpp"
 
 using namespace fhd;
 

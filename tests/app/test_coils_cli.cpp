@@ -5,7 +5,7 @@
 #include "app/scan_input.hpp"
 #include "app/source.hpp"
 #include "catch.hpp"
-#include "recon/coil_noise.hpp"
+#include "recon/coils/coil_noise.hpp"
 #include "test_util.hpp"
 
 namespace fs = std::filesystem;

@@ -19,7 +19,7 @@
 #include "catch.hpp"
 #include "io/figures.hpp"
 #include "io/ismrmrd_io.hpp"
-#include "recon/qcache.hpp"
+#include "recon/plan/qcache.hpp"
 #include "test_util.hpp"
 
 namespace fs = std::filesystem;

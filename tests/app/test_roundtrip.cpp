@@ -17,8 +17,8 @@
 #include "app/scan_input.hpp"
 #include "app/source.hpp"
 #include "catch.hpp"
-#include "recon/metrics.hpp"
-#include "recon/pipeline.hpp"
+#include "recon/eval/metrics.hpp"
+#include "recon/pipeline/pipeline.hpp"
 
 namespace fs = std::filesystem;
 using namespace fhd;

@@ -1,4 +1,4 @@
-// The CUDA-free half of tuning (cuda/tune.hpp): search-space enumeration and
+// The CUDA-free half of tuning (cuda/gather/tune.hpp): search-space enumeration and
 // the profile's read/write/version rules. Runs in the CPU-only build.
 #include <cstdlib>
 #include <filesystem>
@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "catch.hpp"
-#include "cuda/tune.hpp"
+#include "cuda/gather/tune.hpp"
 
 namespace {
 

@@ -31,11 +31,11 @@
 #include <vector>
 
 #include "app/scan_input.hpp"
-#include "cuda/tune.hpp"
+#include "cuda/gather/tune.hpp"
 #include "io/cfl.hpp"
 #include "io/scan_file.hpp"
 #include "core/error.hpp"
-#include "recon/qcache.hpp"
+#include "recon/plan/qcache.hpp"
 #if defined(FHD_HAVE_ISMRMRD)
 #include "io/ismrmrd_io.hpp"
 #endif

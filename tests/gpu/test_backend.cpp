@@ -6,14 +6,14 @@
 #include <stdexcept>
 
 #include "catch.hpp"
-#include "cuda/fhd_kernels.hpp"
-#include "cuda/gpu_backend.hpp"
-#include "cuda/gpu_internal.hpp"
-#include "recon/cg.hpp"
-#include "recon/coil_maps.hpp"
-#include "recon/direct_sum.hpp"
-#include "recon/gridding.hpp"
-#include "recon/gridding_cpu.hpp"
+#include "cuda/gather/fhd_kernels.hpp"
+#include "cuda/device/gpu_device.hpp"
+#include "cuda/device/gpu_internal.hpp"
+#include "recon/solvers/cg.hpp"
+#include "recon/coils/coil_maps.hpp"
+#include "recon/gather/direct_sum.hpp"
+#include "recon/gridding/gridding.hpp"
+#include "recon/gridding/gridding_cpu.hpp"
 #include "test_backend_util.hpp"
 
 using namespace fhd;

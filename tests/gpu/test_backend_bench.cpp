@@ -8,12 +8,12 @@
 #include <cstdio>
 
 #include "catch.hpp"
-#include "cuda/fhd_kernels.hpp"
-#include "cuda/gpu_backend.hpp"
-#include "cuda/gpu_internal.hpp"
+#include "cuda/gather/fhd_kernels.hpp"
+#include "cuda/device/gpu_device.hpp"
+#include "cuda/device/gpu_internal.hpp"
 #include "phantom/trajectory.hpp"
-#include "recon/cg.hpp"
-#include "recon/gridding.hpp"
+#include "recon/solvers/cg.hpp"
+#include "recon/gridding/gridding.hpp"
 #include "test_backend_util.hpp"
 
 using namespace fhd;

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "cuda/gpu_backend.hpp"
-#include "recon/types.hpp"
+#include "cuda/device/gpu_device.hpp"
+#include "recon/problem/scan.hpp"
 #include "test_util.hpp"
 
 namespace fhd::gpu_test {

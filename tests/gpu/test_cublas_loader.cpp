@@ -1,11 +1,11 @@
-// cuBLAS is opened on first use, not at start-up (cuda/cublas_loader.hpp):
+// cuBLAS is opened on first use, not at start-up (cuda/device/cublas_loader.hpp):
 // these run without a GPU, since loading the library and finding its
 // functions needs none.
 #include <fstream>
 #include <string>
 
 #include "catch.hpp"
-#include "cuda/cublas_loader.hpp"
+#include "cuda/device/cublas_loader.hpp"
 
 namespace {
 

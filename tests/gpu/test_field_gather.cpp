@@ -1,10 +1,10 @@
-// The exact off-resonance gathers (cuda/field_gather.hpp) against float64
+// The exact off-resonance gathers (cuda/field/field_gather.hpp) against float64
 // direct sums, their adjoint identity, and their length checks.
 #include <random>
 
 #include "catch.hpp"
 #include "core/error.hpp"
-#include "cuda/field_gather.hpp"
+#include "cuda/field/field_gather.hpp"
 #include "test_backend_util.hpp"
 
 using namespace fhd;

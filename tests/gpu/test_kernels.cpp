@@ -1,5 +1,5 @@
 // [gpu] The cmpFhD kernel family against the float64 direct sums
-// (recon/direct_sum.hpp): every variant x every trig mode, small random 2D and
+// (recon/gather/direct_sum.hpp): every variant x every trig mode, small random 2D and
 // 3D problems with odd sizes, sample counts that are not multiples of any tile
 // or chunk, and Q's doubled grid. Outputs are poisoned (NaN) before each run.
 #include <cuda_runtime.h>
@@ -12,9 +12,9 @@
 
 #include "catch.hpp"
 #include "test_util.hpp"
-#include "cuda/check.hpp"
-#include "cuda/fhd_kernels.hpp"
-#include "recon/direct_sum.hpp"
+#include "cuda/device/check.hpp"
+#include "cuda/gather/fhd_kernels.hpp"
+#include "recon/gather/direct_sum.hpp"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "catch.hpp"
-#include "cuda/bench.hpp"
-#include "cuda/tune.hpp"
+#include "cuda/gather/bench.hpp"
+#include "cuda/gather/tune.hpp"
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "cuda/nufft.hpp"
-#include "recon/direct_sum.hpp"
+#include "cuda/nufft/nufft.hpp"
+#include "recon/gather/direct_sum.hpp"
 #include "core/error.hpp"
 #include "test_backend_util.hpp"
 
@@ -18,7 +18,7 @@ using gpu::NufftOptions;
 namespace {
 
 // Single precision sets a floor near 1e-6 under the kernel's error (sigma
-// 1.25 below 1e-4 runs at sigma 2: cuda/nufft.hpp).
+// 1.25 below 1e-4 runs at sigma 2: cuda/nufft/nufft.hpp).
 double allowed(double tol) { return std::max(3.0 * tol, 4e-6); }
 
 NufftOptions options(double tol, double sigma, NufftMethod m) {

@@ -2,8 +2,8 @@
 // faces with no mirror on the grid, reached by phase-shifted weights) for every
 // kernel variant, against the float64 direct sum on the whole doubled grid.
 #include "catch.hpp"
-#include "cuda/fhd_kernels.hpp"
-#include "recon/direct_sum.hpp"
+#include "cuda/gather/fhd_kernels.hpp"
+#include "recon/gather/direct_sum.hpp"
 #include "test_backend_util.hpp"
 
 using namespace fhd;

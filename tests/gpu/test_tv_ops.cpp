@@ -1,9 +1,9 @@
 // The GPU circulant preconditioner and TV kernels against the host references
-// (recon/precond.cpp, recon/tv.cpp), and TV/PCG end to end against the CPU backend.
+// (recon/plan/precond.cpp, recon/solvers/tv.cpp), and TV/PCG end to end against the CPU backend.
 #include "catch.hpp"
-#include "recon/cg.hpp"
-#include "recon/precond.hpp"
-#include "recon/tv.hpp"
+#include "recon/solvers/cg.hpp"
+#include "recon/plan/precond.hpp"
+#include "recon/solvers/tv.hpp"
 #include "test_backend_util.hpp"
 
 using namespace fhd;

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "recon/types.hpp"
+#include "recon/problem/scan.hpp"
 
 namespace fhd::test {
 

@@ -4,7 +4,7 @@
 
 #include "catch.hpp"
 #include "phantom/coils.hpp"
-#include "recon/coil_compress.hpp"
+#include "recon/coils/coil_compress.hpp"
 #include "core/error.hpp"
 #include "test_util.hpp"
 

@@ -7,7 +7,7 @@
 #include "phantom/coils.hpp"
 #include "phantom/phantom.hpp"
 #include "phantom/trajectory.hpp"
-#include "recon/coil_maps.hpp"
+#include "recon/coils/coil_maps.hpp"
 #include "core/error.hpp"
 #include "test_util.hpp"
 

@@ -10,8 +10,8 @@
 
 #include "catch.hpp"
 #include "phantom/trajectory.hpp"
-#include "recon/coil_maps.hpp"
-#include "recon/cpu_backend.hpp"
+#include "recon/coils/coil_maps.hpp"
+#include "recon/device/cpu_device.hpp"
 #include "test_util.hpp"
 
 using namespace fhd;

@@ -4,8 +4,8 @@
 
 #include "catch.hpp"
 #include "phantom/coils.hpp"
-#include "recon/coil_linalg.hpp"
-#include "recon/coil_noise.hpp"
+#include "recon/coils/coil_linalg.hpp"
+#include "recon/coils/coil_noise.hpp"
 #include "core/error.hpp"
 #include "test_util.hpp"
 

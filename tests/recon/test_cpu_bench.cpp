@@ -9,8 +9,8 @@
 #include <string>
 
 #include "catch.hpp"
-#include "recon/cpu_backend.hpp"
-#include "recon/cpu_fhd.hpp"
+#include "recon/device/cpu_device.hpp"
+#include "recon/gather/cpu_fhd.hpp"
 #include "test_cpu_util.hpp"
 
 using namespace fhd;

@@ -2,9 +2,9 @@
 #include <cmath>
 
 #include "catch.hpp"
-#include "recon/cg.hpp"
-#include "recon/cpu_backend.hpp"
-#include "recon/direct_sum.hpp"
+#include "recon/solvers/cg.hpp"
+#include "recon/device/cpu_device.hpp"
+#include "recon/gather/direct_sum.hpp"
 #include "test_cpu_util.hpp"
 
 using namespace fhd;

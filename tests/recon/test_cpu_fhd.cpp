@@ -3,9 +3,9 @@
 #include <string>
 
 #include "catch.hpp"
-#include "recon/cpu_fhd.hpp"
-#include "recon/direct_sum.hpp"
-#include "recon/fast_trig.hpp"
+#include "recon/gather/cpu_fhd.hpp"
+#include "recon/gather/direct_sum.hpp"
+#include "recon/gather/fast_trig.hpp"
 #include "test_cpu_util.hpp"
 
 using namespace fhd;

@@ -2,10 +2,10 @@
 #include <cmath>
 
 #include "catch.hpp"
-#include "recon/cpu_backend.hpp"
-#include "recon/cpu_fhd.hpp"
-#include "recon/direct_sum.hpp"
-#include "recon/toeplitz.hpp"
+#include "recon/device/cpu_device.hpp"
+#include "recon/gather/cpu_fhd.hpp"
+#include "recon/gather/direct_sum.hpp"
+#include "recon/plan/toeplitz.hpp"
 #include "test_cpu_util.hpp"
 
 using namespace fhd;

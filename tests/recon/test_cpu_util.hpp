@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "recon/types.hpp"
+#include "recon/problem/scan.hpp"
 #include "test_util.hpp"
 
 namespace fhd::test {

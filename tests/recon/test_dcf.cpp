@@ -6,7 +6,7 @@
 
 #include "catch.hpp"
 #include "phantom/trajectory.hpp"
-#include "recon/dcf.hpp"
+#include "recon/gridding/dcf.hpp"
 #include "core/error.hpp"
 
 using namespace fhd;

@@ -1,4 +1,4 @@
-// Field-inhomogeneity compensation (recon/field.hpp): the exact model against
+// Field-inhomogeneity compensation (recon/field/field.hpp): the exact model against
 // a float64 direct sum and its adjoint identity, the time-segmented operators
 // against the exact ones (errors shrinking with L), zero field as without,
 // the segment rule, and bad field data refused.
@@ -7,8 +7,8 @@
 
 #include "catch.hpp"
 #include "core/error.hpp"
-#include "recon/field.hpp"
-#include "recon/pipeline.hpp"
+#include "recon/field/field.hpp"
+#include "recon/pipeline/pipeline.hpp"
 #include "test_cpu_util.hpp"
 
 using namespace fhd;

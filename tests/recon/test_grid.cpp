@@ -9,9 +9,9 @@
 
 #include "catch.hpp"
 #include "test_util.hpp"
-#include "recon/gridding.hpp"
-#include "recon/gridding_cpu.hpp"
-#include "recon/kaiser_bessel.hpp"
+#include "recon/gridding/gridding.hpp"
+#include "recon/gridding/gridding_cpu.hpp"
+#include "recon/gridding/kaiser_bessel.hpp"
 
 using namespace fhd;
 

@@ -6,11 +6,11 @@
 
 #include "catch.hpp"
 #include "phantom/phantom.hpp"
-#include "recon/dcf.hpp"
-#include "recon/gridding.hpp"
-#include "recon/gridding_cpu.hpp"
-#include "recon/metrics.hpp"
-#include "recon/reference.hpp"
+#include "recon/gridding/dcf.hpp"
+#include "recon/gridding/gridding.hpp"
+#include "recon/gridding/gridding_cpu.hpp"
+#include "recon/eval/metrics.hpp"
+#include "recon/eval/reference.hpp"
 
 using namespace fhd;
 

@@ -1,4 +1,4 @@
-// --lambda auto (recon/lambda_auto.hpp): the noise estimate from readout
+// --lambda auto (recon/problem/lambda_auto.hpp): the noise estimate from readout
 // oversampling against noise of known variance, and the risk-minimizing lambda
 // against the oracle (the true error, computed with the known image) on a
 // problem the circulant model describes exactly.
@@ -9,12 +9,12 @@
 #include "catch.hpp"
 #include "phantom/phantom.hpp"
 #include "phantom/trajectory.hpp"
-#include "recon/cpu_backend.hpp"
-#include "recon/lambda_auto.hpp"
-#include "recon/pipeline.hpp"
-#include "recon/precond.hpp"
-#include "recon/toeplitz.hpp"
-#include "recon/tv.hpp"
+#include "recon/device/cpu_device.hpp"
+#include "recon/problem/lambda_auto.hpp"
+#include "recon/pipeline/pipeline.hpp"
+#include "recon/plan/precond.hpp"
+#include "recon/plan/toeplitz.hpp"
+#include "recon/solvers/tv.hpp"
 
 using namespace fhd;
 

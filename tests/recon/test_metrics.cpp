@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "recon/metrics.hpp"
+#include "recon/eval/metrics.hpp"
 
 using namespace fhd;
 

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "recon/direct_sum.hpp"
-#include "recon/nufft_cpu.hpp"
+#include "recon/gather/direct_sum.hpp"
+#include "recon/nufft/nufft_cpu.hpp"
 #include "test_cpu_util.hpp"
 
 using namespace fhd;

@@ -8,7 +8,7 @@
 
 #include "catch.hpp"
 #include "core/error.hpp"
-#include "recon/nufft_kernel.hpp"
+#include "recon/nufft/nufft_kernel.hpp"
 
 using namespace fhd;
 using namespace fhd::nufft;

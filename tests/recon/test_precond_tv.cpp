@@ -3,10 +3,10 @@
 #include <cmath>
 
 #include "catch.hpp"
-#include "recon/cg.hpp"
-#include "recon/cpu_backend.hpp"
-#include "recon/precond.hpp"
-#include "recon/tv.hpp"
+#include "recon/solvers/cg.hpp"
+#include "recon/device/cpu_device.hpp"
+#include "recon/plan/precond.hpp"
+#include "recon/solvers/tv.hpp"
 #include "test_cpu_util.hpp"
 
 using namespace fhd;
@@ -120,7 +120,7 @@ TEST_CASE("the preconditioner is symmetric positive definite and PCG keeps the s
 }
 
 TEST_CASE("a damped preconditioner (roughness weight above lambda) keeps the solution", "[cpu]") {
-  // The l2 CG's preconditioner on undersampled data (recon/precond.hpp,
+  // The l2 CG's preconditioner on undersampled data (recon/plan/precond.hpp,
   // kPrecondDamping): M ~ (T + mu R^H R)^-1 with mu = kPrecondDamping Q(0) far
   // above the problem's lambda; it must still be SPD, so PCG's answer is CG's.
   auto be = make_cpu_backend();

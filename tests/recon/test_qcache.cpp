@@ -7,7 +7,7 @@
 #include <random>
 
 #include "catch.hpp"
-#include "recon/qcache.hpp"
+#include "recon/plan/qcache.hpp"
 
 using namespace fhd;
 namespace fs = std::filesystem;

@@ -6,8 +6,8 @@
 
 #include "catch.hpp"
 #include "phantom/phantom.hpp"
-#include "recon/metrics.hpp"
-#include "recon/reference.hpp"
+#include "recon/eval/metrics.hpp"
+#include "recon/eval/reference.hpp"
 
 using namespace fhd;
 

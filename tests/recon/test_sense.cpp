@@ -1,12 +1,12 @@
-// SENSE through the pipeline (recon/sense.hpp, reconstruct_coils with
+// SENSE through the pipeline (recon/coils/sense.hpp, reconstruct_coils with
 // coil_combine = "sense"); its operator identities are in the conformance suite.
 #include <cmath>
 
 #include "catch.hpp"
 #include "core/error.hpp"
-#include "recon/backend.hpp"
-#include "recon/pipeline.hpp"
-#include "recon/sense.hpp"
+#include "recon/device/device.hpp"
+#include "recon/pipeline/pipeline.hpp"
+#include "recon/coils/sense.hpp"
 #include "test_util.hpp"
 
 using namespace fhd;

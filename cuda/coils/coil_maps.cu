@@ -1,0 +1,104 @@
+// SENSE's low-resolution coil maps on the device (recon/coils/coil_maps.hpp,
+// maps_lowres): each coil's Hann-windowed calibration data placed on the grid,
+// a centred inverse FFT, the root sum of squares over coils, and each image
+// divided by it where it reaches the crop. The maps stay where SENSE uses them.
+#include <string>
+
+#include "core/error.hpp"
+#include "cuda/device/gpu_internal.hpp"
+
+namespace fhd::gpu {
+namespace {
+
+constexpr unsigned kThreads = 256;
+
+// grid (zeroed) at frequency f = q - c/2 per axis (its FFT position f mod n)
+// = cal[q] times the phase that centres the inverse transform's output:
+// sum_f X_f e^{i 2 pi f (x - n/2) / n} = sum_f (X_f e^{-i 2 pi f (n/2) / n}) e^{i 2 pi f x / n}.
+__global__ void place_kernel(const float2* __restrict__ cal, int3 c, int3 n, float2* __restrict__ grid) {
+  const std::size_t total = std::size_t(c.x) * c.y * c.z;
+  GRID_STRIDE(i, total) {
+    const int q[3] = {int(i % c.x), int((i / c.x) % c.y), int(i / (std::size_t(c.x) * c.y))};
+    const int cl[3] = {c.x, c.y, c.z}, nl[3] = {n.x, n.y, n.z};
+    int at[3];
+    double turns = 0;  // the phase in half turns (sincospi)
+    for (int a = 0; a < 3; ++a) {
+      const int f = q[a] - cl[a] / 2;
+      at[a] = ((f % nl[a]) + nl[a]) % nl[a];
+      turns -= 2.0 * f * (nl[a] / 2) / nl[a];
+    }
+    double s, co;
+    sincospi(turns, &s, &co);
+    const float2 v = cal[i];
+    grid[at[0] + std::size_t(n.x) * (at[1] + std::size_t(n.y) * at[2])] =
+        make_float2(float(v.x * co - v.y * s), float(v.x * s + v.y * co));
+  }
+}
+
+// rss[v] = sqrt(sum over coils |img_c[v]|^2); *peak = its maximum (non-negative
+// floats order as their bit patterns, so an integer atomicMax takes it).
+__global__ void rss_kernel(float2* const* __restrict__ img, int coils, std::size_t n, float* __restrict__ rss,
+                           unsigned* __restrict__ peak) {
+  float top = 0;
+  GRID_STRIDE(v, n) {
+    float sum = 0;
+    for (int c = 0; c < coils; ++c) {
+      const float2 x = img[c][v];
+      sum += x.x * x.x + x.y * x.y;
+    }
+    rss[v] = sqrtf(sum);
+    top = fmaxf(top, rss[v]);
+  }
+  atomicMax(peak, __float_as_uint(top));
+}
+
+// img_c[v] / rss[v] where rss[v] >= crop * peak, else 0 (maps_lowres's rule).
+__global__ void normalize_kernel(float2* const* __restrict__ img, int coils, std::size_t n,
+                                 const float* __restrict__ rss, const unsigned* __restrict__ peak, float crop) {
+  const float top = __uint_as_float(*peak), keep = crop * top, floor = 1e-9f * top;
+  GRID_STRIDE(v, n) {
+    const float r = rss[v];
+    const float inv = r >= keep ? 1.0f / fmaxf(r, floor) : 0.0f;
+    for (int c = 0; c < coils; ++c) {
+      const float2 x = img[c][v];
+      img[c][v] = make_float2(x.x * inv, x.y * inv);
+    }
+  }
+}
+
+}  // namespace
+
+void lowres_maps(const std::vector<std::vector<cfloat>>& windowed, const ImageGrid& cal, const ImageGrid& grid, double crop,
+                 const std::vector<float2*>& out, cudaStream_t s) {
+  if (windowed.size() != out.size() || windowed.empty())
+    throw InputError("gpu coil maps", "coils", std::to_string(out.size()),
+                     "must equal the calibration's " + std::to_string(windowed.size()) + " (and be at least 1)");
+  const std::size_t n = grid.voxels();
+  const std::string what = "the low-resolution coil maps on " + dims_string(grid);
+  CufftPlan plan(grid, s, what);
+  DeviceBuffer<float2> small(cal.voxels(), what + " (calibration data)");
+  const int3 c3 = make_int3(cal.nx, cal.ny, cal.nz), n3 = make_int3(grid.nx, grid.ny, grid.nz);
+  for (std::size_t c = 0; c < out.size(); ++c) {
+    if (windowed[c].size() != cal.voxels())
+      throw InputError("gpu coil maps", "calibration size", std::to_string(windowed[c].size()),
+                       "expected " + std::to_string(cal.voxels()));
+    upload(reinterpret_cast<const float2*>(windowed[c].data()), cal.voxels(), small.get(), s);
+    CUDA_CHECK(cudaMemsetAsync(out[c], 0, n * sizeof(float2), s));
+    place_kernel<<<blocks_for(cal.voxels(), kThreads), kThreads, 0, s>>>(small.get(), c3, n3, out[c]);
+    CUDA_CHECK_LAUNCH();
+    plan.exec(out[c], CUFFT_INVERSE);  // unnormalized, as the host's FFTW backward pass
+  }
+  DeviceBuffer<float2*> images(out.size(), what + " (coil pointers)");
+  upload(out.data(), out.size(), images.get(), s);
+  DeviceBuffer<float> rss(n, what + " (root sum of squares)");
+  DeviceBuffer<unsigned> peak(1, what + " (peak)");
+  CUDA_CHECK(cudaMemsetAsync(peak.get(), 0, sizeof(unsigned), s));
+  rss_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(images.get(), int(out.size()), n, rss.get(), peak.get());
+  CUDA_CHECK_LAUNCH();
+  normalize_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(images.get(), int(out.size()), n, rss.get(),
+                                                                 peak.get(), float(crop));
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaStreamSynchronize(s));  // the buffers above go at return
+}
+
+}  // namespace fhd::gpu

@@ -1,0 +1,93 @@
+#pragma once
+// The GPU NUFFT (docs/nufft-gpu.md): type 1 (adjoint) and type 2 (forward) in
+// single precision, 2D and 3D, in cmpFhD's convention:
+//   type 1: f_i = sum_m c_m exp(+i 2 pi k_m . x_i),  x_i = (i - n/2) / N per axis,
+//   type 2: c_m = sum_i f_i exp(-i 2 pi k_m . x_i)   (its conjugate transpose),
+// k in cycles/FOV, i over a grid of `modes` (x fastest) and N the image size
+// that sets the coordinates (modes == image for FhD; modes = 2 image for Q,
+// whose grid is (j - N)/N). A plan is made once per trajectory (points
+// rescaled to fine-grid cells and counting-sorted into bins, subproblems cut,
+// cuFFT plan made) and executed many times.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "cuda/device/device_buffer.hpp"
+#include "recon/problem/scan.hpp"
+
+namespace fhd::gpu {
+
+// Shared: one block per subproblem through a shared-memory tile (privatized).
+// Global: one thread per sorted point straight on the fine grid in global memory.
+enum class NufftMethod { Shared, Global };
+
+constexpr double kMinTolSigma125 = 1e-4;
+
+struct NufftOptions {
+  double tol = 1e-6;    // requested relative accuracy: sets the kernel width
+  // Upsampling factor, 2.0 or 1.25. In single precision 1.25 cannot reach
+  // tolerances below kMinTolSigma125 (1/phihat at the band edge amplifies the
+  // spread's rounding, per axis): there the plan uses 2.0.
+  double sigma = 2.0;
+  // Defaults measured on the H100 (docs/nufft-gpu.md): privatized spreading,
+  // interpolation straight from global memory (L1/L2 serve the sorted points).
+  NufftMethod spread = NufftMethod::Shared;
+  NufftMethod interp = NufftMethod::Global;
+  int bin[3] = {0, 0, 0};     // bin (tile core) in fine cells per axis; 0 = default (16x16x8, 2D 32x32)
+  int max_subproblem = 1024;  // points per block at most (dense bins are cut)
+  int threads = 512;          // threads per block of the spread/interp kernels
+  // Spreading stages this many points' kernel values at a time, so each
+  // point's rows are shared by threads / chunk threads (coarsening knob).
+  int chunk = 128;
+};
+
+// A non-blocking stream owned for one scope (one-shot calls, the bench).
+class OwnedStream {
+ public:
+  OwnedStream();
+  ~OwnedStream();
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  operator cudaStream_t() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+class NufftPlan {
+ public:
+  NufftPlan(const ImageGrid& modes, const ImageGrid& image, const NufftOptions& opt, cudaStream_t s);
+  ~NufftPlan();
+  NufftPlan(const NufftPlan&) = delete;
+  NufftPlan& operator=(const NufftPlan&) = delete;
+
+  // Device arrays of m points, k in cycles/FOV (kz ignored for a 2D plan).
+  void set_points(const float* kx, const float* ky, const float* kz, std::size_t m);
+  // Device arrays: c of points() values (original order), f of modes.voxels().
+  // Both asynchronous on the plan's stream.
+  void type1(const float2* c, float2* f);
+  void type2(const float2* f, float2* c);
+
+  int width() const;
+  double sigma() const;  // the upsampling used (see NufftOptions::sigma)
+  ImageGrid fine() const;
+  std::size_t points() const;
+  std::size_t subproblems() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Host conveniences (tests, bench): upload,
+// plan, execute, download. grid is the image; Q goes onto grid.doubled().
+std::vector<cfloat> nufft_type1(const Trajectory& t, const std::vector<cfloat>& c, const ImageGrid& grid,
+                                const NufftOptions& opt);
+std::vector<cfloat> nufft_type2(const Trajectory& t, const std::vector<cfloat>& f, const ImageGrid& grid,
+                                const NufftOptions& opt);
+std::vector<cfloat> nufft_q(const Trajectory& t, const std::vector<float>& w, const ImageGrid& grid,
+                            const NufftOptions& opt);
+
+}  // namespace fhd::gpu

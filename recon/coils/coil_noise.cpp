@@ -1,0 +1,94 @@
+#include "recon/coils/coil_noise.hpp"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace fhd {
+
+CMatrix noise_covariance(const CoilData& noise) {
+  if (noise.empty() || noise[0].empty())
+    throw InputError("noise", "samples", "0", "prewhitening needs noise-only samples");
+  const int nc = int(noise.size());
+  const std::size_t m = noise[0].size();
+  for (int c = 0; c < nc; ++c)
+    if (noise[c].size() != m)
+      throw InputError("noise", "coil " + std::to_string(c) + " samples", std::to_string(noise[c].size()),
+                       "every coil needs the same count (" + std::to_string(m) + ")");
+  CMatrix psi = row_gram(noise);
+  for (cdouble& v : psi.v) v /= double(m);
+  return psi;
+}
+
+CMatrix whitening_matrix(const CMatrix& psi, bool keep_scale) {
+  CMatrix l;
+  try {
+    l = cholesky(psi);
+  } catch (const std::domain_error& e) {
+    throw InputError("noise", "covariance", "(" + std::to_string(psi.rows) + " coils)",
+                     std::string("not positive definite, a dead or duplicated channel? (") + e.what() + ")");
+  }
+  CMatrix w = lower_inverse(l);
+  if (keep_scale) {
+    double mean = 0;
+    for (int i = 0; i < psi.rows; ++i) mean += psi(i, i).real() / psi.rows;
+    for (cdouble& v : w.v) v *= std::sqrt(mean);
+  }
+  return w;
+}
+
+void mix_coils(const CMatrix& m, CoilData& data) {
+  if (std::size_t(m.cols) != data.size())
+    throw std::invalid_argument("mix_coils: matrix has " + std::to_string(m.cols) + " columns for " +
+                                std::to_string(data.size()) + " coils");
+  const std::size_t n = data.empty() ? 0 : data[0].size();
+  for (const auto& coil : data)
+    if (coil.size() != n) throw std::invalid_argument("mix_coils: the coils' sample counts differ");
+  CoilData out(m.rows, std::vector<cfloat>(n));
+  const std::int64_t count = std::int64_t(n);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t k = 0; k < count; ++k)
+    for (int i = 0; i < m.rows; ++i) {
+      cdouble s = 0;
+      for (int j = 0; j < m.cols; ++j) s += m(i, j) * cdouble(data[j][k]);
+      out[i][k] = cfloat(s);
+    }
+  data = std::move(out);
+}
+
+namespace {
+
+// Moves every scan's data into CoilData (and back).
+CoilData take(std::vector<Scan>& coils, std::vector<cfloat> Scan::*f) {
+  CoilData d;
+  for (Scan& s : coils) d.push_back(std::move(s.*f));
+  return d;
+}
+void give(std::vector<Scan>& coils, CoilData& d, std::vector<cfloat> Scan::*f) {
+  for (std::size_t c = 0; c < coils.size(); ++c) coils[c].*f = std::move(d[c]);
+}
+
+}  // namespace
+
+bool prewhiten(std::vector<Scan>& coils, CMatrix* applied) {
+  std::size_t with_noise = 0;
+  for (const Scan& s : coils) with_noise += !s.noise.empty();
+  if (with_noise == 0) return false;
+  if (with_noise != coils.size())
+    throw InputError("noise", "coils with noise samples", std::to_string(with_noise),
+                     "every coil or none must have them (" + std::to_string(coils.size()) + " coils)");
+  CoilData noise;
+  for (const Scan& s : coils) noise.push_back(s.noise);
+  const CMatrix w = whitening_matrix(noise_covariance(noise), true);  // may throw: scans untouched
+  CoilData data = take(coils, &Scan::data);
+  mix_coils(w, data);
+  mix_coils(w, noise);
+  give(coils, data, &Scan::data);
+  give(coils, noise, &Scan::noise);
+  if (applied) *applied = w;
+  return true;
+}
+
+}  // namespace fhd

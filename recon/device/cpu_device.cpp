@@ -1,0 +1,210 @@
+// The CPU backend: OpenMP loops, FFTW single precision, BLAS for the separable
+// FhD/Q. Vectors are plain host arrays (CpuVector).
+#include "recon/device/cpu_device.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "recon/gather/cpu_fhd.hpp"
+#include "core/error.hpp"
+#include "recon/gridding/gridding_cpu.hpp"
+#include "recon/nufft/nufft_cpu.hpp"
+#include "recon/plan/toeplitz.hpp"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace fhd {
+
+CpuVector& as_cpu(BackendVector& v) {
+  auto* c = dynamic_cast<CpuVector*>(&v);
+  if (!c) throw std::invalid_argument("cpu backend: vector belongs to another backend");
+  return *c;
+}
+
+const CpuVector& as_cpu(const BackendVector& v) { return as_cpu(const_cast<BackendVector&>(v)); }
+
+namespace {
+
+int thread_count() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+void check_same_size(const BackendVector& a, const BackendVector& b, const char* op) {
+  if (a.size() != b.size()) throw std::invalid_argument(std::string("cpu backend ") + op + ": sizes differ");
+}
+
+// Per axis: output index j takes input index perm[j] of a centered transform.
+// x_j = sum_k X_k e^{+i2pi (k-h)(j-h)/n}, h = n/2: feed X_k at (k - h) mod n,
+// run the plain inverse DFT, read result j at (j - h) mod n. Any n, odd too.
+std::vector<int> shift_by(int n, int h) {
+  std::vector<int> perm(n);
+  for (int i = 0; i < n; ++i) perm[i] = (i - h + n) % n;
+  return perm;
+}
+
+void permute(const std::vector<cfloat>& in, std::vector<cfloat>& out, const ImageGrid& d, bool scatter) {
+  const std::vector<int> px = shift_by(d.nx, d.nx / 2), py = shift_by(d.ny, d.ny / 2), pz = shift_by(d.nz, d.nz / 2);
+#pragma omp parallel for collapse(2)
+  for (int iz = 0; iz < d.nz; ++iz)
+    for (int iy = 0; iy < d.ny; ++iy)
+      for (int ix = 0; ix < d.nx; ++ix) {
+        const std::size_t a = ix + d.nx * (iy + std::size_t(d.ny) * iz);
+        const std::size_t b = px[ix] + d.nx * (py[iy] + std::size_t(d.ny) * pz[iz]);
+        if (scatter)
+          out[b] = in[a];
+        else
+          out[a] = in[b];
+      }
+}
+
+// Host vectors; elementwise ops in double, rounded once to float.
+class CpuVectorOps : public VectorOps {
+ public:
+  VecPtr upload(const std::vector<cfloat>& host) override { return std::make_unique<CpuVector>(host); }
+  VecPtr zeros(std::size_t n) override { return std::make_unique<CpuVector>(std::vector<cfloat>(n)); }
+  std::vector<cfloat> download(const BackendVector& v) override { return as_cpu(v).data; }
+  void copy(const BackendVector& src, BackendVector& dst) override {
+    check_same_size(src, dst, "copy");
+    as_cpu(dst).data = as_cpu(src).data;
+  }
+  void axpy(cdouble a, const BackendVector& x, BackendVector& y) override {
+    check_same_size(x, y, "axpy");
+    const cfloat* xs = as_cpu(x).data.data();
+    cfloat* ys = as_cpu(y).data.data();
+#pragma omp parallel for
+    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(y.size()); ++i) ys[i] = cfloat(a * cdouble(xs[i]) + cdouble(ys[i]));
+  }
+  void xpay(const BackendVector& x, cdouble a, BackendVector& y) override {
+    check_same_size(x, y, "xpay");
+    const cfloat* xs = as_cpu(x).data.data();
+    cfloat* ys = as_cpu(y).data.data();
+#pragma omp parallel for
+    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(y.size()); ++i) ys[i] = cfloat(cdouble(xs[i]) + a * cdouble(ys[i]));
+  }
+  cdouble dot(const BackendVector& x, const BackendVector& y) override {
+    check_same_size(x, y, "dot");
+    const cfloat* xs = as_cpu(x).data.data();
+    const cfloat* ys = as_cpu(y).data.data();
+    double re = 0.0, im = 0.0;
+#pragma omp parallel for reduction(+ : re, im)
+    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(x.size()); ++i) {
+      const double ar = xs[i].real(), ai = xs[i].imag(), br = ys[i].real(), bi = ys[i].imag();
+      re += ar * br + ai * bi;  // conj(x) y
+      im += ar * bi - ai * br;
+    }
+    return {re, im};
+  }
+  void multiply(const BackendVector& s, const BackendVector& x, BackendVector& y, bool conjugate) override {
+    check_same_size(s, x, "multiply");
+    check_same_size(x, y, "multiply");
+    const cfloat* ss = as_cpu(s).data.data();
+    const cfloat* xs = as_cpu(x).data.data();
+    cfloat* ys = as_cpu(y).data.data();
+#pragma omp parallel for
+    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(x.size()); ++i) ys[i] = (conjugate ? std::conj(ss[i]) : ss[i]) * xs[i];
+  }
+  double magnitude_sse(const BackendVector& x, const BackendVector& ref) override {
+    check_same_size(x, ref, "magnitude_sse");
+    const cfloat* xs = as_cpu(x).data.data();
+    const cfloat* rs = as_cpu(ref).data.data();
+    double sse = 0.0;
+#pragma omp parallel for reduction(+ : sse)
+    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(x.size()); ++i) {
+      const double d = std::abs(cdouble(xs[i])) - double(rs[i].real());
+      sse += d * d;
+    }
+    return sse;
+  }
+};
+
+nufft::Options nufft_options(const FhdOptions& opt) {
+  nufft::Options o;
+  o.tol = opt.nufft_tol;
+  return o;
+}
+
+class CpuBackend : public Backend {
+ public:
+  std::string name() const override {
+#ifdef FHD_HAVE_CBLAS
+    const char* blas = "OpenBLAS";
+#else
+    const char* blas = "no BLAS";
+#endif
+    return "cpu (" + std::to_string(thread_count()) + " threads, FFTW, " + blas + ")";
+  }
+  bool is_gpu() const override { return false; }
+  VectorOps& vec() override { return vec_; }
+
+  // The CPU computes from the host copy every Points holds.
+  std::unique_ptr<Points> upload_points(const Trajectory& traj) override {
+    if (traj.ky.size() != traj.size() || (traj.kz.size() != traj.size() && !traj.kz.empty()))
+      throw InputError("trajectory", "kx/ky/kz lengths", std::to_string(traj.size()),
+                       "must be equal (kz may be empty for 2D)");
+    Trajectory t = traj;
+    if (t.kz.empty()) t.kz.assign(t.size(), 0.0f);
+    return std::make_unique<Points>(std::move(t));
+  }
+
+  std::vector<cfloat> mu(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) override {
+    if (phi.empty()) return data;
+    if (phi.size() != data.size())
+      throw InputError("mu", "phi length", std::to_string(phi.size()),
+                       "must equal the data length " + std::to_string(data.size()));
+    std::vector<cfloat> out(data.size());
+    for (std::size_t m = 0; m < data.size(); ++m) out[m] = std::conj(phi[m]) * data[m];
+    return out;
+  }
+
+  std::vector<cfloat> fhd(const Points& k, const std::vector<cfloat>& mu, const ImageGrid& grid,
+                          const FhdOptions& opt) override {
+    check_samples(k, mu.size(), "fhd", "mu length");
+    if (opt.method == FhdMethod::Nufft) return nufft::CpuPlan(k.host(), grid, grid, nufft_options(opt)).type1(mu);
+    return cpu_fhd(k.host(), mu, grid, opt);
+  }
+  std::vector<cfloat> q(const Points& k, const std::vector<float>& w, const ImageGrid& grid,
+                        const FhdOptions& opt) override {
+    if (!w.empty()) check_samples(k, w.size(), "q", "weights length");
+    if (opt.method == FhdMethod::Nufft) return nufft::q_by_nufft(k.host(), w, grid, nufft_options(opt));
+    return cpu_q(k.host(), w, grid, opt);
+  }
+  std::unique_ptr<NormalOperator> normal(const std::vector<cfloat>& q, const ImageGrid& grid,
+                                         double lambda) override {
+    return std::make_unique<ToeplitzOperator>(q, grid, lambda);
+  }
+
+  std::vector<cfloat> grid_scatter(const Points& k, const std::vector<cfloat>& weighted_data, const ImageGrid& image,
+                                   const ImageGrid& over, const GridKernel& kernel) override {
+    check_samples(k, weighted_data.size(), "grid_scatter", "data length");
+    return cpu_grid_scatter(k.host(), weighted_data, image, over, kernel);
+  }
+
+  void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims) override {
+    if (grid.size() != dims.voxels()) throw std::invalid_argument("centered_idft: grid size does not match dims");
+    std::vector<cfloat> work(grid.size());
+    permute(grid, work, dims, true);
+    FftwPlan(dims, work.data(), true).execute();
+    permute(work, grid, dims, false);
+  }
+
+ private:
+  static void check_samples(const Points& k, std::size_t n, const char* where, const char* field) {
+    if (n != k.size())
+      throw InputError(where, field, std::to_string(n),
+                       "must equal the trajectory's " + std::to_string(k.size()) + " samples");
+  }
+
+  CpuVectorOps vec_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace fhd

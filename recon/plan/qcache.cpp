@@ -1,0 +1,232 @@
+// Q cache on disk (recon/plan/qcache.hpp).
+//
+// File layout (little-endian, as written by this machine):
+//   magic "FHDQCACH" | u32 version | u32 key length | key bytes |
+//   u64 count | count x complex64 | u64 checksum of the key and the Q bytes
+// The reader checks every field; the checksum catches flipped or lost bytes,
+// in the key too: a file copied to another key's name with its embedded key
+// rewritten to match is refused (version 1 summed only Q and accepted it).
+#include "recon/plan/qcache.hpp"
+
+#include <spdlog/spdlog.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+namespace fhd {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kMagic[8] = {'F', 'H', 'D', 'Q', 'C', 'A', 'C', 'H'};
+constexpr std::uint32_t kVersion = 2;
+
+// A 128-bit non-cryptographic hash: two 64-bit lanes, each a multiply-xorshift
+// mix of 8-byte words (fast enough for 50 MB of k values), finalized with
+// splitmix64. The cache guards against accidents, not adversaries.
+class Hash128 {
+ public:
+  void bytes(const void* p, std::size_t n) {
+    const auto* c = static_cast<const unsigned char*>(p);
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      std::uint64_t w;
+      std::memcpy(&w, c + i, 8);
+      word(w);
+    }
+    std::uint64_t tail = 0;
+    if (n > i) std::memcpy(&tail, c + i, n - i);
+    word(tail ^ (std::uint64_t(n - i) << 56));
+    length_ += n;
+  }
+  template <class T>
+  void value(const T& v) {
+    bytes(&v, sizeof v);
+  }
+  std::string hex() const {
+    char buf[33];
+    std::snprintf(buf, sizeof buf, "%016llx%016llx", (unsigned long long)fin(a_ ^ length_),
+                  (unsigned long long)fin(b_ + length_));
+    return buf;
+  }
+  std::uint64_t u64() const { return fin(a_ ^ length_) ^ fin(b_ + 3 * length_); }
+
+ private:
+  void word(std::uint64_t w) {
+    a_ = (a_ ^ w) * 0x9e3779b97f4a7c15ULL;
+    a_ ^= a_ >> 29;
+    b_ = (b_ + w) * 0xc2b2ae3d27d4eb4fULL;
+    b_ ^= b_ >> 31;
+    b_ = b_ * 0x165667b19e3779f9ULL + a_;
+  }
+  static std::uint64_t fin(std::uint64_t z) {
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  std::uint64_t a_ = 0x243f6a8885a308d3ULL, b_ = 0x13198a2e03707344ULL, length_ = 0;
+};
+
+std::uint64_t checksum(const std::string& key, const std::vector<cfloat>& q) {
+  Hash128 h;
+  h.bytes(key.data(), key.size());
+  h.bytes(q.data(), q.size() * sizeof(cfloat));
+  return h.u64();
+}
+
+std::string path_of(const std::string& dir, const std::string& key) { return (fs::path(dir) / (key + ".q")).string(); }
+
+// The doubled grid's point count encoded in a key, or 0 when the key is not ours.
+std::size_t points_of_key(const std::string& key) {
+  int nx = 0, ny = 0, nz = 0;
+  if (std::sscanf(key.c_str(), "q1-%dx%dx%d-", &nx, &ny, &nz) != 3 || nx < 1 || ny < 1 || nz < 1) return 0;
+  return ImageGrid{nx, ny, nz}.doubled().voxels();
+}
+
+template <class T>
+bool read_value(std::ifstream& f, T& v) {
+  return bool(f.read(reinterpret_cast<char*>(&v), sizeof v));
+}
+
+void no_hook(const std::string&) {}
+QTemporaryHook g_on_create = no_hook, g_on_done = no_hook;
+
+// Removes <anything>.q.tmp.<pid>.<n> files whose writer is gone (a killed run).
+void remove_stale_temporaries(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    const std::size_t at = name.find(".q.tmp.");
+    if (at == std::string::npos) continue;
+    const long pid = std::strtol(name.c_str() + at + 7, nullptr, 10);
+    if (pid <= 0 || pid == long(::getpid())) continue;
+    if (::kill(pid_t(pid), 0) == 0 || errno != ESRCH) continue;  // still running (or not ours to judge)
+    std::error_code rm;
+    fs::remove(e.path(), rm);
+  }
+}
+
+}  // namespace
+
+void set_q_temporary_hooks(QTemporaryHook on_create, QTemporaryHook on_done) {
+  g_on_create = on_create ? on_create : no_hook;
+  g_on_done = on_done ? on_done : no_hook;
+}
+
+std::string q_key(const Trajectory& traj, const std::vector<float>& w, const ImageGrid& grid, TrigMode trig,
+                  const std::string& kernel) {
+  Hash128 h;
+  const std::uint64_t m = traj.size();
+  h.value(m);
+  h.bytes(traj.kx.data(), traj.kx.size() * sizeof(float));
+  h.bytes(traj.ky.data(), traj.ky.size() * sizeof(float));
+  h.bytes(traj.kz.data(), traj.kz.size() * sizeof(float));
+  const std::uint64_t nw = w.size();  // 0: Phi = 1, distinct from any explicit weights
+  h.value(nw);
+  h.bytes(w.data(), w.size() * sizeof(float));
+  const std::int32_t g[4] = {grid.nx, grid.ny, grid.nz, int(trig)};
+  h.bytes(g, sizeof g);
+  h.bytes(kernel.data(), kernel.size());  // "" (the default) hashes as nothing: older keys stay valid
+  return "q1-" + std::to_string(grid.nx) + "x" + std::to_string(grid.ny) + "x" + std::to_string(grid.nz) + "-" +
+         to_string(trig) + (kernel.empty() ? "" : "-" + kernel) + "-" + std::to_string(m) + "-" + h.hex();
+}
+
+std::string default_cache_root() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg && *xdg) return (fs::path(xdg) / "fhdrecon").string();
+  const char* home = std::getenv("HOME");
+  if (home && *home) return (fs::path(home) / ".cache" / "fhdrecon").string();
+  return "";
+}
+
+std::string default_q_cache_dir() {
+  const std::string root = default_cache_root();
+  return root.empty() ? "" : (fs::path(root) / "q").string();
+}
+
+std::optional<std::vector<cfloat>> load_q(const std::string& dir, const std::string& key) {
+  if (dir.empty()) return std::nullopt;
+  const std::string path = path_of(dir, key);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return std::nullopt;  // a plain miss: no warning
+  auto reject = [&](const char* why) -> std::optional<std::vector<cfloat>> {
+    spdlog::warn("Q cache: ignoring {}: {}", path, why);
+    return std::nullopt;
+  };
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return reject("cannot open it");
+  char magic[8];
+  std::uint32_t version = 0, key_len = 0;
+  if (!f.read(magic, 8) || std::memcmp(magic, kMagic, 8) != 0) return reject("not a Q cache file");
+  if (!read_value(f, version) || version != kVersion) return reject("unknown version");
+  if (!read_value(f, key_len) || key_len != key.size()) return reject("made for another key");
+  std::string stored(key_len, '\0');
+  if (!f.read(stored.data(), key_len) || stored != key) return reject("made for another key");
+  std::uint64_t count = 0;
+  const std::size_t expected = points_of_key(key);
+  if (!read_value(f, count) || expected == 0 || count != expected) return reject("wrong number of Q values");
+  std::vector<cfloat> q(count);
+  std::uint64_t sum = 0;
+  if (!f.read(reinterpret_cast<char*>(q.data()), std::streamsize(count * sizeof(cfloat))) || !read_value(f, sum))
+    return reject("truncated");
+  if (f.peek() != std::ifstream::traits_type::eof()) return reject("trailing bytes");
+  if (sum != checksum(key, q)) return reject("checksum mismatch (corrupt)");
+  return q;
+}
+
+bool store_q(const std::string& dir, const std::string& key, const std::vector<cfloat>& q) {
+  if (dir.empty()) return false;
+  const std::string path = path_of(dir, key);
+  auto fail = [&](const std::string& why) {
+    spdlog::warn("Q cache: not stored {}: {}", path, why);
+    return false;
+  };
+  if (points_of_key(key) != q.size()) return fail("Q size does not match the key's grid");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return fail("cannot create the directory: " + ec.message());
+  // A unique temporary name in the same directory, so the rename is atomic.
+  std::random_device rd;
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd());
+  remove_stale_temporaries(dir);
+  g_on_create(tmp);  // an interrupt from here on removes it
+  struct Done {
+    const std::string& tmp;
+    ~Done() { g_on_done(tmp); }
+  } done{tmp};
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    const std::uint32_t key_len = std::uint32_t(key.size());
+    const std::uint64_t count = q.size(), sum = checksum(key, q);
+    f.write(kMagic, 8);
+    f.write(reinterpret_cast<const char*>(&kVersion), sizeof kVersion);
+    f.write(reinterpret_cast<const char*>(&key_len), sizeof key_len);
+    f.write(key.data(), std::streamsize(key.size()));
+    f.write(reinterpret_cast<const char*>(&count), sizeof count);
+    f.write(reinterpret_cast<const char*>(q.data()), std::streamsize(q.size() * sizeof(cfloat)));
+    f.write(reinterpret_cast<const char*>(&sum), sizeof sum);
+    f.flush();
+    if (!f) {
+      f.close();
+      fs::remove(tmp, ec);
+      return fail("write failed (disk full?)");
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return fail("rename failed: " + ec.message());
+  }
+  return true;
+}
+
+}  // namespace fhd

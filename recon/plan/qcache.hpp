@@ -1,0 +1,48 @@
+#pragma once
+// A cache of Q on disk. Q depends only on the trajectory, the weights
+// |Phi|^2, the image grid and the trig mode (docs/conventions.md), and is the
+// costliest stage of a reconstruction (8x the voxels of FhD), so a second run
+// over the same trajectory loads it instead. Backend-neutral, host only.
+//
+// One file per key: <dir>/<key>.q, written to a temporary name and renamed,
+// so a reader never sees half a file. A file that is corrupt, truncated or
+// made for another key is ignored with a warning, never trusted.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "recon/problem/scan.hpp"
+
+namespace fhd {
+
+// "q1-<nx>x<ny>x<nz>-<trig>-<m>-<32 hex digits>": a 128-bit hash of every k
+// value, every weight (w empty = Phi 1, hashed as such), the grid and the trig
+// mode. Any change of any input changes the key.
+// `kernel` is the FhD/Q kernel variant that computes Q ("" = the backend's
+// default): a TF32 Q must never be served to a run that asked for FP32.
+std::string q_key(const Trajectory& traj, const std::vector<float>& w, const ImageGrid& grid, TrigMode trig,
+                  const std::string& kernel = "");
+
+// The cache root: $XDG_CACHE_HOME/fhdrecon, else $HOME/.cache/fhdrecon, else ""
+// (no cache). Q files live in ROOT/q, tuned launch profiles in ROOT.
+std::string default_cache_root();
+// $XDG_CACHE_HOME/fhdrecon/q, else $HOME/.cache/fhdrecon/q, else "" (no cache).
+std::string default_q_cache_dir();
+
+// Q for `key` (on grid.doubled() of the key's grid), or nullopt when there is
+// no usable file: missing (silent), or unreadable/corrupt/mismatched (warning).
+std::optional<std::vector<cfloat>> load_q(const std::string& dir, const std::string& key);
+
+// Stores Q under `key`, creating `dir`. Returns false (with a warning) when it
+// cannot be written: the cache is an optimization, a failure never stops a run.
+bool store_q(const std::string& dir, const std::string& key, const std::vector<cfloat>& q);
+
+// store_q writes <key>.q.tmp.<pid>.<random> first. `on_create` is called with
+// that name before it is created and `on_done` once it is renamed or removed,
+// so the app can register it with its interrupt cleanup (io/atomic_file.hpp:
+// recon does not depend on io). store_q also removes temporaries that a killed
+// run left in `dir` (their pid is no longer running). Defaults: no-ops.
+using QTemporaryHook = void (*)(const std::string& path);
+void set_q_temporary_hooks(QTemporaryHook on_create, QTemporaryHook on_done);
+
+}  // namespace fhd

@@ -1,0 +1,176 @@
+#include "recon/plan/toeplitz.hpp"
+
+#include <fftw3.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "recon/device/cpu_device.hpp"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace fhd {
+
+std::mutex& fftw_planner_lock() {
+  static std::mutex lock;
+  static std::once_flag threads_started;
+  std::call_once(threads_started, [] {
+#if defined(FHD_HAVE_FFTW_OMP) && defined(_OPENMP)
+    fftwf_init_threads();
+    fftwf_plan_with_nthreads(omp_get_max_threads());
+#endif
+  });
+  return lock;
+}
+
+FftwPlan::FftwPlan(const ImageGrid& dims, cfloat* data, bool inverse) {
+  // FFTW is row major (last index fastest): pass (nz, ny, nx), dropping nz = 1.
+  int n[3] = {dims.nz, dims.ny, dims.nx};
+  const int rank = dims.nz > 1 ? 3 : 2;
+  auto* buf = reinterpret_cast<fftwf_complex*>(data);
+  std::lock_guard<std::mutex> guard(fftw_planner_lock());
+  plan_ = fftwf_plan_dft(rank, n + (3 - rank), buf, buf, inverse ? FFTW_BACKWARD : FFTW_FORWARD,
+                         FFTW_ESTIMATE);
+  if (!plan_) throw std::runtime_error("FFTW could not make a plan");
+}
+
+FftwPlan::~FftwPlan() {
+  std::lock_guard<std::mutex> guard(fftw_planner_lock());
+  fftwf_destroy_plan(static_cast<fftwf_plan>(plan_));
+}
+
+void FftwPlan::execute() { fftwf_execute(static_cast<fftwf_plan>(plan_)); }
+
+namespace {
+
+// The 1D FFTs along `axis` (0 x, 1 y, 2 z) of the doubled grid, in place,
+// batched over the other axes: faster ones whole, slower ones their lower n.
+fftwf_plan axis_plan(const ImageGrid& n, const ImageGrid& dbl, cfloat* data, int axis, int sign) {
+  const int len[3] = {dbl.nx, dbl.ny, dbl.nz}, low[3] = {n.nx, n.ny, n.nz};
+  const int stride[3] = {1, dbl.nx, dbl.nx * dbl.ny};
+  fftwf_iodim dim{len[axis], stride[axis], stride[axis]};
+  std::vector<fftwf_iodim> batch;
+  for (int b = 0; b < 3; ++b)
+    if (b != axis && len[b] > 1) batch.push_back({b < axis ? len[b] : low[b], stride[b], stride[b]});
+  auto* buf = reinterpret_cast<fftwf_complex*>(data);
+  fftwf_plan p = fftwf_plan_guru_dft(1, &dim, int(batch.size()), batch.data(), buf, buf, sign, FFTW_ESTIMATE);
+  if (!p) throw std::runtime_error("FFTW could not make a plan");
+  return p;
+}
+
+}  // namespace
+
+PaddedFftw::PaddedFftw(const ImageGrid& n, const ImageGrid& doubled, cfloat* data) {
+  const int len[3] = {doubled.nx, doubled.ny, doubled.nz};
+  std::lock_guard<std::mutex> guard(fftw_planner_lock());
+  for (int axis = 0; axis < 3; ++axis)
+    if (len[axis] > 1) forward_.push_back(axis_plan(n, doubled, data, axis, FFTW_FORWARD));
+  for (int axis = 2; axis >= 0; --axis)
+    if (len[axis] > 1) inverse_.push_back(axis_plan(n, doubled, data, axis, FFTW_BACKWARD));
+}
+
+PaddedFftw::~PaddedFftw() {
+  std::lock_guard<std::mutex> guard(fftw_planner_lock());
+  for (void* p : forward_) fftwf_destroy_plan(static_cast<fftwf_plan>(p));
+  for (void* p : inverse_) fftwf_destroy_plan(static_cast<fftwf_plan>(p));
+}
+
+void PaddedFftw::forward() {
+  for (void* p : forward_) fftwf_execute(static_cast<fftwf_plan>(p));
+}
+
+void PaddedFftw::inverse() {
+  for (void* p : inverse_) fftwf_execute(static_cast<fftwf_plan>(p));
+}
+
+namespace {
+
+// Index j on a doubled axis of length len holds lag j - len/2; the circulant
+// wants lag l at l mod len, i.e. index (j + len/2) mod len (ifftshift). An axis
+// of length 1 maps to itself.
+int circ_index(int j, int len) { return (j + len / 2) % len; }
+
+}  // namespace
+
+std::vector<cfloat> toeplitz_spectrum(const std::vector<cfloat>& q, const ImageGrid& grid) {
+  const ImageGrid dbl = grid.doubled();
+  if (q.size() != dbl.voxels()) throw std::invalid_argument("toeplitz: Q must have grid.doubled() points");
+  std::vector<cfloat> k(q.size());
+  for (int jz = 0; jz < dbl.nz; ++jz)
+    for (int jy = 0; jy < dbl.ny; ++jy)
+      for (int jx = 0; jx < dbl.nx; ++jx)
+        k[circ_index(jx, dbl.nx) + dbl.nx * (circ_index(jy, dbl.ny) + std::size_t(dbl.ny) * circ_index(jz, dbl.nz))] =
+            q[jx + dbl.nx * (jy + std::size_t(dbl.ny) * jz)];
+  FftwPlan(dbl, k.data(), false).execute();
+  return k;
+}
+
+void add_roughness(const cfloat* x, cfloat* y, const ImageGrid& grid, double lambda) {
+  if (lambda == 0.0) return;
+  const float lam = float(lambda);
+  const std::ptrdiff_t sx = 1, sy = grid.nx, sz = std::ptrdiff_t(grid.nx) * grid.ny;
+#pragma omp parallel for collapse(2)
+  for (int iz = 0; iz < grid.nz; ++iz)
+    for (int iy = 0; iy < grid.ny; ++iy)
+      for (int ix = 0; ix < grid.nx; ++ix) {
+        const std::ptrdiff_t i = ix + sy * iy + sz * iz;
+        // (R^H R x)_i = sum over neighbours j along each axis of (x_i - x_j).
+        cfloat d = 0.0f;
+        if (ix > 0) d += x[i] - x[i - sx];
+        if (ix < grid.nx - 1) d += x[i] - x[i + sx];
+        if (iy > 0) d += x[i] - x[i - sy];
+        if (iy < grid.ny - 1) d += x[i] - x[i + sy];
+        if (iz > 0) d += x[i] - x[i - sz];
+        if (iz < grid.nz - 1) d += x[i] - x[i + sz];
+        y[i] += lam * d;
+      }
+}
+
+ToeplitzOperator::ToeplitzOperator(const std::vector<cfloat>& q, const ImageGrid& grid, double lambda)
+    : grid_(grid),
+      dbl_(grid.doubled()),
+      lambda_(lambda),
+      spectrum_(toeplitz_spectrum(q, grid)),
+      buffer_(dbl_.voxels()),
+      fft_(grid, dbl_, buffer_.data()) {
+  // Fold the 1/(doubled voxels) of the unnormalized inverse FFT into K.
+  const float scale = float(1.0 / double(dbl_.voxels()));
+  for (cfloat& v : spectrum_) v *= scale;
+}
+
+void ToeplitzOperator::apply(const BackendVector& x, BackendVector& y) {
+  const CpuVector& xv = as_cpu(x);
+  CpuVector& yv = as_cpu(y);
+  if (xv.size() != grid_.voxels() || yv.size() != grid_.voxels())
+    throw std::invalid_argument("toeplitz apply: vectors must have grid.voxels() elements");
+  apply(xv.data.data(), yv.data.data());
+}
+
+void ToeplitzOperator::apply(const cfloat* x, cfloat* y) {
+  const int nx = grid_.nx, ny = grid_.ny, nz = grid_.nz, X = dbl_.nx, Y = dbl_.ny, Z = dbl_.nz;
+  // pad(x): every row of the doubled grid is x's row followed by zeros, or zeros.
+#pragma omp parallel for collapse(2)
+  for (int iz = 0; iz < Z; ++iz)
+    for (int iy = 0; iy < Y; ++iy) {
+      cfloat* row = buffer_.data() + X * (iy + std::size_t(Y) * iz);
+      const bool inside = iz < nz && iy < ny;
+      if (inside) std::copy_n(x + nx * (iy + std::size_t(ny) * iz), nx, row);
+      std::fill(row + (inside ? nx : 0), row + X, cfloat(0.0f));
+    }
+  fft_.forward();
+#pragma omp parallel for
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(buffer_.size()); ++i) {
+    const cfloat a = buffer_[i], b = spectrum_[i];
+    buffer_[i] = {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+  }
+  fft_.inverse();
+#pragma omp parallel for collapse(2)
+  for (int iz = 0; iz < nz; ++iz)
+    for (int iy = 0; iy < ny; ++iy)
+      std::copy_n(buffer_.data() + X * (iy + std::size_t(Y) * iz), nx, y + nx * (iy + std::size_t(ny) * iz));
+  add_roughness(x, y, grid_, lambda_);
+}
+
+}  // namespace fhd
