@@ -30,14 +30,14 @@ BatchRow reconstruct_scan(const ScanJob& job) {
   oo.dir = job.output;
   OutputPlan plan = plan_outputs(oo);
   try {
-    std::unique_ptr<Backend> be = select_backend(job.device, make_device_options(job.solver));
+    Devices devs = select_devices(job.device, make_device_options(job.solver));
     Progress progress(job.progress);
     ReconOptions ro = make_recon_options(job.solver, &src, progress);
     if (!job.q_cache.empty()) ro.q_cache_dir = job.q_cache;
     std::vector<const Scan*> coils = coil_list(src);
-    ReconResult res = reconstruct_coils(*be, coils, ro);
-    RunInfo info{command_line(), be->name(), src.description, to_string(ro.fhd.trig), ro.fhd.kernel, ro.iters,
-                 ro.lambda};
+    ReconResult res = reconstruct_coils(devs.main(), coils, ro);
+    RunInfo info{command_line(), devs.name(), src.description, to_string(ro.fhd.trig), ro.fhd.kernel, ro.iters,
+                 fixed_lambda(ro)};
     json j = results_json(res, info);
     j["batch"] = {{"input", job.file}, {"options_fingerprint", job.fingerprint}, {"coils", coils.size()}};
     write_outputs(plan, res, j, src.scan.geometry);

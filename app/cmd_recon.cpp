@@ -57,10 +57,10 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
   if (c.solver.fhd == "nufft") prefer_eager_module_loading();  // before the first CUDA call
   const DeviceOptions dev = device_options(c);
   check_field_options(c.source, c.solver);
-  std::future<std::unique_ptr<Backend>> backend = std::async(std::launch::async, [&c, &dev, &device_note] {
-    std::unique_ptr<Backend> be = select_backend(c.device, dev, &device_note);
-    spdlog::debug("backend made");  // the timeline shows which of the two paths waits for the other
-    return be;
+  std::future<Devices> devices = std::async(std::launch::async, [&c, &dev, &device_note] {
+    Devices d = select_devices(c.device, dev, &device_note);
+    spdlog::debug("devices made");  // the timeline shows which of the two paths waits for the other
+    return d;
   });
   Source src = make_source(c.source);
   spdlog::info("source: {}", src.description);
@@ -70,14 +70,14 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
   const std::vector<const Scan*> coils = coil_list(src);
   HostWork host = prepare_host_work(coils, ro, c.device == "gpu");  // while the GPU's context is made
   spdlog::debug("reference image and density weights made");
-  std::unique_ptr<Backend> be = backend.get();
+  Devices devs = devices.get();
   if (!device_note.empty()) spdlog::info("{}", device_note);
-  spdlog::debug("backend ready: {}", be->name());
-  ReconResult res = reconstruct_coils(*be, coils, ro, std::move(host));  // root sum of squares over coils
-  const std::string backend_name = be->name();
-  std::future<void> released = release_backend(std::move(be), dev);  // while the outputs are written
-  RunInfo info{command_line, backend_name, src.description, to_string(ro.fhd.trig), ro.fhd.kernel, ro.iters,
-               ro.lambda};
+  spdlog::debug("devices ready: {}", devs.name());
+  ReconResult res = reconstruct_coils(devs.main(), coils, ro, std::move(host), devs.others());
+  const std::string device_name = devs.name();
+  std::future<void> released = release_devices(std::move(devs), dev);  // while the outputs are written
+  RunInfo info{command_line, device_name, src.description, to_string(ro.fhd.trig), ro.fhd.kernel, ro.iters,
+               fixed_lambda(ro)};
   std::fputs(results_table(res, info).c_str(), stdout);
   std::fflush(stdout);
   write_outputs(plan, res, results_json(res, info), src.scan.geometry);

@@ -30,22 +30,39 @@ bool gpu_available(std::string* why) {
 
 void prefer_eager_module_loading() { ::setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0); }
 
-std::future<void> release_backend(std::unique_ptr<Backend> be, const DeviceOptions& options) {
-  const bool gpu = be && be->is_gpu();
+std::vector<Device*> Devices::others() const {
+  std::vector<Device*> o;
+  for (std::size_t i = 1; i < list.size(); ++i) o.push_back(list[i].get());
+  return o;
+}
+
+std::string Devices::name() const {
+  if (list.size() == 1) return main().name();
+  std::string ids;
+  for (const auto& d : list) {
+    const std::string n = d->name();  // "gpu 1: ..."
+    ids += (ids.empty() ? "" : ",") + n.substr(4, n.find(':') - 4);
+  }
+  const std::string first = main().name();
+  return "gpus " + ids + first.substr(first.find(':'));
+}
+
+std::future<void> release_devices(Devices devs, const DeviceOptions& options) {
+  const bool gpu = !devs.list.empty() && devs.is_gpu();
   std::vector<int> devices = options.gpus.empty() ? std::vector<int>{0} : options.gpus;
   std::sort(devices.begin(), devices.end());
   devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
-  return std::async(std::launch::async, [b = std::move(be), gpu, devices]() mutable {
+  return std::async(std::launch::async, [d = std::move(devs), gpu, devices]() mutable {
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      b.reset();
+      d.list.clear();
 #ifdef FHD_HAVE_CUDA
       if (gpu) reset_devices(devices);
 #endif
     } catch (const std::exception& e) {
       spdlog::warn("releasing the GPU: {}", e.what());
     }
-    spdlog::debug("backend released in {:.3f} s",
+    spdlog::debug("devices released in {:.3f} s",
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   });
 }
@@ -58,7 +75,7 @@ bool cuda_built() {
 #endif
 }
 
-std::unique_ptr<Backend> select_backend(const std::string& device, const DeviceOptions& options, std::string* note) {
+Devices select_devices(const std::string& device, const DeviceOptions& options, std::string* note) {
   auto say = [note](const std::string& line) {
     if (note)
       *note = line;
@@ -66,18 +83,23 @@ std::unique_ptr<Backend> select_backend(const std::string& device, const DeviceO
       spdlog::info("{}", line);
   };
   std::string why;
-  if (device == "cpu") return make_cpu_backend();
+  Devices d;
+  if (device == "cpu") {
+    d.list.push_back(make_cpu_device());
+    return d;
+  }
   bool gpu = gpu_available(&why);
   if (device == "gpu" && !gpu) throw DeviceError("--device gpu: no usable GPU: " + why);
   if (gpu) {
 #ifdef FHD_HAVE_CUDA
     say("device: GPU " + why);
-    if (options.gpus.size() > 1) return make_gpu_backend(options.gpus, GpuOptions{options.tune_dir});
-    return make_gpu_backend(options.gpus.empty() ? 0 : options.gpus[0], GpuOptions{options.tune_dir});
+    d.list = make_gpu_devices(options.gpus.empty() ? std::vector<int>{0} : options.gpus, GpuOptions{options.tune_dir});
+    return d;
 #endif
   }
   say("device: CPU (no usable GPU: " + why + ")");
-  return make_cpu_backend();
+  d.list.push_back(make_cpu_device());
+  return d;
 }
 
 #ifdef FHD_HAVE_CUDA

@@ -14,26 +14,35 @@
 
 namespace fhd::app {
 
-// What the caller chooses for the GPU backend.
+// What the caller chooses for the GPU devices.
 struct DeviceOptions {
   std::string tune_dir;  // tuned launch profiles; "" = the default cache root
-  std::vector<int> gpus;  // --gpus: several = the multi-GPU backend (voxel slabs); empty = GPU 0
+  std::vector<int> gpus;  // --gpus: several split the exact gather by voxel slabs; empty = GPU 0
+};
+
+// The devices a run computes on: the first does everything; further ones
+// (--gpus) take slabs of the exact gather (recon/plan/partition.hpp).
+struct Devices {
+  std::vector<std::unique_ptr<Device>> list;
+  Device& main() const { return *list.front(); }
+  std::vector<Device*> others() const;
+  bool is_gpu() const { return main().is_gpu(); }
+  std::string name() const;  // for logs and reports: "gpus 0,1: NVIDIA H100 ..." for several
 };
 
 // --device auto|cpu|gpu. auto takes a usable GPU and says which, else the CPU
 // and says why; gpu without a usable one throws DeviceError.
 // With `note`, the line that says which device was chosen is stored there
 // instead of logged (for a caller that logs it later, from its own thread).
-std::unique_ptr<Backend> select_backend(const std::string& device, const DeviceOptions& options = {},
-                                        std::string* note = nullptr);
+Devices select_devices(const std::string& device, const DeviceOptions& options = {}, std::string* note = nullptr);
 
-// Destroys the backend on a thread of its own and, for a GPU, tears the
+// Destroys the devices on a thread of its own and, for GPUs, tears the
 // process's device contexts down there (gpu reset_devices) while the caller
 // writes its outputs, instead of at exit: 0.05-0.1 s of a 1 s GPU run (docs/
 // performance.md). The process must not use the GPU afterwards; wait for the
 // future before exiting. A failed teardown is logged, never thrown: the
 // results are already made.
-std::future<void> release_backend(std::unique_ptr<Backend> be, const DeviceOptions& options);
+std::future<void> release_devices(Devices devices, const DeviceOptions& options);
 
 // Before the process's first CUDA call, for a run whose GPU work needs no
 // cuBLAS (--fhd nufft): CUDA_MODULE_LOADING=EAGER unless the user set it.

@@ -8,6 +8,7 @@
 #include "app/device.hpp"
 #include "fhd_git_revision.h"  // generated in the build directory
 #include "app/log.hpp"
+#include "app/option_checks.hpp"
 #include "app/recon_options.hpp"
 #include "io/atomic_file.hpp"
 #include "io/h5util.hpp"
@@ -64,6 +65,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     return fail(2, e.what());
+  } catch (const fhd::OptionError& e) {  // a library option, named by its flag
+    return fail(2, fhd::app::flag_of(e.field()) + " = " + e.value() + ": " + e.problem());
   } catch (const fhd::InputError& e) {
     return fail(2, e.what());
   } catch (const fhd::DeviceError& e) {

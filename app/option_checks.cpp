@@ -51,4 +51,11 @@ void check_dcf_option(const std::string& dcf, bool gridding, const Scan& scan, c
                        ": use --dcf pipe-menon or auto (or --no-gridding)");
 }
 
+std::string flag_of(const std::string& field) {
+  std::string flag = "--" + field;
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
+
 }  // namespace fhd::app

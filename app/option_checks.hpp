@@ -24,4 +24,8 @@ const CLI::Validator& non_empty_path();
 // density weights ignores --dcf.
 void check_dcf_option(const std::string& dcf, bool gridding, const Scan& scan, const std::string& source);
 
+// The command-line flag of a library option's field (recon/problem/options.hpp):
+// "maps_crop" -> "--maps-crop".
+std::string flag_of(const std::string& field);
+
 }  // namespace fhd::app

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "recon/plan/qcache.hpp"
+#include "recon/solvers/regularizer.hpp"
 
 namespace fhd::app {
 
@@ -13,6 +14,18 @@ void set_lambda(SolverOptions& o, const std::string& v) {
   o.lambda_auto = v == "auto";
   if (!o.lambda_auto) o.lambda = std::stod(v);  // lambda_value() checked it
 }
+
+namespace {
+
+// "regularizer: l2 (first differences, CG) | tv (...) | ...", from recon's table.
+std::string regularizer_help() {
+  std::string h = "regularizer: l2 (first differences, CG)";
+  for (const std::string& name : regularizer_names())
+    if (const Regularizer* r = find_regularizer(name)) h += " | " + name + " (" + r->help + ")";
+  return h;
+}
+
+}  // namespace
 
 void add_solver_options(CLI::App& cmd, SolverOptions& o) {
   cmd.add_option("--trig", o.trig, "sine/cosine in FhD and Q: double | single | sfu")
@@ -38,8 +51,8 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
          "times the image scale), or auto, chosen from the data's noise (l2: by a risk estimate; tv: its default, "
          "the noise rule, at least 0.03); without a noise estimate auto takes 0.03")
       ->check(lambda_value());
-  cmd.add_option("--reg", o.reg, "regularizer: l2 (first differences, CG) | tv (isotropic total variation, ADMM)")
-      ->check(CLI::IsMember({"l2", "tv"}))
+  cmd.add_option("--reg", o.reg, regularizer_help())
+      ->check(CLI::IsMember(regularizer_names()))
       ->capture_default_str();
   cmd.add_flag("--no-precond", o.no_precond, "plain CG (no circulant preconditioner)");
   cmd.add_option("--dcf", o.dcf, "density compensation for gridding: auto | radial | pipe-menon")
@@ -101,11 +114,11 @@ ReconOptions make_recon_options(const SolverOptions& o, const Source* src, Progr
   r.iters = o.iters;
   r.tol = o.tol;
   r.reg = o.reg;
-  // TV without a number (its default, or auto) takes its noise rule, with
-  // TV's own default as the fallback (recon/solvers/tv.hpp); a number always wins.
-  const bool tv_auto = o.reg == "tv" && (!o.lambda_given || o.lambda_auto);
-  r.lambda = tv_auto ? kTvLambda : o.lambda;
-  r.lambda_auto = o.lambda_auto || tv_auto;
+  // l2 always has a number (auto's fallback); a sparse prior without one
+  // (its default, or auto) takes its noise rule (recon/problem/lambda_auto.hpp).
+  const bool sparse_rule = o.reg != "l2" && (!o.lambda_given || o.lambda_auto);
+  if (!sparse_rule) r.lambda = o.lambda;
+  r.lambda_auto = o.lambda_auto;
   r.precondition = !o.no_precond;
   r.dcf = o.dcf;
   r.coil_combine = o.coil_combine;
@@ -137,11 +150,6 @@ void check_field_options(const SourceOptions& src, const SolverOptions& o) {
                      "the scan has no field map (synthesize with --off-resonance, or give --field-map FILE)");
   if (o.segments > 0 && (m == "none" || m == "exact" || (m == "auto" && src.input.empty() && !map)))
     throw InputError("--segments", "value", std::to_string(o.segments), "needs --field-comp segmented");
-  if (src.off_resonance_hz > 0 && src.coils > 1)
-    throw InputError("--off-resonance", "with --coils", std::to_string(src.coils),
-                     "off-resonance is synthesized for one coil only");
-  if (map && o.reg == "tv" && m != "none")
-    throw InputError("--reg tv with a field map: field compensation runs with --reg l2 (or give --field-comp none)");
 }
 
 DeviceOptions make_device_options(const SolverOptions& o) {

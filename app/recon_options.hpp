@@ -19,9 +19,9 @@ struct SolverOptions {
   double nufft_tol = 1e-6;
   int iters = 100;
   double tol = 1e-6;
-  double lambda = 0.03;         // l2's fixed value (auto's fallback); TV's is kTvLambda unless a number is given
+  double lambda = 0.03;         // l2's fixed value (auto's fallback); a sparse prior's only when given
   bool lambda_given = false;
-  // --lambda auto: lambda from the data's noise (recon/problem/lambda_auto.hpp, recon/solvers/tv.hpp); `lambda` is its
+  // --lambda auto: lambda from the data's noise (recon/problem/lambda_auto.hpp); `lambda` is its
   // fallback. TV without --lambda is auto too.
   bool lambda_auto = false;
   std::string reg = "l2";

@@ -75,16 +75,42 @@ std::size_t default_samples(int matrix, bool is3d) {
 
 namespace {
 
-// The phantom seen by o.coils coils (exact k-space per coil) with correlated
-// noise and, when noisy, a noise calibration: src.scan is coil 0.
-void synthesize_coil_scans(Source& src, const SourceOptions& o) {
+// The synthetic field of the phantom (phantom/offresonance.hpp) and every
+// sample's time: the scan carries the field map at the voxels and the times.
+PhantomField synthetic_field(Source& src, const SourceOptions& o, int readout) {
+  Scan& s = src.scan;
+  FieldSpec spec;
+  spec.max_hz = o.off_resonance_hz;
+  spec.readout_s = o.readout_ms * 1e-3;
+  spec.te_s = o.te_ms * 1e-3;
+  try {
+    const PhantomField field = phantom_field(*src.phantom, spec);
+    s.field.times = sample_times(s.traj.size(), readout, spec);
+    s.field.hz = field_at_voxels(*src.phantom, field, s.grid.nx, s.grid.ny, s.grid.nz);
+    return field;
+  } catch (const std::invalid_argument& e) {
+    throw InputError(std::string("--off-resonance: ") + e.what());
+  }
+}
+
+// The phantom seen by o.coils coils (exact k-space per coil, in the synthetic
+// field when off-resonance is asked for) with correlated noise and, when
+// noisy, a noise calibration: src.scan is coil 0.
+void synthesize_coil_scans(Source& src, const SourceOptions& o, int readout) {
   Scan& s = src.scan;
   CoilSpec spec;
   spec.coils = o.coils;
   spec.dims = src.phantom->dims();
   spec.seed = o.seed;
   const CoilArray array = make_coil_array(spec);
-  CoilData data = synthesize_coils(*src.phantom, array, s.traj, s.grid.nx, s.grid.ny, s.grid.nz);
+  CoilData data;
+  if (o.off_resonance_hz > 0) {
+    const PhantomField field = synthetic_field(src, o, readout);
+    data = synthesize_offresonance_coils(*src.phantom, array, s.traj, s.field.times, field, s.grid.nx, s.grid.ny,
+                                         s.grid.nz);
+  } else {
+    data = synthesize_coils(*src.phantom, array, s.traj, s.grid.nx, s.grid.ny, s.grid.nz);
+  }
   src.true_maps = coil_maps(array, s.grid.nx, s.grid.ny, s.grid.nz);  // mixed and normalized in process_coils
   CoilData noise(o.coils);
   if (o.noise > 0) {
@@ -103,21 +129,11 @@ void synthesize_coil_scans(Source& src, const SourceOptions& o) {
 
 int layout_readout(const TrajectorySpec& spec) { return trajectory_layout(spec).readout; }
 
-// Exact data of the phantom in the synthetic field (phantom/offresonance.hpp):
-// the scan carries the field map at the voxels and every sample's time.
+// Exact single-coil data of the phantom in the synthetic field.
 void synthesize_off_resonance(Source& src, const SourceOptions& o, int readout) {
-  if (o.coils > 1)
-    throw InputError("--off-resonance", "with --coils", std::to_string(o.coils),
-                     "off-resonance is synthesized for one coil only");
   Scan& s = src.scan;
-  FieldSpec spec;
-  spec.max_hz = o.off_resonance_hz;
-  spec.readout_s = o.readout_ms * 1e-3;
-  spec.te_s = o.te_ms * 1e-3;
+  const PhantomField field = synthetic_field(src, o, readout);
   try {
-    const PhantomField field = phantom_field(*src.phantom, spec);
-    s.field.times = sample_times(s.traj.size(), readout, spec);
-    s.field.hz = field_at_voxels(*src.phantom, field, s.grid.nx, s.grid.ny, s.grid.nz);
     s.data = synthesize_offresonance(*src.phantom, s.traj, s.field.times, field, s.grid.nx, s.grid.ny, s.grid.nz);
   } catch (const std::invalid_argument& e) {
     throw InputError(std::string("--off-resonance: ") + e.what());
@@ -148,15 +164,15 @@ Source from_phantom(const SourceOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw InputError(e.what());
   }
-  if (o.off_resonance_hz > 0) {
+  if (o.coils > 1) {
+    synthesize_coil_scans(src, o, layout_readout(spec));
+  } else if (o.off_resonance_hz > 0) {
     synthesize_off_resonance(src, o, layout_readout(spec));
-  } else if (o.coils > 1) {
-    synthesize_coil_scans(src, o);
   } else {
     s.data = synthesize(*src.phantom, s.traj, s.grid.nx, s.grid.ny, s.grid.nz);
     if (o.noise > 0) add_noise(s.data, o.noise, o.seed);
   }
-  if (o.off_resonance_hz > 0 && o.noise > 0) add_noise(s.data, o.noise, o.seed);
+  if (o.off_resonance_hz > 0 && o.coils == 1 && o.noise > 0) add_noise(s.data, o.noise, o.seed);
   s.provenance = {{"phantom", o.phantom},
                   {"trajectory", spec.kind},
                   {"matrix", std::to_string(n)},

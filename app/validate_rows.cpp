@@ -22,6 +22,13 @@
 namespace fhd::app {
 namespace {
 
+// cmpMu on the host: conj(Phi) D (Phi empty: D), the float64 reference's weights.
+std::vector<cfloat> mu_host(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) {
+  std::vector<cfloat> mu = data;
+  for (std::size_t m = 0; m < phi.size() && m < mu.size(); ++m) mu[m] *= std::conj(phi[m]);
+  return mu;
+}
+
 // One iterative row to run: where and how.
 struct RowSpec {
   std::string precision, device;
@@ -97,8 +104,7 @@ DataSet make_data(const SourceOptions& o, int ref_voxels) {
   d.reference = voxel_image(*d.src.phantom, s.grid.nx, s.grid.ny, s.grid.nz);
   d.probe = probe_voxels(s.grid.voxels(), ref_voxels);
   auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<Backend> cpu = make_cpu_backend();
-  d.fhd_ref = fhd_reference(s.traj, cpu->mu(s.phi, s.data), s.grid, d.probe);
+  d.fhd_ref = fhd_reference(s.traj, mu_host(s.phi, s.data), s.grid, d.probe);
   spdlog::info("validate: {}: float64 FhD reference at {} voxels in {:.1f} s", d.label, d.probe.size(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return d;
@@ -115,7 +121,7 @@ ValidateRow row_of(const std::string& precision, const std::string& device, cons
 
 // One iterative row through run_reconstruction; with `extras` it also carries
 // the gridding baselines and the ceiling (run once, on this row's backend).
-std::vector<ValidateRow> run_row(Backend& be, const DataSet& d, const RowSpec& spec, ReconOptions ro,
+std::vector<ValidateRow> run_row(Device& dev, const DataSet& d, const RowSpec& spec, ReconOptions ro,
                                  bool extras) {
   ro.fhd.trig = spec.trig;
   ro.fhd.kernel = spec.kernel;
@@ -128,7 +134,7 @@ std::vector<ValidateRow> run_row(Backend& be, const DataSet& d, const RowSpec& s
   // (preconditioned) CG amplifies a TF32 FhD's 1e-4 error through the
   // operator's smallest eigenvalues: -3.4 dB at 128^3 (docs/accuracy.md).
   ro.precondition = false;
-  ReconResult r = run_reconstruction(be, d.src.scan, ro);
+  ReconResult r = run_reconstruction(dev, d.src.scan, ro);
   std::vector<ValidateRow> out;
   for (const MethodResult& m : r.methods) {
     ValidateRow row = row_of(m.name == "iterative" ? spec.precision : "single", spec.device, d.label);
@@ -184,8 +190,9 @@ ValidateReport run_validate(const ValidateConfig& c, bool show_progress) {
   // The baselines ride on the first row run on the primary data set: the GPU
   // single row when there is a GPU, else the CPU single row.
   std::string extras_on = gpu ? "gpu" : "cpu";
-  std::unique_ptr<Backend> cpu_be = make_cpu_backend();
-  std::unique_ptr<Backend> gpu_be = gpu ? select_backend("gpu", make_device_options(c.solver)) : nullptr;
+  std::unique_ptr<Device> cpu_dev = make_cpu_device();
+  Devices gpu_devs;
+  if (gpu) gpu_devs = select_devices("gpu", make_device_options(c.solver));
   bool extras_done = false;
   for (const RowSpec& spec : iterative_rows()) {
     bool on_gpu = spec.device == "gpu";
@@ -197,7 +204,7 @@ ValidateReport run_validate(const ValidateConfig& c, bool show_progress) {
     bool carry = !extras_done && spec.device == extras_on && spec.precision == "single";
     extras_done = extras_done || carry;
     spdlog::info("validate: iterative {} on {} ({})", spec.precision, spec.device, d.label);
-    std::vector<ValidateRow> got = run_row(on_gpu ? *gpu_be : *cpu_be, d, spec, ro, carry);
+    std::vector<ValidateRow> got = run_row(on_gpu ? gpu_devs.main() : *cpu_dev, d, spec, ro, carry);
     rep.rows.insert(rep.rows.end(), got.begin(), got.end());
   }
   // Keep the baselines after the iterative rows.

@@ -17,6 +17,21 @@ class InputError : public std::runtime_error {
   explicit InputError(const std::string& msg) : std::runtime_error(msg) {}
 };
 
+// A library option that cannot work: `field` is the option's name in the
+// library's options (recon/problem/options.hpp: "reg", "maps_crop", ...);
+// each front end maps it to its own name (the CLI to its flags).
+class OptionError : public InputError {
+ public:
+  OptionError(const std::string& field, const std::string& value, const std::string& problem)
+      : InputError("options", field, value, problem), field_(field), value_(value), problem_(problem) {}
+  const std::string& field() const { return field_; }
+  const std::string& value() const { return value_; }
+  const std::string& problem() const { return problem_; }
+
+ private:
+  std::string field_, value_, problem_;
+};
+
 // The machine cannot do it (no GPU, out of device memory, a CUDA failure).
 class DeviceError : public std::runtime_error {
  public:

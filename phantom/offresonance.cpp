@@ -92,27 +92,67 @@ std::vector<float> field_at_voxels(const Phantom& p, const PhantomField& f, int 
   return hz;
 }
 
+namespace {
+
+// The phantom's signal at k and time t in the field f (unscaled, float64).
+std::complex<double> offres_sample(const Phantom& p, const PhantomField& f, double kx, double ky, double kz,
+                                   double t) {
+  const double sx = kx + f.gx * t, sy = ky + f.gy * t, sz = kz + f.gz * t;  // k + g t
+  const std::complex<double> base = off_resonance_phase(f.f0, t);
+  std::complex<double> s = base * p.kspace(sx, sy, sz);
+  for (const PhantomField::Region& r : f.regions)
+    s += r.density * (off_resonance_phase(r.hz, t) * p.shape_kspace(r.shape, kx, ky, kz) -
+                      base * p.shape_kspace(r.shape, sx, sy, sz));
+  return s;
+}
+
+void check_times(const Trajectory& t, const std::vector<float>& times) {
+  if (times.size() != t.size())
+    throw std::invalid_argument("times = " + std::to_string(times.size()) + " values: must number the samples, " +
+                                std::to_string(t.size()));
+}
+
+}  // namespace
+
 std::vector<std::complex<float>> synthesize_offresonance(const Phantom& p, const Trajectory& t,
                                                          const std::vector<float>& times, const PhantomField& f,
                                                          int nx, int ny, int nz) {
   check_synthesis_grid(p, nx, ny, nz);
-  if (times.size() != t.size())
-    throw std::invalid_argument("times = " + std::to_string(times.size()) + " values: must number the samples, " +
-                                std::to_string(t.size()));
+  check_times(t, times);
   const double scale = double(nx) * ny * nz;
   const std::int64_t m = std::int64_t(t.size());
   std::vector<std::complex<float>> data(t.size());
 #pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < m; ++i) {
-    const double ti = times[std::size_t(i)];
-    const double kx = t.kx[i], ky = t.ky[i], kz = t.kz[i];
-    const double sx = kx + f.gx * ti, sy = ky + f.gy * ti, sz = kz + f.gz * ti;  // k + g t
-    const std::complex<double> base = off_resonance_phase(f.f0, ti);
-    std::complex<double> s = base * p.kspace(sx, sy, sz);
-    for (const PhantomField::Region& r : f.regions)
-      s += r.density * (off_resonance_phase(r.hz, ti) * p.shape_kspace(r.shape, kx, ky, kz) -
-                        base * p.shape_kspace(r.shape, sx, sy, sz));
-    data[std::size_t(i)] = std::complex<float>(s * scale);
+  for (std::int64_t i = 0; i < m; ++i)
+    data[std::size_t(i)] = std::complex<float>(offres_sample(p, f, t.kx[i], t.ky[i], t.kz[i], times[i]) * scale);
+  return data;
+}
+
+std::vector<std::vector<std::complex<float>>> synthesize_offresonance_coils(const Phantom& p, const CoilArray& coils,
+                                                                           const Trajectory& t,
+                                                                           const std::vector<float>& times,
+                                                                           const PhantomField& f, int nx, int ny,
+                                                                           int nz) {
+  check_synthesis_grid(p, nx, ny, nz);
+  check_times(t, times);
+  const double scale = double(nx) * ny * nz;
+  const int nc = coils.coils();
+  const std::int64_t m = std::int64_t(t.size());
+  std::vector<std::vector<std::complex<float>>> data(nc, std::vector<std::complex<float>>(t.size()));
+#pragma omp parallel
+  {
+    std::vector<std::complex<double>> acc(nc);
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < m; ++i) {
+      std::fill(acc.begin(), acc.end(), 0.0);
+      // s_c = sum_j a_cj e^{i 2 pi g_j . x}: one signal per plane wave, shared by every coil.
+      for (std::size_t j = 0; j < coils.freq.size(); ++j) {
+        const auto& g = coils.freq[j];
+        const std::complex<double> s = offres_sample(p, f, t.kx[i] - g[0], t.ky[i] - g[1], t.kz[i] - g[2], times[i]);
+        for (int c = 0; c < nc; ++c) acc[c] += coils.coef[c][j] * s;
+      }
+      for (int c = 0; c < nc; ++c) data[c][std::size_t(i)] = std::complex<float>(acc[c] * scale);
+    }
   }
   return data;
 }

@@ -10,6 +10,7 @@
 #include <complex>
 #include <vector>
 
+#include "phantom/coils.hpp"
 #include "phantom/phantom.hpp"
 
 namespace fhd {
@@ -51,5 +52,14 @@ std::vector<float> field_at_voxels(const Phantom& p, const PhantomField& f, int 
 std::vector<std::complex<float>> synthesize_offresonance(const Phantom& p, const Trajectory& t,
                                                          const std::vector<float>& times, const PhantomField& f,
                                                          int nx, int ny, int nz);
+
+// The same seen by a coil array (phantom/coils.hpp): s_c = sum_j a_cj
+// e^{i 2 pi g_j . x}, so coil c's data are sum_j a_cj D(k - g_j) at the same
+// times, exactly: [coil][sample].
+std::vector<std::vector<std::complex<float>>> synthesize_offresonance_coils(const Phantom& p, const CoilArray& coils,
+                                                                           const Trajectory& t,
+                                                                           const std::vector<float>& times,
+                                                                           const PhantomField& f, int nx, int ny,
+                                                                           int nz);
 
 }  // namespace fhd

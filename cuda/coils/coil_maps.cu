@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "cuda/device/gpu_internal.hpp"
+#include "cuda/ops/gpu_kernels.hpp"
 
 namespace fhd::gpu {
 namespace {
@@ -100,5 +101,37 @@ void lowres_maps(const std::vector<std::vector<cfloat>>& windowed, const ImageGr
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaStreamSynchronize(s));  // the buffers above go at return
 }
+
+namespace {
+
+// The maps are made where SENSE uses them: at 128^3 with 8 coils the host
+// maps and their 128 MB upload took 0.3 s, five times the single-coil run.
+class GpuMaps : public MapsKernels {
+ public:
+  explicit GpuMaps(Device& dev) : dev_(dev) {}
+  std::vector<std::shared_ptr<DeviceVector>> lowres(const Calibration& cal, const ImageGrid& grid,
+                                                    double crop) override {
+    DeviceScope scope(dev_);
+    std::vector<std::shared_ptr<DeviceVector>> maps;
+    std::vector<float2*> out;
+    const std::size_t n = grid.voxels();
+    require_free(double(cal.kspace.size()) * double(n) * sizeof(float2), "the coil maps");
+    for (std::size_t c = 0; c < cal.kspace.size(); ++c) {  // not zeroed here: gpu::lowres_maps clears them
+      auto mem = std::make_shared<DeviceBuffer<float2>>(n, "coil map " + std::to_string(c));
+      auto m = std::make_shared<DeviceVector>(dev_, reinterpret_cast<cfloat*>(mem->get()), n, mem);
+      out.push_back(mem->get());
+      maps.push_back(std::move(m));
+    }
+    gpu::lowres_maps(windowed_calibration(cal), cal.size, grid, crop, out, stream_of(dev_));
+    return maps;
+  }
+
+ private:
+  Device& dev_;
+};
+
+}  // namespace
+
+std::unique_ptr<MapsKernels> make_gpu_maps(Device& dev) { return std::make_unique<GpuMaps>(dev); }
 
 }  // namespace fhd::gpu

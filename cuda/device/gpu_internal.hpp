@@ -1,7 +1,6 @@
 #pragma once
-// Pieces of the GPU backend shared between its translation units
-// (gpu_backend.cu, mu.cu, vector_ops.cu, toeplitz.cu, gridding.cu).
-// Not part of the public interface: app/ and tests use cuda/device/gpu_device.hpp.
+// Pieces of the GPU device shared between cuda/'s translation units. Not part
+// of the public interface: app/ and tests use cuda/device/gpu_device.hpp.
 #include <cuda_runtime.h>
 #include <cufft.h>
 
@@ -12,30 +11,33 @@
 #include "cuda/device/blocks.hpp"
 #include "cuda/device/device_buffer.hpp"
 #include "recon/device/device.hpp"
+#include "recon/gridding/grid_kernel.hpp"
 
 namespace fhd::gpu {
 
-// A BackendVector in device memory.
-class GpuVector : public BackendVector {
- public:
-  GpuVector(std::size_t n, const std::string& what) : buf(n, what) {}
-  std::size_t size() const override { return buf.size(); }
-  DeviceBuffer<float2> buf;
+// The device pointer of a GPU vector.
+inline float2* dptr(DeviceVector& v) { return reinterpret_cast<float2*>(v.data()); }
+inline const float2* dptr(const DeviceVector& v) { return reinterpret_cast<const float2*>(v.data()); }
+
+// The CUDA device and stream of a GPU Device (std::invalid_argument for another kind).
+int device_id(const Device& dev);
+cudaStream_t stream_of(const Device& dev);
+// A vector of `dev`'s that another device's code may not take (std::invalid_argument).
+void require_gpu(const Device& dev, const DeviceVector& v, const char* where);
+
+// Makes a device current for one call (the caller's thread may have used another since).
+struct DeviceScope {
+  explicit DeviceScope(int device) { CUDA_CHECK(cudaSetDevice(device)); }
+  explicit DeviceScope(const Device& dev) : DeviceScope(device_id(dev)) {}
 };
 
-// Throws std::invalid_argument when `v` belongs to another backend.
-const GpuVector& as_gpu(const BackendVector& v);
-GpuVector& as_gpu(BackendVector& v);
-
-// A trajectory on the device (GpuPoints): k in cycles/FOV, one array per axis.
+// A trajectory on the device: k in cycles/FOV, one array per axis.
 struct DeviceTrajectory {
   DeviceBuffer<float> kx, ky, kz;
   std::size_t m = 0;
 };
-
-// ---- mu.cu
-// mu = conj(phi) * d per sample; phi == nullptr means phi = 1.
-void launch_mu(const float2* phi, const float2* d, float2* mu, std::size_t m, cudaStream_t s);
+// The device arrays behind a GPU device's Points (std::invalid_argument for another's).
+const DeviceTrajectory& on_device(const Points& k);
 
 // ---- coil_maps.cu
 // out[c] (grid.voxels() each, on the device; cleared here, so they may come
@@ -47,6 +49,8 @@ void lowres_maps(const std::vector<std::vector<cfloat>>& windowed, const ImageGr
 // ---- vector_ops.cu
 void launch_axpy(double2 a, const float2* x, float2* y, std::size_t n, cudaStream_t s);  // y = a x + y
 void launch_xpay(const float2* x, double2 a, float2* y, std::size_t n, cudaStream_t s);  // y = x + a y
+void launch_axpby(double2 a, const float2* x, double2 b, float2* y, std::size_t n, cudaStream_t s);  // y = a x + b y
+void launch_scale(double2 b, float2* y, std::size_t n, cudaStream_t s);  // y = b y
 // y = s x or conj(s) x, elementwise; y may be x.
 void launch_multiply(const float2* s, const float2* x, float2* y, bool conjugate, std::size_t n, cudaStream_t st);
 void launch_real_to_complex(const float* w, float2* out, std::size_t n, cudaStream_t s);  // (w, 0)
@@ -61,10 +65,10 @@ class DotReducer {
   DotReducer(const DotReducer&) = delete;
   DotReducer& operator=(const DotReducer&) = delete;
   cdouble dot(const float2* x, const float2* y, std::size_t n, cudaStream_t s);
-  // dot(a, b) and dot(c, d) with one wait (VectorOps::dot2).
+  // dot(a, b) and dot(c, d) with one wait (Device::dot2).
   std::pair<cdouble, cdouble> dot2(const float2* a, const float2* b, const float2* c, const float2* d, std::size_t n,
                                    cudaStream_t s);
-  // sum (|x_i| - ref_i.x)^2 (VectorOps::magnitude_sse), same two passes.
+  // sum (|x_i| - ref_i.x)^2 (Device::magnitude_sse), same two passes.
   double magnitude_sse(const float2* x, const float2* ref, std::size_t n, cudaStream_t s);
 
  private:
@@ -73,7 +77,7 @@ class DotReducer {
   double2* host_ = nullptr;  // pinned, so the copy back is a plain DMA
 };
 
-// ---- toeplitz.cu
+// ---- plan/toeplitz.cu
 // Batched transforms over a strided layout (cufftPlanMany's advanced
 // layout, the same for input and output, in place).
 struct FftLayout {
@@ -104,19 +108,14 @@ class CufftPlan {
   DeviceBuffer<char> work_;
 };
 
-std::unique_ptr<NormalOperator> make_normal_operator(const std::vector<cfloat>& q, const ImageGrid& grid,
-                                                     double lambda, cudaStream_t s);
-// The same from a Q already on the device (count values on grid.doubled()).
-std::unique_ptr<NormalOperator> make_normal_operator(const float2* q, std::size_t count, const ImageGrid& grid,
-                                                     double lambda, cudaStream_t s);
-void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims, cudaStream_t s);
-// Device version: the centered inverse DFT of `in` (dims), keeping only its
-// central `window` (window.n <= dims.n per axis; window == dims keeps all) in
-// `out`. `work` holds dims.voxels() elements and is overwritten; out may be in.
-void centered_idft_window(const float2* in, float2* work, const ImageGrid& dims, const ImageGrid& window,
-                          float2* out, cudaStream_t s);
+// The centered DFT of `in` (dims), keeping only its central `window`
+// (window.n <= dims.n per axis; window == dims keeps all) in `out`; inverse
+// (exp +i) or forward (exp -i), unnormalized. `work` holds dims.voxels()
+// elements and is overwritten; out may be in.
+void centered_dft_window(const float2* in, float2* work, const ImageGrid& dims, const ImageGrid& window,
+                         float2* out, bool inverse, cudaStream_t s);
 
-// ---- gridding.cu
+// ---- gridding/gridding.cu
 // Atomic: global atomics only. Privatized: every tile through shared memory
 // (where the tile fits, else atomics). Hybrid: tiles with many samples
 // privately, the others with global atomics. Auto: the measured fastest (Atomic).

@@ -25,6 +25,21 @@ __global__ void xpay_kernel(const float2* __restrict__ x, double2 a, float2* __r
   }
 }
 
+__global__ void axpby_kernel(double2 a, const float2* x, double2 b, float2* y, std::size_t n) {
+  GRID_STRIDE(i, n) {
+    const float2 xi = x[i], yi = y[i];
+    y[i] = make_float2(float(a.x * xi.x - a.y * xi.y + b.x * yi.x - b.y * yi.y),
+                       float(a.x * xi.y + a.y * xi.x + b.x * yi.y + b.y * yi.x));
+  }
+}
+
+__global__ void scale_kernel(double2 b, float2* __restrict__ y, std::size_t n) {
+  GRID_STRIDE(i, n) {
+    const float2 yi = y[i];
+    y[i] = make_float2(float(b.x * yi.x - b.y * yi.y), float(b.x * yi.y + b.y * yi.x));
+  }
+}
+
 __global__ void multiply_kernel(const float2* __restrict__ s, const float2* x, float2* y, float sign, std::size_t n) {
   GRID_STRIDE(i, n) {
     const float2 a = s[i], b = x[i];
@@ -127,6 +142,18 @@ void launch_axpy(double2 a, const float2* x, float2* y, std::size_t n, cudaStrea
 void launch_xpay(const float2* x, double2 a, float2* y, std::size_t n, cudaStream_t s) {
   if (n == 0) return;
   xpay_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(x, a, y, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void launch_axpby(double2 a, const float2* x, double2 b, float2* y, std::size_t n, cudaStream_t s) {
+  if (n == 0) return;
+  axpby_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(a, x, b, y, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void launch_scale(double2 b, float2* y, std::size_t n, cudaStream_t s) {
+  if (n == 0) return;
+  scale_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(b, y, n);
   CUDA_CHECK_LAUNCH();
 }
 

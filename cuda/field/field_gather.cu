@@ -14,7 +14,9 @@
 #include "cuda/device/blocks.hpp"
 #include "cuda/device/check.hpp"
 #include "cuda/gather/fhd_common.cuh"
+#include "cuda/device/gpu_internal.hpp"
 #include "cuda/field/field_gather.hpp"
+#include "cuda/ops/gpu_kernels.hpp"
 #include "cuda/nufft/nufft.hpp"
 
 namespace fhd::gpu {
@@ -180,5 +182,62 @@ std::vector<cfloat> field_forward(const Trajectory& traj, const std::vector<floa
   return on_device(traj, times, grid, fmap, x, traj.size(),
                    [](const FieldGather& p, const float2* in, float2* out) { p.forward(in, out); });
 }
+
+namespace {
+
+// The exact model of one field map on the GPU's points, made once per
+// operator (before, the GPU backend cached it in its Points under a checksum
+// of the map, so two maps of equal checksum would have shared a stale model).
+class GpuFieldModel : public FieldModel {
+ public:
+  GpuFieldModel(Device& dev, const Points& k, const FieldData& f, const ImageGrid& grid)
+      : dev_(dev), samples_(k.size()), grid_(grid), f_(f) {
+    DeviceScope scope(dev);
+    check_field_sizes(k.size(), f, grid, grid.voxels(), grid.voxels(), "image");
+    const cudaStream_t s = stream_of(dev);
+    const DeviceTrajectory& t = gpu::on_device(k);
+    const std::string what = "the field model's map and times";
+    DeviceBuffer<float> hz(f.hz.size(), what), times(f.times.size(), what);
+    upload(f.hz.data(), f.hz.size(), hz.get(), s);
+    upload(f.times.data(), f.times.size(), times.get(), s);
+    gather_ = std::make_unique<FieldGather>(FieldSamples{t.kx.get(), t.ky.get(), t.kz.get(), times.get(), t.m},
+                                            grid, hz.get(), s);
+    CUDA_CHECK(cudaStreamSynchronize(s));  // hz and times go at scope end
+  }
+  void forward(const DeviceVector& x, DeviceVector& d) override {
+    DeviceScope scope(dev_);
+    check_field_sizes(samples_, f_, grid_, x.size(), grid_.voxels(), "image");
+    check_field_sizes(samples_, f_, grid_, d.size(), samples_, "data");
+    gather_->forward(dptr(x), dptr(d));
+  }
+  void adjoint(const DeviceVector& d, DeviceVector& x) override {
+    DeviceScope scope(dev_);
+    check_field_sizes(samples_, f_, grid_, d.size(), samples_, "data");
+    check_field_sizes(samples_, f_, grid_, x.size(), grid_.voxels(), "image");
+    gather_->adjoint(dptr(d), dptr(x));
+  }
+
+ private:
+  Device& dev_;
+  std::size_t samples_;
+  ImageGrid grid_;
+  FieldData f_;
+  std::unique_ptr<FieldGather> gather_;
+};
+
+class GpuField : public FieldKernels {
+ public:
+  explicit GpuField(Device& dev) : dev_(dev) {}
+  std::unique_ptr<FieldModel> model(const Points& k, const FieldData& f, const ImageGrid& grid) override {
+    return std::make_unique<GpuFieldModel>(dev_, k, f, grid);
+  }
+
+ private:
+  Device& dev_;
+};
+
+}  // namespace
+
+std::unique_ptr<FieldKernels> make_gpu_field(Device& dev) { return std::make_unique<GpuField>(dev); }
 
 }  // namespace fhd::gpu

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "cuda/device/gpu_internal.hpp"
+#include "cuda/ops/gpu_kernels.hpp"
 #include "recon/gridding/gridding.hpp"
 
 // The kernel formulas, compiled for the device too (the header is written to
@@ -327,5 +328,37 @@ std::vector<cfloat> grid_scatter(const DeviceTrajectory& traj, const std::vector
   download(grid.get(), host.size(), reinterpret_cast<float2*>(host.data()), s);
   return host;
 }
+
+namespace {
+
+// Scatter, inverse FFT and crop on the device: only the image window crosses
+// to the host (at 128^3 with 2x oversampling, 16 MiB instead of 3 x 128 MiB).
+class GpuGridding : public GriddingKernels {
+ public:
+  explicit GpuGridding(Device& dev) : dev_(dev) {}
+  std::vector<cfloat> grid_to_image(const Points& k, const std::vector<cfloat>& weighted_data, const ImageGrid& image,
+                                    const ImageGrid& over, const GridKernel& kernel) override {
+    DeviceScope scope(dev_);
+    const DeviceTrajectory& traj = on_device(k);
+    if (weighted_data.size() != traj.m)
+      throw InputError("grid_to_image", "data size", std::to_string(weighted_data.size()),
+                       "must equal the trajectory's " + std::to_string(traj.m) + " samples");
+    const cudaStream_t s = stream_of(dev_);
+    DeviceBuffer<float2> grid = grid_scatter_on_device(traj, weighted_data, image, over, kernel, ScatterMethod::Auto, s);
+    const std::string what = "the gridding image " + dims_string(image);
+    DeviceBuffer<float2> work(over.voxels(), what), out(image.voxels(), what);
+    centered_dft_window(grid.get(), work.get(), over, image, out.get(), true, s);
+    std::vector<cfloat> host(image.voxels());
+    download(out.get(), host.size(), reinterpret_cast<float2*>(host.data()), s);
+    return host;
+  }
+
+ private:
+  Device& dev_;
+};
+
+}  // namespace
+
+std::unique_ptr<GriddingKernels> make_gpu_gridding(Device& dev) { return std::make_unique<GpuGridding>(dev); }
 
 }  // namespace fhd::gpu

@@ -1,15 +1,18 @@
-// The Toeplitz normal operator FhF + lambda R^H R on cuFFT, and the centered
-// inverse DFT. Definitions follow docs/conventions.md and the CPU operator:
-//   FhF x = crop( IFFT( FFT(h) * FFT(pad(x)) ) ) / L,   L = doubled voxel count,
+// The Toeplitz normal operator T = F^H W F on cuFFT (the GPU's
+// ToeplitzKernels, recon/plan/toeplitz_kernels.hpp), and the centered DFT.
+// Definitions follow docs/conventions.md and the CPU operator:
+//   T x = crop( IFFT( FFT(h) * FFT(pad(x)) ) ) / L,   L = doubled voxel count,
 // where h is Q rearranged so lag 0 sits at index 0 (Q index j holds lag j - n
 // per axis: h[(j - n) mod 2n] = Q[j]), pad(x) puts x at the low corner of the
-// doubled grid and crop takes that corner back. R is the first difference
-// along every axis of length > 1 with Neumann ends, so R^H R is the
-// 1D Laplacian stencil (-1, 2, -1) with (1, -1) at the ends, summed over axes.
+// doubled grid and crop takes that corner back. The regularizer's D^H D is
+// its own operator (recon/ops/diff.hpp), added in one pass after the crop.
 #include <stdexcept>
 #include <string>
 
 #include "cuda/device/gpu_internal.hpp"
+#include "cuda/ops/gpu_kernels.hpp"
+#include "cuda/plan/precond.hpp"
+#include "recon/plan/toeplitz_kernels.hpp"
 
 namespace fhd::gpu {
 namespace {
@@ -71,40 +74,13 @@ __global__ void multiply_kernel(float2* __restrict__ a, const float2* __restrict
   }
 }
 
-// (R^H R x)_i along one axis: (x_i - x_{i-1}) [if i > 0] + (x_i - x_{i+1}) [if i < n-1].
-__device__ float2 laplacian_axis(const float2* x, std::size_t i, int c, int n, std::size_t stride) {
-  float2 r = make_float2(0.f, 0.f);
-  if (n < 2) return r;
-  const float2 xi = x[i];
-  if (c > 0) {
-    const float2 xm = x[i - stride];
-    r.x += xi.x - xm.x;
-    r.y += xi.y - xm.y;
-  }
-  if (c < n - 1) {
-    const float2 xp = x[i + stride];
-    r.x += xi.x - xp.x;
-    r.y += xi.y - xp.y;
-  }
-  return r;
-}
-
-// y = crop(pad) + lambda R^H R x.
-__global__ void crop_kernel(const float2* __restrict__ pad, const float2* __restrict__ x, float2* __restrict__ y,
-                            Dims3 n, Dims3 len, float lambda) {
+// y = crop(pad).
+__global__ void crop_kernel(const float2* __restrict__ pad, float2* __restrict__ y, Dims3 n, Dims3 len) {
   const std::size_t total = std::size_t(n.x) * n.y * n.z;
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
        i += std::size_t(gridDim.x) * blockDim.x) {
     const Dims3 p = coords(i, n);
-    float2 v = pad[p.x + std::size_t(len.x) * (p.y + std::size_t(len.y) * p.z)];
-    if (lambda != 0.f) {
-      const float2 a = laplacian_axis(x, i, p.x, n.x, 1);
-      const float2 b = laplacian_axis(x, i, p.y, n.y, std::size_t(n.x));
-      const float2 c = laplacian_axis(x, i, p.z, n.z, std::size_t(n.x) * n.y);
-      v.x += lambda * (a.x + b.x + c.x);
-      v.y += lambda * (a.y + b.y + c.y);
-    }
-    y[i] = v;
+    y[i] = pad[p.x + std::size_t(len.x) * (p.y + std::size_t(len.y) * p.z)];
   }
 }
 
@@ -161,13 +137,11 @@ class PaddedFft {
   std::size_t upper_ = 0;  // elements before the first upper slab
 };
 
-class GpuNormalOperator : public NormalOperator {
+class GpuNormalOperator : public HermitianOp {
  public:
-  // q: device memory (q_count values on the doubled grid) or, with
-  // host_q, host memory to upload first.
-  GpuNormalOperator(const float2* q, std::size_t q_count, bool host_q, const ImageGrid& grid, double lambda,
-                    cudaStream_t s)
-      : n_(grid), len_(grid.doubled()), lambda_(float(lambda)), s_(s) {
+  // q: device memory, q_count values on the doubled grid.
+  GpuNormalOperator(Device& dev, const float2* q, std::size_t q_count, const ImageGrid& grid)
+      : HermitianOp(dev, image_shape(grid), "T"), n_(grid), len_(grid.doubled()), s_(stream_of(dev)) {
     if (q_count != len_.voxels())
       throw InputError("gpu normal operator", "q size", std::to_string(q_count),
                        "expected " + std::to_string(len_.voxels()) + " (the doubled grid " + dims_string(len_) + ")");
@@ -177,50 +151,55 @@ class GpuNormalOperator : public NormalOperator {
     spectrum_.allocate(len_.voxels(), what + " (spectrum)");
     pad_.allocate(len_.voxels(), what + " (padded buffer)");
     fft_ = std::make_unique<PaddedFft>(n_, len_, s_, what);
-    if (host_q) {
-      upload(q, q_count, pad_.get(), s_);
-      q = pad_.get();
-    }
     // h[(j - n) mod 2n] = Q[j], i.e. h[i] = Q[(i + n) mod 2n]; the 1/L of the
     // inverse FFT is folded into the spectrum once.
     const Dims3 off{n_.nx % len_.nx, n_.ny % len_.ny, n_.nz % len_.nz};
     launch_shift(q, spectrum_.get(), len_, off, float(1.0 / double(len_.voxels())), s_);
     fft_->forward_full(spectrum_.get());  // h fills the grid: no slab to skip
-    CUDA_CHECK(cudaStreamSynchronize(s_));  // a host q may go away after return
+    CUDA_CHECK(cudaStreamSynchronize(s_));  // the caller's Q may go after return (segmented models' own Q's)
   }
 
-  void apply(const BackendVector& xv, BackendVector& yv) override {
-    const GpuVector& x = as_gpu(xv);
-    GpuVector& y = as_gpu(yv);
-    if (x.size() != n_.voxels() || y.size() != n_.voxels())
-      throw std::invalid_argument("gpu normal operator: vector sizes " + std::to_string(x.size()) + ", " +
-                                  std::to_string(y.size()) + " differ from the grid's " +
-                                  std::to_string(n_.voxels()) + " voxels");
-    const float2* xp = x.buf.get();
-    if (&xv == &yv && lambda_ != 0.f) {
-      // The stencil reads neighbours of x while y is written: keep a copy.
-      if (alias_.size() != n_.voxels()) alias_.allocate(n_.voxels(), "the normal operator's input copy");
-      CUDA_CHECK(cudaMemcpyAsync(alias_.get(), xp, x.buf.bytes(), cudaMemcpyDeviceToDevice, s_));
-      xp = alias_.get();
-    }
+ protected:
+  void do_apply(const DeviceVector& x, DeviceVector& y) override {
+    DeviceScope scope(device());
     const std::size_t total = len_.voxels();
-    embed_kernel<<<blocks_for(total, kThreads), kThreads, 0, s_>>>(xp, pad_.get(), dims3(n_), dims3(len_));
+    embed_kernel<<<blocks_for(total, kThreads), kThreads, 0, s_>>>(dptr(x), pad_.get(), dims3(n_), dims3(len_));
     CUDA_CHECK_LAUNCH();
     fft_->forward(pad_.get());
     multiply_kernel<<<blocks_for(total, kThreads), kThreads, 0, s_>>>(pad_.get(), spectrum_.get(), total);
     CUDA_CHECK_LAUNCH();
     fft_->inverse(pad_.get());
-    crop_kernel<<<blocks_for(n_.voxels(), kThreads), kThreads, 0, s_>>>(pad_.get(), xp, y.buf.get(), dims3(n_),
-                                                                          dims3(len_), lambda_);
+    crop_kernel<<<blocks_for(n_.voxels(), kThreads), kThreads, 0, s_>>>(pad_.get(), dptr(y), dims3(n_), dims3(len_));
     CUDA_CHECK_LAUNCH();
   }
 
  private:
   ImageGrid n_, len_;
-  float lambda_;
   cudaStream_t s_;
-  DeviceBuffer<float2> spectrum_, pad_, alias_;
+  DeviceBuffer<float2> spectrum_, pad_;
   std::unique_ptr<PaddedFft> fft_;
+};
+
+class GpuToeplitz : public ToeplitzKernels {
+ public:
+  explicit GpuToeplitz(Device& dev) : dev_(dev) {}
+  OpPtr normal(const DeviceVector& q, const ImageGrid& grid) override {
+    DeviceScope scope(dev_);
+    require_gpu(dev_, q, "toeplitz");
+    return std::make_shared<GpuNormalOperator>(dev_, dptr(q), q.size(), grid);
+  }
+  OpPtr preconditioner(const DeviceVector& q, const ImageGrid& grid, double lambda) override {
+    require_gpu(dev_, q, "preconditioner");
+    return make_circulant_preconditioner(dev_, dptr(q), q.size(), grid, lambda);
+  }
+  std::vector<double> spectrum(const DeviceVector& q, const ImageGrid& grid) override {
+    DeviceScope scope(dev_);
+    require_gpu(dev_, q, "circulant spectrum");
+    return circulant_spectrum(dptr(q), q.size(), grid, stream_of(dev_));
+  }
+
+ private:
+  Device& dev_;
 };
 
 }  // namespace
@@ -265,43 +244,21 @@ void CufftPlan::exec(float2* data, int direction) {
                           direction));
 }
 
-std::unique_ptr<NormalOperator> make_normal_operator(const std::vector<cfloat>& q, const ImageGrid& grid,
-                                                     double lambda, cudaStream_t s) {
-  return std::make_unique<GpuNormalOperator>(reinterpret_cast<const float2*>(q.data()), q.size(), true, grid,
-                                             lambda, s);
-}
-
-std::unique_ptr<NormalOperator> make_normal_operator(const float2* q, std::size_t count, const ImageGrid& grid,
-                                                     double lambda, cudaStream_t s) {
-  return std::make_unique<GpuNormalOperator>(q, count, false, grid, lambda, s);
-}
-
-void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims, cudaStream_t s) {
-  const std::size_t n = dims.voxels();
-  if (grid.size() != n)
-    throw InputError("centered_idft", "grid size", std::to_string(grid.size()),
-                     "expected " + std::to_string(n) + " for " + dims_string(dims));
-  const std::string what = "the centered inverse DFT of " + dims_string(dims);
-  require_free(2.0 * n * sizeof(float2), what);
-  DeviceBuffer<float2> a(n, what), b(n, what);
-  upload(reinterpret_cast<const float2*>(grid.data()), n, a.get(), s);
-  centered_idft_window(a.get(), b.get(), dims, dims, a.get(), s);
-  download(a.get(), n, reinterpret_cast<float2*>(grid.data()), s);
-}
-
-void centered_idft_window(const float2* in, float2* work, const ImageGrid& dims, const ImageGrid& window,
-                          float2* out, cudaStream_t s) {
-  CufftPlan plan(dims, s, "the centered inverse DFT of " + dims_string(dims));
-  // ifftshift (index n/2 -> 0), unnormalized inverse FFT, then fftshift (0 ->
-  // n/2) fused with taking the central window: right for odd lengths too,
-  // since the shifts are plain modular gathers.
+void centered_dft_window(const float2* in, float2* work, const ImageGrid& dims, const ImageGrid& window,
+                         float2* out, bool inverse, cudaStream_t s) {
+  CufftPlan plan(dims, s, "the centered DFT of " + dims_string(dims));
+  // ifftshift (index n/2 -> 0), unnormalized FFT, then fftshift (0 -> n/2)
+  // fused with taking the central window: right for odd lengths too, since
+  // the shifts are plain modular gathers.
   launch_shift(in, work, dims, Dims3{dims.nx / 2, dims.ny / 2, dims.nz / 2}, 1.f, s);
-  plan.exec(work, CUFFT_INVERSE);
+  plan.exec(work, inverse ? CUFFT_INVERSE : CUFFT_FORWARD);
   const Dims3 off{dims.nx - dims.nx / 2 - window.nx / 2 + dims.nx / 2, dims.ny - dims.ny / 2 - window.ny / 2 + dims.ny / 2,
                   dims.nz - dims.nz / 2 - window.nz / 2 + dims.nz / 2};
   window_kernel<<<blocks_for(window.voxels(), kThreads), kThreads, 0, s>>>(work, dims3(dims), out, dims3(window), off,
                                                                            1.f);
   CUDA_CHECK_LAUNCH();
 }
+
+std::unique_ptr<ToeplitzKernels> make_gpu_toeplitz(Device& dev) { return std::make_unique<GpuToeplitz>(dev); }
 
 }  // namespace fhd::gpu

@@ -176,7 +176,7 @@ std::vector<float> calibration_weights(const Scan& s, const std::array<double, 3
 
 }  // namespace
 
-Calibration calibration_from_scans(Backend& be, const std::vector<const Scan*>& coils, int cal,
+Calibration calibration_from_scans(Device& dev, const std::vector<const Scan*>& coils, int cal,
                                    const std::string& dcf_method) {
   if (coils.empty()) throw InputError("coil maps: no coils");
   const Scan& s = *coils[0];
@@ -189,18 +189,18 @@ Calibration calibration_from_scans(Backend& be, const std::vector<const Scan*>& 
   // The gridded image on `low` is the object times (full voxels / low voxels),
   // and its DFT sums over low voxels only: the calibration data come out on
   // the full-resolution scale.
-  const std::unique_ptr<Points> points = be.upload_points(pick(s.traj, kept));
+  const std::unique_ptr<Points> points = dev.upload_points(pick(s.traj, kept));
   CoilData images;
-  for (const Scan* c : coils) images.push_back(gridding_recon(be, *points, pick(c->data, kept), dcf, low, kernel));
+  for (const Scan* c : coils) images.push_back(gridding_recon(dev, *points, pick(c->data, kept), dcf, low, kernel));
   spdlog::debug("coil maps: {} coils gridded on {}", coils.size(), dims_string(low));
   return calibration_from_images(images, low, cal);
 }
 
-Calibration calibration_from_scans(Backend& be, const std::vector<Scan>& coils, int cal,
+Calibration calibration_from_scans(Device& dev, const std::vector<Scan>& coils, int cal,
                                    const std::string& dcf_method) {
   std::vector<const Scan*> ptrs;
   for (const Scan& c : coils) ptrs.push_back(&c);
-  return calibration_from_scans(be, ptrs, cal, dcf_method);
+  return calibration_from_scans(dev, ptrs, cal, dcf_method);
 }
 
 namespace {

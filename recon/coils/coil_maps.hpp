@@ -34,9 +34,9 @@ Calibration calibration_from_images(const CoilData& images, const ImageGrid& gri
 // Only the samples near the centre are gridded, onto a grid of the calibration
 // size plus a margin (docs/coils.md), with their density weights computed
 // around the centre only.
-Calibration calibration_from_scans(Backend& be, const std::vector<const Scan*>& coils, int cal,
+Calibration calibration_from_scans(Device& dev, const std::vector<const Scan*>& coils, int cal,
                                    const std::string& dcf_method = "auto");
-Calibration calibration_from_scans(Backend& be, const std::vector<Scan>& coils, int cal,
+Calibration calibration_from_scans(Device& dev, const std::vector<Scan>& coils, int cal,
                                    const std::string& dcf_method = "auto");
 
 // Fast: each coil's calibration data times a Hann window, zero-padded to `grid`

@@ -1,49 +1,36 @@
 #pragma once
-// SENSE (Pruessmann et al., MRM 42:952, 1999) on the plan seam: one image x
-// seen by C coils with sensitivities S_c through one trajectory,
-//   E x = { F S_c x }_c,   E^H y = sum_c conj(S_c) F^H y_c,
-// solved by CG on the normal equations (E^H E + lambda R^H R) x = E^H y, where
-// E^H E = sum_c S_c^H T S_c and T = F^H F is the plan's Toeplitz operator:
-// one Q for all coils, one FFT pair per coil and iteration (docs/coils.md).
-// Written against VectorOps and the plan's operators, so it runs on every
-// backend and both operator kinds (exact, NUFFT).
+// SENSE (Pruessmann et al., MRM 42:952, 1999) by composition: one image x seen
+// by C coils with sensitivities S_c through one trajectory,
+//   E = [A S_0; A S_1; ...]  (vstack of compose(A, diag(S_c))),
+// so E^H y = sum_c conj(S_c) A^H y_c and E^H E = sum_c S_c^H T S_c, with
+// A the plan's model and T its Toeplitz operator: one Q for all coils, one FFT
+// pair per coil and apply (docs/coils.md). Any model works in A's place: the
+// field models give SENSE with off-resonance compensation.
 #include <memory>
 #include <vector>
 
-#include "recon/solvers/cg.hpp"
-#include "recon/coils/coil_noise.hpp"
+#include "recon/coils/coil_maps.hpp"
+#include "recon/ops/linop.hpp"
 #include "recon/plan/plan.hpp"
 
 namespace fhd {
 
-// The maps where the plan's backend computes, uploaded once for E^H y and
-// every CG iteration. maps: C vectors of plan.grid().voxels() values each
-// (InputError otherwise).
-std::vector<VecPtr> upload_maps(Plan& plan, const CoilData& maps);
+// The maps on `dev`, once for E^H y and every iteration. maps: C vectors of
+// grid.voxels() values each (InputError otherwise).
+std::vector<std::shared_ptr<DeviceVector>> upload_maps(Device& dev, const CoilData& maps, const ImageGrid& grid);
 
-// The SENSE normal operator sum_c S_c^H T S_c + lambda R^H R (R: the first
-// differences of the l2 regularizer; lambda absolute, as Plan::normal's).
-class SenseNormal : public NormalOperator {
+// E for the model A (image -> one coil's samples) and maps on A's device.
+OpPtr sense_op(const OpPtr& model, const std::vector<std::shared_ptr<DeviceVector>>& maps);
+
+// SENSE's low-resolution maps on a device (recon/coils/coil_maps.hpp's
+// maps_lowres): the CPU makes them on the host; the GPU where SENSE uses them
+// (at 128^3 with 8 coils the host maps and their 128 MB upload took 0.3 s).
+class MapsKernels {
  public:
-  SenseNormal(Plan& plan, const CoilData& maps, double lambda);
-  SenseNormal(Plan& plan, std::vector<VecPtr> maps, double lambda);  // from upload_maps
-  void apply(const BackendVector& x, BackendVector& y) override;
-  std::size_t coils() const { return maps_.size(); }
-
- private:
-  Plan& plan_;
-  std::vector<VecPtr> maps_;  // where the backend computes
-  double lambda_;
-  VecPtr t1_, t2_, grad_;
+  virtual ~MapsKernels() = default;
+  virtual std::vector<std::shared_ptr<DeviceVector>> lowres(const Calibration& cal, const ImageGrid& grid,
+                                                            double crop) = 0;
 };
-
-// E^H y: sum_c conj(S_c) FhD(y_c), each coil's data through the plan. The
-// resident form keeps FhD, the product and the sum where the backend computes:
-// only each coil's samples cross to a GPU, no image comes back.
-std::vector<cfloat> sense_adjoint(Plan& plan, const CoilData& maps, const std::vector<const std::vector<cfloat>*>& data);
-VecPtr sense_adjoint(Plan& plan, const std::vector<VecPtr>& maps, const std::vector<const std::vector<cfloat>*>& data);
-
-// E x: each coil's samples F S_c x (the forward model, for tests and residuals).
-CoilData sense_forward(Plan& plan, const CoilData& maps, const std::vector<cfloat>& image);
+std::unique_ptr<MapsKernels> make_cpu_maps(Device& dev);
 
 }  // namespace fhd

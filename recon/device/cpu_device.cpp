@@ -1,15 +1,12 @@
-// The CPU backend: OpenMP loops, FFTW single precision, BLAS for the separable
-// FhD/Q. Vectors are plain host arrays (CpuVector).
+// The CPU device: host vectors, OpenMP loops; elementwise work in double,
+// rounded once to float; sums in double.
 #include "recon/device/cpu_device.hpp"
 
 #include <stdexcept>
 #include <string>
 
-#include "recon/gather/cpu_fhd.hpp"
 #include "core/error.hpp"
-#include "recon/gridding/gridding_cpu.hpp"
-#include "recon/nufft/nufft_cpu.hpp"
-#include "recon/plan/toeplitz.hpp"
+#include "recon/device/kernels.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -17,17 +14,7 @@
 
 namespace fhd {
 
-CpuVector& as_cpu(BackendVector& v) {
-  auto* c = dynamic_cast<CpuVector*>(&v);
-  if (!c) throw std::invalid_argument("cpu backend: vector belongs to another backend");
-  return *c;
-}
-
-const CpuVector& as_cpu(const BackendVector& v) { return as_cpu(const_cast<BackendVector&>(v)); }
-
-namespace {
-
-int thread_count() {
+int cpu_threads() {
 #ifdef _OPENMP
   return omp_get_max_threads();
 #else
@@ -35,62 +22,84 @@ int thread_count() {
 #endif
 }
 
-void check_same_size(const BackendVector& a, const BackendVector& b, const char* op) {
-  if (a.size() != b.size()) throw std::invalid_argument(std::string("cpu backend ") + op + ": sizes differ");
-}
+namespace {
 
-// Per axis: output index j takes input index perm[j] of a centered transform.
-// x_j = sum_k X_k e^{+i2pi (k-h)(j-h)/n}, h = n/2: feed X_k at (k - h) mod n,
-// run the plain inverse DFT, read result j at (j - h) mod n. Any n, odd too.
-std::vector<int> shift_by(int n, int h) {
-  std::vector<int> perm(n);
-  for (int i = 0; i < n; ++i) perm[i] = (i - h + n) % n;
-  return perm;
-}
-
-void permute(const std::vector<cfloat>& in, std::vector<cfloat>& out, const ImageGrid& d, bool scatter) {
-  const std::vector<int> px = shift_by(d.nx, d.nx / 2), py = shift_by(d.ny, d.ny / 2), pz = shift_by(d.nz, d.nz / 2);
-#pragma omp parallel for collapse(2)
-  for (int iz = 0; iz < d.nz; ++iz)
-    for (int iy = 0; iy < d.ny; ++iy)
-      for (int ix = 0; ix < d.nx; ++ix) {
-        const std::size_t a = ix + d.nx * (iy + std::size_t(d.ny) * iz);
-        const std::size_t b = px[ix] + d.nx * (py[iy] + std::size_t(d.ny) * pz[iz]);
-        if (scatter)
-          out[b] = in[a];
-        else
-          out[a] = in[b];
-      }
-}
-
-// Host vectors; elementwise ops in double, rounded once to float.
-class CpuVectorOps : public VectorOps {
+class CpuDevice : public Device {
  public:
-  VecPtr upload(const std::vector<cfloat>& host) override { return std::make_unique<CpuVector>(host); }
-  VecPtr zeros(std::size_t n) override { return std::make_unique<CpuVector>(std::vector<cfloat>(n)); }
-  std::vector<cfloat> download(const BackendVector& v) override { return as_cpu(v).data; }
-  void copy(const BackendVector& src, BackendVector& dst) override {
-    check_same_size(src, dst, "copy");
-    as_cpu(dst).data = as_cpu(src).data;
+  std::string name() const override {
+#ifdef FHD_HAVE_CBLAS
+    const char* blas = "OpenBLAS";
+#else
+    const char* blas = "no BLAS";
+#endif
+    return "cpu (" + std::to_string(cpu_threads()) + " threads, FFTW, " + blas + ")";
   }
-  void axpy(cdouble a, const BackendVector& x, BackendVector& y) override {
-    check_same_size(x, y, "axpy");
-    const cfloat* xs = as_cpu(x).data.data();
-    cfloat* ys = as_cpu(y).data.data();
+  DeviceKind kind() const override { return DeviceKind::Cpu; }
+  void synchronize() override {}
+
+  VecPtr zeros(std::size_t n) override {
+    auto mem = std::make_shared<std::vector<cfloat>>(n);
+    return std::make_unique<DeviceVector>(*this, mem->data(), n, mem);
+  }
+  void to_device(const cfloat* host, DeviceVector& dst) override {
+    cfloat* d = mine(dst, "to_device");
+    std::copy(host, host + dst.size(), d);
+  }
+  void to_host(const DeviceVector& src, cfloat* host) override {
+    const cfloat* s = mine(src, "to_host");
+    std::copy(s, s + src.size(), host);
+  }
+  void copy(const DeviceVector& src, DeviceVector& dst) override {
+    require_same_size(src, dst, "copy");
+    if (src.device().kind() != DeviceKind::Cpu) {  // another device's vector: it copies to the host
+      src.device().to_host(src, mine(dst, "copy"));
+      return;
+    }
+    if (src.data() != dst.data()) std::copy(src.data(), src.data() + src.size(), mine(dst, "copy"));
+  }
+  std::unique_ptr<Points> upload_points(const Trajectory& traj) override {
+    if (traj.ky.size() != traj.size() || (traj.kz.size() != traj.size() && !traj.kz.empty()))
+      throw InputError("trajectory", "kx/ky/kz lengths",
+                       std::to_string(traj.size()) + "/" + std::to_string(traj.ky.size()) + "/" +
+                           std::to_string(traj.kz.size()),
+                       "must be equal (kz may be empty for 2D)");
+    Trajectory t = traj;
+    if (t.kz.empty()) t.kz.assign(t.size(), 0.0f);  // the CPU computes from the host copy
+    return std::make_unique<Points>(std::move(t));
+  }
+
+  void axpby(cdouble a, const DeviceVector& x, cdouble b, DeviceVector& y) override {
+    require_same_size(x, y, "axpby");
+    const cfloat* xs = mine(x, "axpby");
+    cfloat* ys = mine(y, "axpby");
+    const std::ptrdiff_t n = std::ptrdiff_t(y.size());
+    if (a == 0.0 && b == 0.0) {
+      std::fill(ys, ys + n, cfloat(0.0f));
+    } else if (a == 0.0) {
 #pragma omp parallel for
-    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(y.size()); ++i) ys[i] = cfloat(a * cdouble(xs[i]) + cdouble(ys[i]));
-  }
-  void xpay(const BackendVector& x, cdouble a, BackendVector& y) override {
-    check_same_size(x, y, "xpay");
-    const cfloat* xs = as_cpu(x).data.data();
-    cfloat* ys = as_cpu(y).data.data();
+      for (std::ptrdiff_t i = 0; i < n; ++i) ys[i] = cfloat(b * cdouble(ys[i]));
+    } else if (b == 1.0) {
 #pragma omp parallel for
-    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(y.size()); ++i) ys[i] = cfloat(cdouble(xs[i]) + a * cdouble(ys[i]));
+      for (std::ptrdiff_t i = 0; i < n; ++i) ys[i] = cfloat(a * cdouble(xs[i]) + cdouble(ys[i]));
+    } else {
+#pragma omp parallel for
+      for (std::ptrdiff_t i = 0; i < n; ++i) ys[i] = cfloat(a * cdouble(xs[i]) + b * cdouble(ys[i]));
+    }
   }
-  cdouble dot(const BackendVector& x, const BackendVector& y) override {
-    check_same_size(x, y, "dot");
-    const cfloat* xs = as_cpu(x).data.data();
-    const cfloat* ys = as_cpu(y).data.data();
+  void multiply(const DeviceVector& s, const DeviceVector& x, DeviceVector& y, bool conjugate) override {
+    require_same_size(s, x, "multiply");
+    require_same_size(x, y, "multiply");
+    const cfloat* ss = mine(s, "multiply");
+    const cfloat* xs = mine(x, "multiply");
+    cfloat* ys = mine(y, "multiply");
+#pragma omp parallel for
+    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(x.size()); ++i)
+      ys[i] = (conjugate ? std::conj(ss[i]) : ss[i]) * xs[i];
+  }
+  cdouble dot(const DeviceVector& x, const DeviceVector& y) override {
+    require_same_size(x, y, "dot");
+    const cfloat* xs = mine(x, "dot");
+    const cfloat* ys = mine(y, "dot");
     double re = 0.0, im = 0.0;
 #pragma omp parallel for reduction(+ : re, im)
     for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(x.size()); ++i) {
@@ -100,111 +109,47 @@ class CpuVectorOps : public VectorOps {
     }
     return {re, im};
   }
-  void multiply(const BackendVector& s, const BackendVector& x, BackendVector& y, bool conjugate) override {
-    check_same_size(s, x, "multiply");
-    check_same_size(x, y, "multiply");
-    const cfloat* ss = as_cpu(s).data.data();
-    const cfloat* xs = as_cpu(x).data.data();
-    cfloat* ys = as_cpu(y).data.data();
-#pragma omp parallel for
-    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(x.size()); ++i) ys[i] = (conjugate ? std::conj(ss[i]) : ss[i]) * xs[i];
+  std::pair<cdouble, cdouble> dot2(const DeviceVector& a, const DeviceVector& b, const DeviceVector& c,
+                                   const DeviceVector& d) override {
+    return {dot(a, b), dot(c, d)};
   }
-  double magnitude_sse(const BackendVector& x, const BackendVector& ref) override {
-    check_same_size(x, ref, "magnitude_sse");
-    const cfloat* xs = as_cpu(x).data.data();
-    const cfloat* rs = as_cpu(ref).data.data();
+  double magnitude_sse(const DeviceVector& x, const DeviceVector& ref) override {
+    require_same_size(x, ref, "magnitude_sse");
+    const cfloat* xs = mine(x, "magnitude_sse");
+    const cfloat* rs = mine(ref, "magnitude_sse");
     double sse = 0.0;
 #pragma omp parallel for reduction(+ : sse)
     for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(x.size()); ++i) {
-      const double d = std::abs(cdouble(xs[i])) - double(rs[i].real());
-      sse += d * d;
+      const double e = std::abs(cdouble(xs[i])) - double(rs[i].real());
+      sse += e * e;
     }
     return sse;
   }
-};
-
-nufft::Options nufft_options(const FhdOptions& opt) {
-  nufft::Options o;
-  o.tol = opt.nufft_tol;
-  return o;
-}
-
-class CpuBackend : public Backend {
- public:
-  std::string name() const override {
-#ifdef FHD_HAVE_CBLAS
-    const char* blas = "OpenBLAS";
-#else
-    const char* blas = "no BLAS";
-#endif
-    return "cpu (" + std::to_string(thread_count()) + " threads, FFTW, " + blas + ")";
-  }
-  bool is_gpu() const override { return false; }
-  VectorOps& vec() override { return vec_; }
-
-  // The CPU computes from the host copy every Points holds.
-  std::unique_ptr<Points> upload_points(const Trajectory& traj) override {
-    if (traj.ky.size() != traj.size() || (traj.kz.size() != traj.size() && !traj.kz.empty()))
-      throw InputError("trajectory", "kx/ky/kz lengths", std::to_string(traj.size()),
-                       "must be equal (kz may be empty for 2D)");
-    Trajectory t = traj;
-    if (t.kz.empty()) t.kz.assign(t.size(), 0.0f);
-    return std::make_unique<Points>(std::move(t));
-  }
-
-  std::vector<cfloat> mu(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) override {
-    if (phi.empty()) return data;
-    if (phi.size() != data.size())
-      throw InputError("mu", "phi length", std::to_string(phi.size()),
-                       "must equal the data length " + std::to_string(data.size()));
-    std::vector<cfloat> out(data.size());
-    for (std::size_t m = 0; m < data.size(); ++m) out[m] = std::conj(phi[m]) * data[m];
-    return out;
-  }
-
-  std::vector<cfloat> fhd(const Points& k, const std::vector<cfloat>& mu, const ImageGrid& grid,
-                          const FhdOptions& opt) override {
-    check_samples(k, mu.size(), "fhd", "mu length");
-    if (opt.method == FhdMethod::Nufft) return nufft::CpuPlan(k.host(), grid, grid, nufft_options(opt)).type1(mu);
-    return cpu_fhd(k.host(), mu, grid, opt);
-  }
-  std::vector<cfloat> q(const Points& k, const std::vector<float>& w, const ImageGrid& grid,
-                        const FhdOptions& opt) override {
-    if (!w.empty()) check_samples(k, w.size(), "q", "weights length");
-    if (opt.method == FhdMethod::Nufft) return nufft::q_by_nufft(k.host(), w, grid, nufft_options(opt));
-    return cpu_q(k.host(), w, grid, opt);
-  }
-  std::unique_ptr<NormalOperator> normal(const std::vector<cfloat>& q, const ImageGrid& grid,
-                                         double lambda) override {
-    return std::make_unique<ToeplitzOperator>(q, grid, lambda);
-  }
-
-  std::vector<cfloat> grid_scatter(const Points& k, const std::vector<cfloat>& weighted_data, const ImageGrid& image,
-                                   const ImageGrid& over, const GridKernel& kernel) override {
-    check_samples(k, weighted_data.size(), "grid_scatter", "data length");
-    return cpu_grid_scatter(k.host(), weighted_data, image, over, kernel);
-  }
-
-  void centered_idft(std::vector<cfloat>& grid, const ImageGrid& dims) override {
-    if (grid.size() != dims.voxels()) throw std::invalid_argument("centered_idft: grid size does not match dims");
-    std::vector<cfloat> work(grid.size());
-    permute(grid, work, dims, true);
-    FftwPlan(dims, work.data(), true).execute();
-    permute(work, grid, dims, false);
-  }
 
  private:
-  static void check_samples(const Points& k, std::size_t n, const char* where, const char* field) {
-    if (n != k.size())
-      throw InputError(where, field, std::to_string(n),
-                       "must equal the trajectory's " + std::to_string(k.size()) + " samples");
+  cfloat* mine(DeviceVector& v, const char* where) const {
+    require_on(*this, v, where);
+    return v.data();
   }
-
-  CpuVectorOps vec_;
+  const cfloat* mine(const DeviceVector& v, const char* where) const {
+    require_on(*this, v, where);
+    return v.data();
+  }
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+cfloat* host_data(DeviceVector& v) {
+  if (v.device().kind() != DeviceKind::Cpu)
+    throw std::invalid_argument("a CPU operation got a vector of the device " + v.device().name());
+  return v.data();
+}
+
+const cfloat* host_data(const DeviceVector& v) { return host_data(const_cast<DeviceVector&>(v)); }
+
+std::unique_ptr<Device> make_cpu_device() {
+  install_cpu_kernels();
+  return std::make_unique<CpuDevice>();
+}
 
 }  // namespace fhd

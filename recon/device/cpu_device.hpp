@@ -1,22 +1,15 @@
 #pragma once
-// The CPU backend's vector type, shared by its Toeplitz operator and tests.
-// make_cpu_backend() itself is declared in recon/device/device.hpp.
-#include <vector>
-
+// The CPU device: vectors in host memory, OpenMP loops. Its operator families
+// (FFTW, BLAS, the CPU NUFFT) register in recon/ops/cpu_kernels.cpp.
 #include "recon/device/device.hpp"
 
 namespace fhd {
 
-// A backend vector in host memory.
-class CpuVector : public BackendVector {
- public:
-  explicit CpuVector(std::vector<cfloat> v) : data(std::move(v)) {}
-  std::size_t size() const override { return data.size(); }
-  std::vector<cfloat> data;
-};
+// The host pointer behind a vector of a CPU device (std::invalid_argument for another device's).
+cfloat* host_data(DeviceVector& v);
+const cfloat* host_data(const DeviceVector& v);
 
-// The CpuVector behind v; throws std::invalid_argument for another backend's vector.
-CpuVector& as_cpu(BackendVector& v);
-const CpuVector& as_cpu(const BackendVector& v);
+// OpenMP threads this process uses.
+int cpu_threads();
 
 }  // namespace fhd

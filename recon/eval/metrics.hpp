@@ -11,7 +11,7 @@ namespace fhd {
 // Throws InputError when the sizes differ or are zero.
 double psnr(const std::vector<cfloat>& image, const std::vector<float>& ref);
 // The same from the sum of squared errors over n voxels and the peak max|I0|
-// (VectorOps::magnitude_sse gives the sum where the image lives).
+// (Device::magnitude_sse gives the sum where the image lives).
 double psnr_from_sse(double sse, std::size_t n, double peak);
 // sum (|I| - I0)^2 in double.
 double magnitude_sse(const std::vector<cfloat>& image, const std::vector<float>& ref);

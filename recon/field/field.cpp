@@ -10,7 +10,6 @@
 #include "core/error.hpp"
 #include "core/phase.hpp"
 #include "recon/coils/coil_linalg.hpp"
-#include "recon/solvers/tv.hpp"
 
 namespace fhd {
 namespace {
@@ -103,26 +102,6 @@ Interpolators interpolators(const FieldData& f, const std::vector<double>& tau) 
   return out;
 }
 
-void add_roughness(Plan& plan, const BackendVector& x, BackendVector& y, BackendVector& grad, BackendVector& tmp,
-                   double lambda) {
-  // R^H R x = D^H D x, D the first differences (as Plan::normal's roughness).
-  Backend& be = plan.backend();
-  be.gradient(x, grad, plan.grid());
-  be.gradient_adjoint(grad, tmp, plan.grid());
-  be.vec().axpy(lambda, tmp, y);
-}
-
-VecPtr gradient_buffer(Plan& plan, double lambda) {
-  if (lambda == 0.0) return nullptr;
-  return plan.backend().vec().zeros(std::size_t(gradient_axes(plan.grid())) * plan.grid().voxels());
-}
-
-std::vector<float> phi_power(const Plan& plan) {
-  std::vector<float> w;
-  for (const cfloat& p : plan.options().phi) w.push_back(std::norm(p));
-  return w;
-}
-
 }  // namespace
 
 void check_field(const FieldData& f, const ImageGrid& grid, std::size_t samples, const std::string& where) {
@@ -171,119 +150,168 @@ std::vector<cfloat> field_phase(const std::vector<float>& hz, double tau) {
   return e;
 }
 
-// ---- exact model
+// ---- operators
 
-FieldExactNormal::FieldExactNormal(Plan& plan, const FieldData& f, double lambda)
-    : plan_(plan), f_(f), w_(phi_power(plan)), lambda_(lambda) {
-  check_field(f, plan.grid(), plan.samples(), "field model");
-  t_ = plan.backend().vec().zeros(plan.grid().voxels());
-  grad_ = gradient_buffer(plan, lambda);
-}
+namespace {
 
-void FieldExactNormal::apply(const BackendVector& x, BackendVector& y) {
-  VectorOps& v = plan_.backend().vec();
-  std::vector<cfloat> d = plan_.field_forward(f_, v.download(x));
-  for (std::size_t m = 0; m < w_.size(); ++m) d[m] *= w_[m];
-  v.copy(*v.upload(plan_.field_adjoint(f_, d)), y);
-  if (grad_) add_roughness(plan_, x, y, *grad_, *t_, lambda_);
-}
+// A = Phi G_f: the exact model, its field model made once.
+class FieldExactOp : public LinOp {
+ public:
+  FieldExactOp(std::shared_ptr<Plan> plan, const FieldData& f)
+      : LinOp(plan->device(), image_shape(plan->grid()), samples_shape(plan->samples()), "Phi G_f"),
+        plan_(std::move(plan)),
+        model_(device().kernels<FieldKernels>().model(plan_->points(), f, plan_->grid())),
+        phi_(plan_->phi()) {}
 
-std::vector<cfloat> field_exact_adjoint(Plan& plan, const FieldData& f, const std::vector<cfloat>& data) {
-  check_field(f, plan.grid(), plan.samples(), "field model");
-  std::vector<cfloat> mu = data;
-  const std::vector<cfloat>& phi = plan.options().phi;
-  for (std::size_t m = 0; m < phi.size() && m < mu.size(); ++m) mu[m] *= std::conj(phi[m]);
-  return plan.field_adjoint(f, mu);
-}
-
-// ---- time-segmented model
-
-SegmentedNormal::SegmentedNormal(Plan& plan, const FieldData& f, const TimeSegments& seg, double lambda)
-    : plan_(plan), segments_(seg.tau.size()), lambda_(lambda) {
-  check_field(f, plan.grid(), plan.samples(), "field model");
-  VectorOps& v = plan.backend().vec();
-  const std::size_t L = segments_, m = plan.samples(), n = plan.grid().voxels();
-  if (seg.samples() != m) throw InputError("time segments", "samples", std::to_string(seg.samples()), "");
-  const std::vector<float> phi2 = phi_power(plan);
-  for (double tau : seg.tau) {
-    e_.push_back(v.upload(field_phase(f.hz, tau)));
-    z_.push_back(v.zeros(n));
+ protected:
+  void do_apply(const DeviceVector& x, DeviceVector& y) override {
+    model_->forward(x, y);
+    phi_->apply(y, y);
   }
-  t_.resize(L * L);
-  std::vector<float> wr(m), wi(m);
-  for (std::size_t l = 0; l < L; ++l)
-    for (std::size_t k = l; k < L; ++k) {
-      // Weights conj(a_l) a_k |Phi|^2; Q is linear in them, so a complex
-      // weight is Q(Re w) + i Q(Im w), and T_kl (weights conj w) is Q(Re w) - i Q(Im w).
-      for (std::size_t i = 0; i < m; ++i) {
-        cfloat w = std::conj(seg.a[l * m + i]) * seg.a[k * m + i];
-        if (!phi2.empty()) w *= phi2[i];
-        wr[i] = w.real();
-        wi[i] = w.imag();
+  void do_adjoint(const DeviceVector& y, DeviceVector& x) override {
+    DeviceVector& mu = scratch(2, y.size());
+    phi_->adjoint(y, mu);
+    model_->adjoint(mu, x);
+  }
+
+ private:
+  std::shared_ptr<Plan> plan_;
+  std::unique_ptr<FieldModel> model_;
+  OpPtr phi_;
+};
+
+// sum_{l,l'} diag(conj e_l) T_{ll'} diag(e_l'): the segmented model's normal.
+class SegmentedNormal : public HermitianOp {
+ public:
+  SegmentedNormal(Plan& plan, const std::vector<std::shared_ptr<DeviceVector>>& e, const TimeSegments& seg)
+      : HermitianOp(plan.device(), image_shape(plan.grid()), "segmented A^H A"), e_(e) {
+    const std::size_t L = e.size(), m = plan.samples();
+    Device& v = device();
+    std::vector<float> phi2;
+    for (const cfloat& p : plan.options().phi) phi2.push_back(std::norm(p));
+    t_.resize(L * L);
+    std::vector<float> wr(m), wi(m);
+    for (std::size_t l = 0; l < L; ++l)
+      for (std::size_t k = l; k < L; ++k) {
+        // Weights conj(a_l) a_k |Phi|^2; Q is linear in them, so a complex
+        // weight is Q(Re w) + i Q(Im w), and T_kl (weights conj w) is Q(Re w) - i Q(Im w).
+        for (std::size_t i = 0; i < m; ++i) {
+          cfloat w = std::conj(seg.a[l * m + i]) * seg.a[k * m + i];
+          if (!phi2.empty()) w *= phi2[i];
+          wr[i] = w.real();
+          wi[i] = w.imag();
+        }
+        VecPtr q = plan.q_weighted(wr);
+        if (k != l) {
+          VecPtr qi = plan.q_weighted(wi);
+          VecPtr conj_q = v.clone(*q);
+          v.axpy(cdouble(0, 1), *qi, *q);
+          v.axpy(cdouble(0, -1), *qi, *conj_q);
+          t_[k * L + l] = plan.toeplitz_of(*conj_q);
+        }
+        t_[l * L + k] = plan.toeplitz_of(*q);
       }
-      VecPtr q = plan.q_weighted(wr);
-      ++q_computed_;
-      if (k != l) {
-        VecPtr qi = plan.q_weighted(wi);
-        ++q_computed_;
-        VecPtr conj_q = v.zeros(q->size());
-        v.copy(*q, *conj_q);
-        v.axpy(cdouble(0, 1), *qi, *q);
-        v.axpy(cdouble(0, -1), *qi, *conj_q);
-        t_[k * L + l] = plan.normal_of(*conj_q, 0.0);
+  }
+
+ protected:
+  void do_apply(const DeviceVector& x, DeviceVector& y) override {
+    Device& v = device();
+    const std::size_t L = e_.size(), n = x.size();
+    DeviceVector& acc = scratch(2, n);
+    DeviceVector& tmp = scratch(3, n);
+    if (z_.size() != L)
+      for (std::size_t k = 0; k < L; ++k) z_.push_back(v.zeros(n));
+    for (std::size_t k = 0; k < L; ++k) v.multiply(*e_[k], x, *z_[k], false);
+    for (std::size_t l = 0; l < L; ++l) {
+      t_[l * L]->apply(*z_[0], acc);  // acc = sum_k T_lk (e_k . x)
+      for (std::size_t k = 1; k < L; ++k) t_[l * L + k]->apply_add(*z_[k], acc, 1.0);
+      if (l == 0) {
+        v.multiply(*e_[l], acc, y, true);
+      } else {
+        v.multiply(*e_[l], acc, tmp, true);
+        v.axpy(1.0, tmp, y);
       }
-      t_[l * L + k] = plan.normal_of(*q, 0.0);
-    }
-  tmp_ = v.zeros(n);
-  acc_ = v.zeros(n);
-  grad_ = gradient_buffer(plan, lambda);
-}
-
-void SegmentedNormal::apply(const BackendVector& x, BackendVector& y) {
-  VectorOps& v = plan_.backend().vec();
-  const std::size_t L = segments_;
-  for (std::size_t k = 0; k < L; ++k) v.multiply(*e_[k], x, *z_[k], false);
-  for (std::size_t l = 0; l < L; ++l) {
-    for (std::size_t k = 0; k < L; ++k) {  // acc = sum_k T_lk (e_k . x)
-      t_[l * L + k]->apply(*z_[k], k == 0 ? *acc_ : *tmp_);
-      if (k > 0) v.axpy(1.0, *tmp_, *acc_);
-    }
-    if (l == 0) {
-      v.multiply(*e_[l], *acc_, y, true);
-    } else {
-      v.multiply(*e_[l], *acc_, *tmp_, true);
-      v.axpy(1.0, *tmp_, y);
     }
   }
-  if (grad_) add_roughness(plan_, x, y, *grad_, *tmp_, lambda_);
+
+ private:
+  std::vector<std::shared_ptr<DeviceVector>> e_;
+  std::vector<OpPtr> t_;  // T_{ll'} at [l * L + l']
+  std::vector<VecPtr> z_;
+};
+
+// A = Phi sum_l diag(a_l) F diag(e_l).
+class FieldSegmentedOp : public LinOp {
+ public:
+  FieldSegmentedOp(std::shared_ptr<Plan> plan, const FieldData& f, const TimeSegments& seg)
+      : LinOp(plan->device(), image_shape(plan->grid()), samples_shape(plan->samples()), "segmented A"),
+        plan_(std::move(plan)),
+        seg_(seg),
+        f_(plan_->fourier()),
+        phi_(plan_->phi()) {
+    check_field(f, plan_->grid(), plan_->samples(), "field model");
+    if (seg.samples() != plan_->samples())
+      throw InputError("time segments", "samples", std::to_string(seg.samples()),
+                       "must number the plan's samples, " + std::to_string(plan_->samples()));
+    Device& v = device();
+    const std::size_t m = plan_->samples();
+    for (std::size_t l = 0; l < seg.tau.size(); ++l) {
+      e_.push_back(std::shared_ptr<DeviceVector>(v.upload(field_phase(f.hz, seg.tau[l]))));
+      a_.push_back(std::shared_ptr<DeviceVector>(
+          v.upload(std::vector<cfloat>(seg.a.begin() + std::ptrdiff_t(l * m), seg.a.begin() + std::ptrdiff_t((l + 1) * m)))));
+    }
+  }
+
+ protected:
+  void do_apply(const DeviceVector& x, DeviceVector& y) override {
+    Device& v = device();
+    DeviceVector& xe = scratch(2, x.size());
+    DeviceVector& d = scratch(3, y.size());
+    for (std::size_t l = 0; l < e_.size(); ++l) {
+      v.multiply(*e_[l], x, xe, false);
+      f_->apply(xe, d);
+      v.multiply(*a_[l], d, d, false);
+      if (l == 0)
+        v.copy(d, y);
+      else
+        v.axpy(1.0, d, y);
+    }
+    phi_->apply(y, y);
+  }
+  void do_adjoint(const DeviceVector& y, DeviceVector& x) override {
+    Device& v = device();
+    DeviceVector& mu = scratch(2, y.size());
+    DeviceVector& d = scratch(3, y.size());
+    DeviceVector& img = scratch(4, x.size());
+    phi_->adjoint(y, mu);
+    for (std::size_t l = 0; l < e_.size(); ++l) {
+      v.multiply(*a_[l], mu, d, true);
+      f_->adjoint(d, img);
+      v.multiply(*e_[l], img, img, true);
+      if (l == 0)
+        v.copy(img, x);
+      else
+        v.axpy(1.0, img, x);
+    }
+  }
+  OpPtr make_normal() override { return std::make_shared<SegmentedNormal>(*plan_, e_, seg_); }
+
+ private:
+  std::shared_ptr<Plan> plan_;
+  TimeSegments seg_;
+  OpPtr f_, phi_;
+  std::vector<std::shared_ptr<DeviceVector>> e_, a_;
+};
+
+}  // namespace
+
+OpPtr field_exact_op(const std::shared_ptr<Plan>& plan, const FieldData& f) {
+  check_field(f, plan->grid(), plan->samples(), "field model");
+  return std::make_shared<FieldExactOp>(plan, f);
 }
 
-std::vector<cfloat> segmented_adjoint(Plan& plan, const FieldData& f, const TimeSegments& seg,
-                                      const std::vector<cfloat>& data) {
-  check_field(f, plan.grid(), plan.samples(), "field model");
-  const std::size_t m = plan.samples();
-  std::vector<cfloat> out(plan.grid().voxels()), d(m);
-  for (std::size_t l = 0; l < seg.tau.size(); ++l) {
-    for (std::size_t i = 0; i < m; ++i) d[i] = std::conj(seg.a[l * m + i]) * data[i];
-    const std::vector<cfloat> fhd = plan.fhd(d);
-    const std::vector<cfloat> e = field_phase(f.hz, seg.tau[l]);
-    for (std::size_t n = 0; n < out.size(); ++n) out[n] += std::conj(e[n]) * fhd[n];
-  }
-  return out;
-}
-
-std::vector<cfloat> segmented_forward(Plan& plan, const FieldData& f, const TimeSegments& seg,
-                                      const std::vector<cfloat>& image) {
-  check_field(f, plan.grid(), plan.samples(), "field model");
-  const std::size_t m = plan.samples();
-  std::vector<cfloat> out(m), x(image.size());
-  for (std::size_t l = 0; l < seg.tau.size(); ++l) {
-    const std::vector<cfloat> e = field_phase(f.hz, seg.tau[l]);
-    for (std::size_t n = 0; n < x.size(); ++n) x[n] = e[n] * image[n];
-    const std::vector<cfloat> d = plan.forward(x);
-    for (std::size_t i = 0; i < m; ++i) out[i] += seg.a[l * m + i] * d[i];
-  }
-  return out;
+OpPtr field_segmented_op(const std::shared_ptr<Plan>& plan, const FieldData& f, const TimeSegments& seg) {
+  return std::make_shared<FieldSegmentedOp>(plan, f, seg);
 }
 
 }  // namespace fhd

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/phase.hpp"
 #include "recon/field/field.hpp"
+#include "recon/device/cpu_device.hpp"
 
 namespace fhd {
 namespace {
@@ -188,5 +189,42 @@ std::vector<cfloat> field_adjoint_host(const Trajectory& k, const FieldData& f, 
   }
   return out;
 }
+
+namespace {
+
+// The CPU's exact model: the host sums above on host vectors.
+class CpuFieldModel : public FieldModel {
+ public:
+  CpuFieldModel(const Points& k, const FieldData& f, const ImageGrid& grid) : k_(k), f_(f), grid_(grid) {}
+  void forward(const DeviceVector& x, DeviceVector& d) override {
+    check_field_sizes(k_.size(), f_, grid_, x.size(), grid_.voxels(), "image");
+    put(field_forward_host(k_.host(), f_, values(x), grid_), d);
+  }
+  void adjoint(const DeviceVector& d, DeviceVector& x) override {
+    check_field_sizes(k_.size(), f_, grid_, d.size(), k_.size(), "data");
+    put(field_adjoint_host(k_.host(), f_, values(d), grid_), x);
+  }
+
+ private:
+  static std::vector<cfloat> values(const DeviceVector& v) {
+    const cfloat* p = host_data(v);
+    return std::vector<cfloat>(p, p + v.size());
+  }
+  static void put(const std::vector<cfloat>& v, DeviceVector& out) { std::copy(v.begin(), v.end(), host_data(out)); }
+  const Points& k_;
+  FieldData f_;  // a copy: the model outlives the scan it was made from
+  ImageGrid grid_;
+};
+
+class CpuField : public FieldKernels {
+ public:
+  std::unique_ptr<FieldModel> model(const Points& k, const FieldData& f, const ImageGrid& grid) override {
+    return std::make_unique<CpuFieldModel>(k, f, grid);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<FieldKernels> make_cpu_field(Device&) { return std::make_unique<CpuField>(); }
 
 }  // namespace fhd

@@ -383,6 +383,59 @@ std::vector<cfloat> cpu_fhd(const Trajectory& traj, const std::vector<cfloat>& m
                             const FhdOptions& opt) {
   return fhd_any<cfloat>(traj, mu, grid, opt);
 }
+
+namespace {
+
+// Columns (x lines) per slice of the last axis (z in 3D, y in 2D) of g.
+std::size_t lines_per_slice(const ImageGrid& g) { return g.nz > 1 ? std::size_t(g.ny) : 1; }
+
+// The columns [c0, c0 + n) of `full` (lines of out.nx values).
+std::vector<cfloat> columns(const std::vector<cfloat>& full, const ImageGrid& out, std::size_t c0, std::size_t n) {
+  const auto first = full.begin() + std::ptrdiff_t(c0 * std::size_t(out.nx));
+  return std::vector<cfloat>(first, first + std::ptrdiff_t(n * std::size_t(out.nx)));
+}
+
+}  // namespace
+
+std::vector<cfloat> cpu_fhd_slab(const Trajectory& traj, const std::vector<cfloat>& mu, const ImageGrid& grid, int a0,
+                                 int h, const FhdOptions& opt) {
+  check_trajectory(traj);
+  const std::size_t per = lines_per_slice(grid), c0 = per * std::size_t(a0), n = per * std::size_t(h);
+  std::vector<cfloat> full(grid.voxels());
+  gather_any(opt, traj, mu, grid, grid, {{0, grid.nx, c0, n, 1}}, full);
+  return columns(full, grid, c0, n);
+}
+
+std::vector<cfloat> cpu_q_half_slab(const Trajectory& traj, const std::vector<float>& w, const ImageGrid& grid,
+                                    int a0, int h, const FhdOptions& opt) {
+  check_trajectory(traj);
+  std::vector<cfloat> weights(traj.size(), 1.0f);
+  for (std::size_t m = 0; m < w.size(); ++m) weights[m] = w[m];
+  const ImageGrid dbl = grid.doubled();
+  const std::size_t per = dbl.nz > 1 ? std::size_t(dbl.ny) : 1, c0 = per * std::size_t(a0), n = per * std::size_t(h);
+  std::vector<cfloat> full(dbl.voxels());
+  gather_any(opt, traj, weights, dbl, grid, {{0, dbl.nx, c0, n, 1}}, full);
+  return columns(full, dbl, c0, n);
+}
+
+std::vector<cfloat> cpu_q_from_half(const Trajectory& traj, const std::vector<float>& w, const ImageGrid& grid,
+                                    const FhdOptions& opt, const std::vector<cfloat>& half) {
+  check_trajectory(traj);
+  std::vector<cfloat> weights(traj.size(), 1.0f);
+  for (std::size_t m = 0; m < w.size(); ++m) weights[m] = w[m];
+  const ImageGrid dbl = grid.doubled();
+  std::vector<Job> jobs = q_half_points(dbl);
+  const std::size_t box = std::size_t(jobs[0].rows) * jobs[0].cols;  // the half box: a prefix of Q
+  if (half.size() != box)
+    throw std::invalid_argument("cpu q_from_half: " + std::to_string(half.size()) + " values, the half box has " +
+                                std::to_string(box));
+  std::vector<cfloat> q(dbl.voxels());
+  std::copy(half.begin(), half.end(), q.begin());
+  jobs.erase(jobs.begin());
+  gather_any(opt, traj, weights, dbl, grid, jobs, q);
+  fill_mirror(q, dbl);
+  return q;
+}
 std::vector<cdouble> cpu_fhd_wide(const Trajectory& traj, const std::vector<cfloat>& mu, const ImageGrid& grid,
                                   const FhdOptions& opt) {
   return fhd_any<cdouble>(traj, mu, grid, opt);

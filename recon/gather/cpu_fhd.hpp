@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "recon/device/device.hpp"
+#include "core/trajectory.hpp"
+#include "recon/gather/fhd_options.hpp"
 
 namespace fhd {
 
@@ -32,5 +33,15 @@ std::vector<cdouble> cpu_q_wide(const Trajectory& traj, const std::vector<float>
 
 // The kernel name "" resolves to; throws InputError for an unknown name.
 std::string cpu_kernel_name(const FhdOptions& opt);
+
+// Parts for a partition over devices (recon/gather/gather_kernels.hpp): FhD on
+// slices [a0, a0 + h) of the last axis; slices of Q's Hermitian half box; Q
+// from the whole half box (the rest gathered here, the mirror filled).
+std::vector<cfloat> cpu_fhd_slab(const Trajectory& traj, const std::vector<cfloat>& mu, const ImageGrid& grid, int a0,
+                                 int h, const FhdOptions& opt);
+std::vector<cfloat> cpu_q_half_slab(const Trajectory& traj, const std::vector<float>& w, const ImageGrid& grid,
+                                    int a0, int h, const FhdOptions& opt);
+std::vector<cfloat> cpu_q_from_half(const Trajectory& traj, const std::vector<float>& w, const ImageGrid& grid,
+                                    const FhdOptions& opt, const std::vector<cfloat>& half);
 
 }  // namespace fhd

@@ -95,7 +95,7 @@ std::vector<cfloat> deapodize(std::vector<cfloat> img, const ImageGrid& image, c
 
 }  // namespace
 
-std::vector<cfloat> gridding_recon(Backend& be, const Points& pts, const std::vector<cfloat>& data,
+std::vector<cfloat> gridding_recon(Device& dev, const Points& pts, const std::vector<cfloat>& data,
                                    const std::vector<float>& dcf, const ImageGrid& grid, const GridKernel& k) {
   if (data.size() != pts.size())
     throw InputError("gridding", "samples", std::to_string(data.size()),
@@ -108,12 +108,12 @@ std::vector<cfloat> gridding_recon(Backend& be, const Points& pts, const std::ve
   if (!dcf.empty())
     for (std::size_t m = 0; m < weighted.size(); ++m) weighted[m] *= dcf[m];
   ImageGrid over = oversampled_grid(grid, k.oversampling);
-  return deapodize(be.grid_to_image(pts, weighted, grid, over, k), grid, over, rk);
+  return deapodize(dev.kernels<GriddingKernels>().grid_to_image(pts, weighted, grid, over, k), grid, over, rk);
 }
 
-std::vector<cfloat> gridding_recon(Backend& be, const Trajectory& t, const std::vector<cfloat>& data,
+std::vector<cfloat> gridding_recon(Device& dev, const Trajectory& t, const std::vector<cfloat>& data,
                                    const std::vector<float>& dcf, const ImageGrid& grid, const GridKernel& k) {
-  return gridding_recon(be, *be.upload_points(t), data, dcf, grid, k);
+  return gridding_recon(dev, *dev.upload_points(t), data, dcf, grid, k);
 }
 
 }  // namespace fhd

@@ -4,7 +4,7 @@
 // deapodize. docs/gridding.md derives the scaling.
 #include <vector>
 
-#include "recon/device/device.hpp"
+#include "recon/gridding/gridding_kernels.hpp"
 
 namespace fhd {
 
@@ -39,7 +39,7 @@ struct GridMap {
   double scale[3] = {1, 1, 1};
   double offset[3] = {0, 0, 0};
 };
-// The Backend::grid_scatter map: scale = over.n / image.n, offset = over.n / 2.
+// The gridding scatter's map: scale = over.n / image.n, offset = over.n / 2.
 GridMap oversampled_map(const ImageGrid& image, const ImageGrid& over);
 
 // The oversampled grid for an image: round(sigma * n) made even per axis, 1 stays 1.
@@ -64,10 +64,10 @@ double deapodization(const ResolvedKernel& k, int i, int n, int g);
 // the kernel's transform and by Nx*Ny*Nz. With dcf in (cycles/FOV)^d per sample
 // (recon/gridding/dcf.hpp) and D_m = S(k_m) Nx Ny Nz, the result approximates the
 // phantom at voxel centers. An empty dcf means unit weights.
-std::vector<cfloat> gridding_recon(Backend& be, const Points& k, const std::vector<cfloat>& data,
+std::vector<cfloat> gridding_recon(Device& dev, const Points& k, const std::vector<cfloat>& data,
                                    const std::vector<float>& dcf, const ImageGrid& grid, const GridKernel& kernel);
 // The same for a trajectory not yet uploaded (one-off calls; a Plan keeps its points).
-std::vector<cfloat> gridding_recon(Backend& be, const Trajectory& t, const std::vector<cfloat>& data,
+std::vector<cfloat> gridding_recon(Device& dev, const Trajectory& t, const std::vector<cfloat>& data,
                                    const std::vector<float>& dcf, const ImageGrid& grid, const GridKernel& kernel);
 
 }  // namespace fhd

@@ -17,6 +17,10 @@
 #include "core/error.hpp"
 #include "recon/gridding/gridding.hpp"
 #include "recon/gridding/gridding_cpu.hpp"
+#include "recon/ops/fft.hpp"
+
+#include "core/error.hpp"
+#include "recon/ops/fft.hpp"
 
 namespace fhd {
 namespace {
@@ -201,5 +205,35 @@ std::vector<cfloat> cpu_grid_scatter(const Trajectory& traj, const std::vector<c
   scatter(traj, weighted_data.data(), map, k, grid.data());
   return grid;
 }
+
+std::vector<cfloat> center_window(const std::vector<cfloat>& grid, const ImageGrid& over, const ImageGrid& image) {
+  const int ox = over.nx / 2 - image.nx / 2, oy = over.ny / 2 - image.ny / 2, oz = over.nz / 2 - image.nz / 2;
+  std::vector<cfloat> out(image.voxels());
+  for (int iz = 0; iz < image.nz; ++iz)
+    for (int iy = 0; iy < image.ny; ++iy)
+      for (int ix = 0; ix < image.nx; ++ix)
+        out[ix + std::size_t(image.nx) * (iy + std::size_t(image.ny) * iz)] =
+            grid[std::size_t(ix + ox) + std::size_t(over.nx) * (std::size_t(iy + oy) + std::size_t(over.ny) * (iz + oz))];
+  return out;
+}
+
+namespace {
+
+class CpuGridding : public GriddingKernels {
+ public:
+  std::vector<cfloat> grid_to_image(const Points& k, const std::vector<cfloat>& weighted_data, const ImageGrid& image,
+                                    const ImageGrid& over, const GridKernel& kernel) override {
+    if (weighted_data.size() != k.size())
+      throw InputError("grid_scatter", "data length", std::to_string(weighted_data.size()),
+                       "must equal the trajectory's " + std::to_string(k.size()) + " samples");
+    std::vector<cfloat> g = cpu_grid_scatter(k.host(), weighted_data, image, over, kernel);
+    centered_dft_host(g, over, true);
+    return center_window(g, over, image);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GriddingKernels> make_cpu_gridding(Device&) { return std::make_unique<CpuGridding>(); }
 
 }  // namespace fhd

@@ -4,9 +4,13 @@
 #include <cstdio>
 
 #include "core/error.hpp"
+#include "recon/gather/gather_kernels.hpp"
 #include "recon/gridding/dcf.hpp"
 #include "recon/gridding/gridding.hpp"
+#include "recon/nufft/nufft_kernels.hpp"
+#include "recon/plan/partition.hpp"
 #include "recon/plan/qcache.hpp"
+#include "recon/plan/toeplitz_kernels.hpp"
 
 namespace fhd {
 namespace {
@@ -31,6 +35,66 @@ void check_lengths(const Trajectory& t, const std::vector<cfloat>& phi, const st
                      "must be 0 (computed) or the number of samples, " + std::to_string(m));
 }
 
+bool uses_nufft(const PlanOptions& o) { return o.fhd.method == FhdMethod::Nufft; }
+
+// F: image -> samples (Phi = 1), by the plan's NUFFT or the exact gather
+// (split across the plan's devices when it has several).
+class FourierOp : public LinOp {
+ public:
+  explicit FourierOp(std::shared_ptr<Plan> plan)
+      : LinOp(plan->device(), image_shape(plan->grid()), samples_shape(plan->samples()),
+              uses_nufft(plan->options()) ? "NUFFT" : "F"),
+        plan_(std::move(plan)) {
+    if (plan_->devices().size() > 1 && !uses_nufft(plan_->options())) slabs_ = partitioned_adjoint(*plan_);
+  }
+
+ protected:
+  void do_apply(const DeviceVector& x, DeviceVector& y) override {
+    if (uses_nufft(plan_->options())) return plan_->nufft_plan().type2(x, y);
+    device().kernels<GatherKernels>().forward(plan_->points(), x, plan_->grid(), plan_->options().fhd, y);
+  }
+  void do_adjoint(const DeviceVector& y, DeviceVector& x) override {
+    if (uses_nufft(plan_->options())) return plan_->nufft_plan().type1(y, x);
+    if (slabs_) return slabs_->apply(y, x);
+    device().kernels<GatherKernels>().adjoint(plan_->points(), y, plan_->grid(), plan_->options().fhd, x);
+  }
+  // F^H F = T when Q's weights are 1 (Phi = 1); else A^H A's T is not F's.
+  OpPtr make_normal() override {
+    if (plan_->options().phi.empty()) return plan_->toeplitz();
+    return LinOp::make_normal();
+  }
+
+ private:
+  std::shared_ptr<Plan> plan_;
+  OpPtr slabs_;  // F^H as a stack of image slabs across devices
+};
+
+// A = Phi F: A^H = F^H conj(Phi) (cmpMu, then cmpFhD), A^H A = T.
+class ForwardOp : public LinOp {
+ public:
+  explicit ForwardOp(std::shared_ptr<Plan> plan)
+      : LinOp(plan->device(), image_shape(plan->grid()), samples_shape(plan->samples()), "Phi F"),
+        plan_(std::move(plan)),
+        f_(plan_->fourier()),
+        phi_(plan_->phi()) {}
+
+ protected:
+  void do_apply(const DeviceVector& x, DeviceVector& y) override {
+    f_->apply(x, y);
+    phi_->apply(y, y);
+  }
+  void do_adjoint(const DeviceVector& y, DeviceVector& x) override {
+    DeviceVector& mu = scratch(2, y.size());
+    phi_->adjoint(y, mu);
+    f_->adjoint(mu, x);
+  }
+  OpPtr make_normal() override { return plan_->toeplitz(); }
+
+ private:
+  std::shared_ptr<Plan> plan_;
+  OpPtr f_, phi_;
+};
+
 }  // namespace
 
 std::string plan_q_key(const Trajectory& traj, const std::vector<float>& w, const ImageGrid& grid,
@@ -41,54 +105,87 @@ std::string plan_q_key(const Trajectory& traj, const std::vector<float>& w, cons
   return q_key(traj, w, grid, TrigMode::Single, tag);
 }
 
-std::unique_ptr<Plan> Backend::make_plan(const Trajectory& traj, const ImageGrid& grid, const PlanOptions& opt) {
-  return std::make_unique<Plan>(*this, traj, grid, opt);
+std::shared_ptr<Plan> Plan::make(Device& dev, const Trajectory& traj, const ImageGrid& grid, PlanOptions opt,
+                                 std::vector<Device*> others) {
+  return std::make_shared<Plan>(dev, traj, grid, std::move(opt), std::move(others));
 }
 
-Plan::Plan(Backend& be, const Trajectory& traj, const ImageGrid& grid, PlanOptions opt)
-    : be_(be), grid_(grid), opt_(std::move(opt)) {
+Plan::Plan(Device& dev, const Trajectory& traj, const ImageGrid& grid, PlanOptions opt, std::vector<Device*> others)
+    : dev_(dev), grid_(grid), opt_(std::move(opt)) {
   check_lengths(traj, opt_.phi, opt_.dcf_given);
-  points_ = be_.upload_points(traj);
+  devices_.push_back(&dev);
+  for (Device* d : others) devices_.push_back(d);
+  points_ = dev_.upload_points(traj);
+  for (Device* d : others) others_points_.push_back(d->upload_points(traj));
   ++counts_.uploads;
+  if (!opt_.phi.empty()) phi_dev_ = dev_.upload(opt_.phi);
+}
+
+Plan::~Plan() = default;
+
+OpPtr Plan::fourier() { return std::make_shared<FourierOp>(shared_from_this()); }
+
+OpPtr Plan::phi() {
+  if (!phi_dev_) return identity(dev_, samples_shape(samples()));
+  return diag(phi_dev_, samples_shape(samples()));
+}
+
+OpPtr Plan::forward() {
+  if (opt_.phi.empty()) return fourier();
+  return std::make_shared<ForwardOp>(shared_from_this());
 }
 
 VecPtr Plan::mu(const std::vector<cfloat>& data) {
   if (data.size() != samples())
     throw InputError("plan", "data length", std::to_string(data.size()),
                      "must equal the trajectory's " + std::to_string(samples()) + " samples");
-  return be_.mu_resident(opt_.phi, data);
+  VecPtr d = dev_.upload(data);
+  mu_in_place(*d);
+  return d;
 }
 
-VecPtr Plan::fhd_of_mu(const BackendVector& mu) { return be_.fhd_resident(*points_, mu, grid_, opt_.fhd); }
+void Plan::mu_in_place(DeviceVector& data) {
+  if (phi_dev_) dev_.multiply(*phi_dev_, data, data, true);
+}
 
-std::vector<cfloat> Plan::forward(const std::vector<cfloat>& image) {
+VecPtr Plan::fhd_of_mu(const DeviceVector& mu) {
+  VecPtr out = dev_.zeros(grid_.voxels());
+  fourier()->adjoint(mu, *out);
+  return out;
+}
+
+std::vector<cfloat> Plan::fhd(const std::vector<cfloat>& data) { return dev_.download(*fhd_of_mu(*mu(data))); }
+
+std::vector<cfloat> Plan::forward_model(const std::vector<cfloat>& image) {
   if (image.size() != grid_.voxels())
     throw InputError("plan", "image length", std::to_string(image.size()),
                      "must equal the grid's " + std::to_string(grid_.voxels()) + " voxels");
-  return be_.forward(*points_, image, grid_, opt_.fhd);
+  return fourier()->apply(image);
 }
 
-VecPtr Plan::q_weighted(const std::vector<float>& w) {
-  if (w.size() != samples())
-    throw InputError("plan", "Q weights", std::to_string(w.size()), "must number the samples, " + std::to_string(samples()));
-  ++counts_.q_computed;
-  return be_.q_resident(*points_, w, grid_, opt_.fhd);
+NufftPlan& Plan::nufft_plan() {
+  if (!nufft_) {
+    nufft_ = dev_.kernels<NufftKernels>().plan(*points_, grid_, grid_, opt_.fhd.nufft_tol);
+    ++counts_.nufft_plans;
+  }
+  return *nufft_;
 }
 
-std::unique_ptr<NormalOperator> Plan::normal_of(const BackendVector& q, double lambda) {
-  ++counts_.normal_made;
-  return be_.normal_resident(q, grid_, lambda);
+VecPtr Plan::compute_q(const std::vector<float>& w) {
+  if (uses_nufft(opt_)) {
+    // Q's own plan (a fine grid 4x the image per axis) is made and dropped:
+    // Q is computed once per trajectory.
+    std::vector<cfloat> c(samples(), cfloat(1.0f));
+    for (std::size_t i = 0; i < w.size(); ++i) c[i] = w[i];
+    VecPtr cw = dev_.upload(c), q = dev_.zeros(grid_.doubled().voxels());
+    dev_.kernels<NufftKernels>().plan(*points_, grid_.doubled(), grid_, opt_.fhd.nufft_tol)->type1(*cw, *q);
+    return q;
+  }
+  if (devices_.size() > 1) return partitioned_q(*this, w);
+  return dev_.kernels<GatherKernels>().q(*points_, w, grid_, opt_.fhd);
 }
 
-std::vector<cfloat> Plan::field_forward(const FieldData& f, const std::vector<cfloat>& image) {
-  return be_.field_forward(*points_, f, image, grid_);
-}
-
-std::vector<cfloat> Plan::field_adjoint(const FieldData& f, const std::vector<cfloat>& data) {
-  return be_.field_adjoint(*points_, f, data, grid_);
-}
-
-const BackendVector& Plan::q_resident() {
+const DeviceVector& Plan::q() {
   if (q_dev_) return *q_dev_;
   const std::vector<float> w = phi_weights(opt_.phi);
   std::string key;
@@ -97,18 +194,18 @@ const BackendVector& Plan::q_resident() {
     if (auto hit = load_q(opt_.q_cache_dir, key)) {
       q_ = std::move(*hit);
       ++counts_.q_loaded;
-      q_dev_ = be_.vec().upload(q_);
+      q_dev_ = dev_.upload(q_);
       return *q_dev_;
     }
   }
-  q_dev_ = be_.q_resident(*points_, w, grid_, opt_.fhd);
+  q_dev_ = compute_q(w);
   ++counts_.q_computed;
-  if (!key.empty()) store_q(opt_.q_cache_dir, key, q());
+  if (!key.empty()) store_q(opt_.q_cache_dir, key, q_host());
   return *q_dev_;
 }
 
-const std::vector<cfloat>& Plan::q() {
-  if (q_.empty()) q_ = be_.vec().download(q_resident());
+const std::vector<cfloat>& Plan::q_host() {
+  if (q_.empty()) q_ = dev_.download(q());
   return q_;
 }
 
@@ -119,20 +216,33 @@ double Plan::q0() const {
   return sum;
 }
 
-NormalOperator& Plan::normal(double lambda) {
-  auto it = normal_.find(lambda);
-  if (it == normal_.end()) {
-    it = normal_.emplace(lambda, be_.normal_resident(q_resident(), grid_, lambda)).first;
+OpPtr Plan::toeplitz() {
+  if (!toeplitz_) {
+    toeplitz_ = dev_.kernels<ToeplitzKernels>().normal(q(), grid_);
     ++counts_.normal_made;
   }
-  return *it->second;
+  return toeplitz_;
 }
 
-NormalOperator& Plan::preconditioner(double lambda) {
-  auto it = precond_.find(lambda);
+OpPtr Plan::preconditioner(double weight) {
+  auto it = precond_.find(weight);
   if (it == precond_.end())
-    it = precond_.emplace(lambda, be_.preconditioner_resident(q_resident(), grid_, lambda)).first;
-  return *it->second;
+    it = precond_.emplace(weight, dev_.kernels<ToeplitzKernels>().preconditioner(q(), grid_, weight)).first;
+  return it->second;
+}
+
+std::vector<double> Plan::circulant_spectrum() { return dev_.kernels<ToeplitzKernels>().spectrum(q(), grid_); }
+
+VecPtr Plan::q_weighted(const std::vector<float>& w) {
+  if (w.size() != samples())
+    throw InputError("plan", "Q weights", std::to_string(w.size()), "must number the samples, " + std::to_string(samples()));
+  ++counts_.q_computed;
+  return compute_q(w);
+}
+
+OpPtr Plan::toeplitz_of(const DeviceVector& q) {
+  ++counts_.normal_made;
+  return dev_.kernels<ToeplitzKernels>().normal(q, grid_);
 }
 
 const std::vector<float>& Plan::dcf() {
@@ -157,7 +267,7 @@ void Plan::use_dcf(std::vector<float> weights) {
 }
 
 std::vector<cfloat> Plan::grid(const std::vector<cfloat>& data, const GridKernel& kernel) {
-  return gridding_recon(be_, *points_, data, dcf(), grid_, kernel);
+  return gridding_recon(dev_, *points_, data, dcf(), grid_, kernel);
 }
 
 }  // namespace fhd

@@ -1,18 +1,29 @@
 #pragma once
-// A plan per trajectory and image grid, in the spirit of FINUFFT's makeplan /
-// setpts / execute and BART's nufft_create: made once (Backend::make_plan),
-// it uploads k once and owns everything that depends only on the trajectory:
-// Q on the doubled grid (computed, or read from the disk cache, at most once),
-// the Toeplitz normal operator (FFT(Q)) per lambda, the density weights. Its
-// operators then run for any number of data vectors: every coil of a scan,
-// every ADMM step. The exact gather and the NUFFT are two kinds of plan,
-// chosen by PlanOptions::fhd.method; callers do not see the difference.
+// A plan per trajectory, image grid and device, in the spirit of FINUFFT's
+// makeplan / setpts / execute and BART's nufft_create: it uploads k once and
+// is the one owner of everything that depends only on the trajectory: the
+// NUFFT plan (point sort, fine-grid FFT plan), Q on the doubled grid
+// (computed, or read from the disk cache, at most once), the Toeplitz normal
+// operator T (FFT of Q), the circulant preconditioners, the density weights.
+// Nothing is looked up by a checksum of the data.
+//
+// Its operators (recon/ops/linop.hpp) hold the plan: forward() is the model
+// A = Phi F, image -> samples, by the exact gather or the NUFFT
+// (PlanOptions::fhd.method; callers do not see the difference), with A^H the
+// book's cmpMu then cmpFhD and A^H A = T. Every coil of a scan, every ADMM
+// step, every SENSE coil reuses them.
+//
+// With several devices (--gpus) the exact gather's adjoint and Q are split
+// into slabs of the image across them (recon/plan/partition.hpp); everything
+// else runs on the first.
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "recon/device/device.hpp"
+#include "recon/gather/fhd_options.hpp"
+#include "recon/gridding/grid_kernel.hpp"
+#include "recon/ops/linop.hpp"
 
 namespace fhd {
 
@@ -27,71 +38,102 @@ struct PlanOptions {
 
 // How often the plan did its once-per-trajectory work (tests hold it to 1).
 struct PlanCounts {
-  int uploads = 0;        // k uploaded to the backend
-  int q_computed = 0;     // Q computed by the backend
+  int uploads = 0;        // k uploaded to the device
+  int q_computed = 0;     // Q computed on the device
   int q_loaded = 0;       // Q read from the disk cache
   int dcf_computed = 0;   // density weights computed
   int normal_made = 0;    // Toeplitz operators made (one FFT of Q each)
+  int nufft_plans = 0;    // NUFFT plans made for the image grid
 };
 
-class Plan {
- public:
-  // Checks the trajectory and phi lengths (InputError), uploads k.
-  Plan(Backend& be, const Trajectory& traj, const ImageGrid& grid, PlanOptions opt);
+class NufftPlan;
 
-  Backend& backend() { return be_; }
+class Plan : public std::enable_shared_from_this<Plan> {
+ public:
+  // Checks the trajectory, phi and dcf lengths (InputError), uploads k.
+  // `others`: further devices the exact gather and Q are split across.
+  static std::shared_ptr<Plan> make(Device& dev, const Trajectory& traj, const ImageGrid& grid, PlanOptions opt,
+                                    std::vector<Device*> others = {});
+  Plan(Device& dev, const Trajectory& traj, const ImageGrid& grid, PlanOptions opt, std::vector<Device*> others);
+  ~Plan();
+
+  Device& device() { return dev_; }
   const ImageGrid& grid() const { return grid_; }
   const Trajectory& trajectory() const { return points_->host(); }
   std::size_t samples() const { return points_->size(); }
+  const Points& points() const { return *points_; }
   const PlanOptions& options() const { return opt_; }
   const PlanCounts& counts() const { return counts_; }
 
-  // cmpMu then cmpFhD of one data vector (D_m, samples() long): the adjoint.
-  std::vector<cfloat> fhd(const std::vector<cfloat>& data) { return be_.vec().download(*fhd_of_mu(*mu(data))); }
-  // The two steps apart (the pipeline times them as two stages), their
-  // results kept where the backend computes (Backend::mu_resident).
+  // ---- operators
+  // F (Phi = 1): image -> samples, x_n -> sum_n x_n exp(-i 2 pi k_m . x_n).
+  OpPtr fourier();
+  // diag(Phi) on the samples (the identity when Phi = 1).
+  OpPtr phi();
+  // A = Phi F; A^H A = T (the fast normal).
+  OpPtr forward();
+
+  // cmpMu: Mu = conj(Phi) D for one data vector (samples() long), where the device computes.
   VecPtr mu(const std::vector<cfloat>& data);
-  VecPtr fhd_of_mu(const BackendVector& mu);
-  // A x (Phi = 1): the forward model, for residuals and synthetic data.
-  std::vector<cfloat> forward(const std::vector<cfloat>& image);
-  // Q with weights w (samples() real values) and the Toeplitz operator of any
-  // Q: the time-segmented field model's kernels (recon/field/field.hpp). Neither is
-  // kept nor cached by the plan.
-  VecPtr q_weighted(const std::vector<float>& w);
-  std::unique_ptr<NormalOperator> normal_of(const BackendVector& q, double lambda);
-  // The exact off-resonance model with this plan's points (Backend::field_forward).
-  std::vector<cfloat> field_forward(const FieldData& f, const std::vector<cfloat>& image);
-  std::vector<cfloat> field_adjoint(const FieldData& f, const std::vector<cfloat>& data);
-  // Q on grid().doubled(): from memory, else the disk cache, else computed.
-  // q_resident() keeps it where the backend computes (device memory on the
-  // GPU); q() brings a host copy (downloaded once, when asked for).
-  const BackendVector& q_resident();
-  const std::vector<cfloat>& q();
-  // Q(0) = sum |Phi|^2 (exactly: every phase is 0 there), the mean eigenvalue
-  // of FhF: what relative lambdas scale by. Needs no Q.
+  // The same for data already on the device (in place).
+  void mu_in_place(DeviceVector& data);
+  // cmpFhD of Mu: F^H Mu.
+  VecPtr fhd_of_mu(const DeviceVector& mu);
+  // Host conveniences: A^H d and F x (tests, small problems).
+  std::vector<cfloat> fhd(const std::vector<cfloat>& data);
+  std::vector<cfloat> forward_model(const std::vector<cfloat>& image);
+
+  // ---- Q and the operators made from it
+  // Q on grid().doubled() where the device computes: from memory, else the
+  // disk cache, else computed. q_host() brings a host copy (once).
+  const DeviceVector& q();
+  const std::vector<cfloat>& q_host();
+  // Q(0) = sum |Phi|^2 (exactly), the mean eigenvalue of T: what relative
+  // lambdas scale by. Needs no Q.
   double q0() const;
-  // (FhF + lambda R^H R), lambda absolute; made once per lambda and kept.
-  NormalOperator& normal(double lambda);
-  // Its circulant preconditioner (recon/plan/precond.hpp), likewise once per lambda.
-  NormalOperator& preconditioner(double lambda);
-  // The gridding baselines' density weights: the file's, else computed once.
+  // T = A^H A from Q, made once.
+  OpPtr toeplitz();
+  // M ~ (T + weight D^H D)^-1, made once per weight.
+  OpPtr preconditioner(double weight);
+  // The eigenvalues of T's smoothed circulant (--lambda auto's model).
+  std::vector<double> circulant_spectrum();
+  // Q with real weights w (samples() values) and the Toeplitz operator of any
+  // Q: the time-segmented field model's kernels. Neither is kept nor cached.
+  VecPtr q_weighted(const std::vector<float>& w);
+  OpPtr toeplitz_of(const DeviceVector& q);
+
+  // ---- the gridding baselines
+  // The file's weights, else computed once.
   const std::vector<float>& dcf();
-  // Weights computed for this plan's trajectory elsewhere (recon/pipeline/pipeline.hpp's
-  // prepare_host_work): dcf() returns them.
+  // Weights computed for this trajectory elsewhere (before the device was ready).
   void use_dcf(std::vector<float> weights);
   // Gridding + inverse FFT (+ deapodization) of one data vector with dcf().
   std::vector<cfloat> grid(const std::vector<cfloat>& data, const GridKernel& kernel);
 
+  // The NUFFT plan of these points on grid() (made at the first call, kept).
+  NufftPlan& nufft_plan();
+  // The devices the exact gather is split across (the first is device()).
+  const std::vector<Device*>& devices() const { return devices_; }
+  // This trajectory on devices()[i].
+  const Points& points_on(std::size_t i) const { return i == 0 ? *points_ : *others_points_[i - 1]; }
+
  private:
-  Backend& be_;
+  VecPtr compute_q(const std::vector<float>& w);
+
+  Device& dev_;
   ImageGrid grid_;
   PlanOptions opt_;
+  std::vector<Device*> devices_;
   std::unique_ptr<Points> points_;
-  std::vector<cfloat> q_;   // host copy of Q (empty until needed)
-  VecPtr q_dev_;            // Q where the backend computes
+  std::vector<std::unique_ptr<Points>> others_points_;
+  std::shared_ptr<DeviceVector> phi_dev_;   // Phi on the device (empty when Phi = 1)
+  VecPtr q_dev_;
+  std::vector<cfloat> q_;                   // host copy (empty until asked)
+  OpPtr toeplitz_;
+  std::map<double, OpPtr> precond_;
+  std::unique_ptr<NufftPlan> nufft_;
   std::vector<float> dcf_;
   bool dcf_ready_ = false;
-  std::map<double, std::unique_ptr<NormalOperator>> normal_, precond_;
   PlanCounts counts_;
 };
 

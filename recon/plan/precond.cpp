@@ -89,11 +89,6 @@ std::vector<float> inverse_eigenvalues(const std::vector<double>& eig, double fl
   return inv;
 }
 
-std::unique_ptr<NormalOperator> make_preconditioner(Backend& be, const std::vector<cfloat>& q, const ImageGrid& grid,
-                                                    double lambda_abs) {
-  return be.circulant(inverse_eigenvalues(circulant_eigenvalues(q, grid, lambda_abs)), grid);
-}
-
 HostCirculant::HostCirculant(const std::vector<float>& eig, const ImageGrid& grid)
     : grid_(grid),
       eig_(eig),

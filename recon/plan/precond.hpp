@@ -53,11 +53,7 @@ constexpr double kPrecondDamping = 1.0;
 constexpr double kPrecondFloor = 1e-3;
 std::vector<float> inverse_eigenvalues(const std::vector<double>& eig, double floor = kPrecondFloor);
 
-// M ~ (T + lambda_abs R^H R)^-1 on the backend (Backend::circulant).
-std::unique_ptr<NormalOperator> make_preconditioner(Backend& be, const std::vector<cfloat>& q, const ImageGrid& grid,
-                                                    double lambda_abs);
-
-// The host circulant behind Backend::circulant's default: y = IFFT(eig . FFT(x)).
+// The CPU's circulant: y = IFFT(eig . FFT(x)).
 class HostCirculant {
  public:
   HostCirculant(const std::vector<float>& eig, const ImageGrid& grid);

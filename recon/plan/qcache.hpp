@@ -2,7 +2,7 @@
 // A cache of Q on disk. Q depends only on the trajectory, the weights
 // |Phi|^2, the image grid and the trig mode (docs/conventions.md), and is the
 // costliest stage of a reconstruction (8x the voxels of FhD), so a second run
-// over the same trajectory loads it instead. Backend-neutral, host only.
+// over the same trajectory loads it instead. Device-neutral, host only.
 //
 // One file per key: <dir>/<key>.q, written to a temporary name and renamed,
 // so a reader never sees half a file. A file that is corrupt, truncated or

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "recon/device/cpu_device.hpp"
+#include "recon/plan/precond.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -107,31 +108,10 @@ std::vector<cfloat> toeplitz_spectrum(const std::vector<cfloat>& q, const ImageG
   return k;
 }
 
-void add_roughness(const cfloat* x, cfloat* y, const ImageGrid& grid, double lambda) {
-  if (lambda == 0.0) return;
-  const float lam = float(lambda);
-  const std::ptrdiff_t sx = 1, sy = grid.nx, sz = std::ptrdiff_t(grid.nx) * grid.ny;
-#pragma omp parallel for collapse(2)
-  for (int iz = 0; iz < grid.nz; ++iz)
-    for (int iy = 0; iy < grid.ny; ++iy)
-      for (int ix = 0; ix < grid.nx; ++ix) {
-        const std::ptrdiff_t i = ix + sy * iy + sz * iz;
-        // (R^H R x)_i = sum over neighbours j along each axis of (x_i - x_j).
-        cfloat d = 0.0f;
-        if (ix > 0) d += x[i] - x[i - sx];
-        if (ix < grid.nx - 1) d += x[i] - x[i + sx];
-        if (iy > 0) d += x[i] - x[i - sy];
-        if (iy < grid.ny - 1) d += x[i] - x[i + sy];
-        if (iz > 0) d += x[i] - x[i - sz];
-        if (iz < grid.nz - 1) d += x[i] - x[i + sz];
-        y[i] += lam * d;
-      }
-}
-
-ToeplitzOperator::ToeplitzOperator(const std::vector<cfloat>& q, const ImageGrid& grid, double lambda)
-    : grid_(grid),
+ToeplitzOperator::ToeplitzOperator(Device& dev, const std::vector<cfloat>& q, const ImageGrid& grid)
+    : HermitianOp(dev, image_shape(grid), "T"),
+      grid_(grid),
       dbl_(grid.doubled()),
-      lambda_(lambda),
       spectrum_(toeplitz_spectrum(q, grid)),
       buffer_(dbl_.voxels()),
       fft_(grid, dbl_, buffer_.data()) {
@@ -140,13 +120,7 @@ ToeplitzOperator::ToeplitzOperator(const std::vector<cfloat>& q, const ImageGrid
   for (cfloat& v : spectrum_) v *= scale;
 }
 
-void ToeplitzOperator::apply(const BackendVector& x, BackendVector& y) {
-  const CpuVector& xv = as_cpu(x);
-  CpuVector& yv = as_cpu(y);
-  if (xv.size() != grid_.voxels() || yv.size() != grid_.voxels())
-    throw std::invalid_argument("toeplitz apply: vectors must have grid.voxels() elements");
-  apply(xv.data.data(), yv.data.data());
-}
+void ToeplitzOperator::do_apply(const DeviceVector& x, DeviceVector& y) { apply(host_data(x), host_data(y)); }
 
 void ToeplitzOperator::apply(const cfloat* x, cfloat* y) {
   const int nx = grid_.nx, ny = grid_.ny, nz = grid_.nz, X = dbl_.nx, Y = dbl_.ny, Z = dbl_.nz;
@@ -170,7 +144,48 @@ void ToeplitzOperator::apply(const cfloat* x, cfloat* y) {
   for (int iz = 0; iz < nz; ++iz)
     for (int iy = 0; iy < ny; ++iy)
       std::copy_n(buffer_.data() + X * (iy + std::size_t(Y) * iz), nx, y + nx * (iy + std::size_t(ny) * iz));
-  add_roughness(x, y, grid_, lambda_);
 }
+
+namespace {
+
+// The circulant M = IFFT(eig . FFT(x)) on host vectors.
+class CirculantOp : public HermitianOp {
+ public:
+  CirculantOp(Device& dev, const std::vector<float>& eig, const ImageGrid& grid)
+      : HermitianOp(dev, image_shape(grid), "M"), c_(eig, grid) {}
+
+ protected:
+  void do_apply(const DeviceVector& x, DeviceVector& y) override { c_.apply(host_data(x), host_data(y)); }
+
+ private:
+  HostCirculant c_;
+};
+
+std::vector<cfloat> host_values(const DeviceVector& v) {
+  const cfloat* p = host_data(v);
+  return std::vector<cfloat>(p, p + v.size());
+}
+
+class CpuToeplitz : public ToeplitzKernels {
+ public:
+  explicit CpuToeplitz(Device& dev) : dev_(dev) {}
+  OpPtr normal(const DeviceVector& q, const ImageGrid& grid) override {
+    return std::make_shared<ToeplitzOperator>(dev_, host_values(q), grid);
+  }
+  OpPtr preconditioner(const DeviceVector& q, const ImageGrid& grid, double lambda) override {
+    const std::vector<float> inv = inverse_eigenvalues(circulant_eigenvalues(host_values(q), grid, lambda));
+    return std::make_shared<CirculantOp>(dev_, inv, grid);
+  }
+  std::vector<double> spectrum(const DeviceVector& q, const ImageGrid& grid) override {
+    return circulant_eigenvalues(host_values(q), grid, 0.0);
+  }
+
+ private:
+  Device& dev_;
+};
+
+}  // namespace
+
+std::unique_ptr<ToeplitzKernels> make_cpu_toeplitz(Device& dev) { return std::make_unique<CpuToeplitz>(dev); }
 
 }  // namespace fhd

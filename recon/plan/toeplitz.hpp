@@ -1,12 +1,13 @@
 #pragma once
 // Toeplitz embedding of the normal operator on the CPU (FFTW, single precision):
-//   y = crop(IFFT(K . FFT(pad(x)))) / (voxels of the doubled grid) + lambda R^H R x
+//   y = crop(IFFT(K . FFT(pad(x)))) / (voxels of the doubled grid)
 // K = FFT of Q rearranged so lag 0 sits at index 0. See docs/cpu-backend.md.
+// The CPU's ToeplitzKernels (recon/plan/toeplitz_kernels.hpp).
 #include <mutex>
 #include <memory>
 #include <vector>
 
-#include "recon/device/device.hpp"
+#include "recon/plan/toeplitz_kernels.hpp"
 
 namespace fhd {
 
@@ -16,10 +17,6 @@ std::mutex& fftw_planner_lock();
 
 // Kernel spectrum from Q on grid.doubled() (Q index j on an axis holds lag j - n).
 std::vector<cfloat> toeplitz_spectrum(const std::vector<cfloat>& q, const ImageGrid& grid);
-
-// y += lambda R^H R x, R = first differences (x[i+1] - x[i], i < n-1) along
-// every axis of length > 1, no wrap-around (Neumann ends).
-void add_roughness(const cfloat* x, cfloat* y, const ImageGrid& grid, double lambda);
 
 // An in-place FFTW single-precision plan over a grid (x fastest), made with
 // FFTW_ESTIMATE: planning is instant, needs no wisdom, and leaves data alone.
@@ -56,22 +53,22 @@ class PaddedFftw {
   std::vector<void*> forward_, inverse_;  // fftwf_plans per axis, in execution order
 };
 
-class ToeplitzOperator : public NormalOperator {
+class ToeplitzOperator : public HermitianOp {
  public:
-  ToeplitzOperator(const std::vector<cfloat>& q, const ImageGrid& grid, double lambda);
-  ToeplitzOperator(const ToeplitzOperator&) = delete;
-  ToeplitzOperator& operator=(const ToeplitzOperator&) = delete;
-
+  ToeplitzOperator(Device& dev, const std::vector<cfloat>& q, const ImageGrid& grid);
   // Not re-entrant (one scratch buffer per operator); x and y must not overlap.
-  void apply(const BackendVector& x, BackendVector& y) override;
   void apply(const cfloat* x, cfloat* y);
+
+ protected:
+  void do_apply(const DeviceVector& x, DeviceVector& y) override;
 
  private:
   ImageGrid grid_, dbl_;
-  double lambda_;
   std::vector<cfloat> spectrum_;  // K / (doubled voxels)
   std::vector<cfloat> buffer_;    // the doubled grid, transformed in place
   PaddedFftw fft_;
 };
+
+std::unique_ptr<ToeplitzKernels> make_cpu_toeplitz(Device& dev);
 
 }  // namespace fhd

@@ -164,4 +164,13 @@ double sure_lambda(const std::vector<double>& t, const std::vector<cfloat>& fhd,
   return risk(s, mu, noise_variance) < best ? mu : best_mu;
 }
 
+double tv_noise_ratio(double noise_variance, double q0, double scale) {
+  if (!(q0 > 0) || !(scale > 0) || !(noise_variance >= 0)) return 0.0;
+  return std::sqrt(noise_variance / q0) / scale;
+}
+
+double tv_noise_lambda(double noise_variance, double q0, double scale) {
+  return std::max(kTvLambda, kTvNoiseFactor * tv_noise_ratio(noise_variance, q0, scale));
+}
+
 }  // namespace fhd

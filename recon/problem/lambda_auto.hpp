@@ -55,4 +55,17 @@ constexpr double kAutoLambdaFloor = 3e-3;
 double sure_lambda(const std::vector<double>& t, const std::vector<cfloat>& fhd, const ImageGrid& grid,
                    double noise_variance);
 
+// TV's (every sparse prior's) default lambda, relative to Q(0) times the image
+// scale (the 99th percentile of |x| of the start): right for noiseless data,
+// and the floor of the noise rule below.
+constexpr double kTvLambda = 0.03;
+// The noise rule (docs/accuracy.md, "TV's lambda from the noise"): TV's weight
+// grows with the noise's standard deviation in the least-squares image,
+// sqrt(sigma^2 / Q(0)) (FhF ~ Q(0) I), relative to the image scale.
+constexpr double kTvNoiseFactor = 0.6;
+// sqrt(noise_variance / q0) / scale: the noise-to-signal ratio the rule uses.
+double tv_noise_ratio(double noise_variance, double q0, double scale);
+// max(kTvLambda, kTvNoiseFactor * tv_noise_ratio(...)).
+double tv_noise_lambda(double noise_variance, double q0, double scale);
+
 }  // namespace fhd

@@ -4,8 +4,8 @@
 
 namespace fhd {
 
-CgResult conjugate_gradient(VectorOps& vec, NormalOperator& op, const BackendVector& rhs, BackendVector& x,
-                            const CgOptions& opt) {
+CgResult conjugate_gradient(LinOp& op, const DeviceVector& rhs, DeviceVector& x, const CgOptions& opt) {
+  Device& vec = op.device();
   CgResult result;
   const double rhs_norm = std::sqrt(vec.dot(rhs, rhs).real());
   if (rhs_norm == 0.0) {  // the solution is 0 whatever the start
@@ -16,7 +16,7 @@ CgResult conjugate_gradient(VectorOps& vec, NormalOperator& op, const BackendVec
   }
   VecPtr r = vec.zeros(x.size()), p = vec.zeros(x.size()), ap = vec.zeros(x.size());
   VecPtr z = opt.precond ? vec.zeros(x.size()) : nullptr;
-  BackendVector& zr = z ? *z : *r;  // the preconditioned residual (r itself without M)
+  DeviceVector& zr = z ? *z : *r;  // the preconditioned residual (r itself without M)
   vec.copy(rhs, *r);
   if (vec.dot(x, x).real() != 0.0) {  // r = rhs - A x only for a non-zero start
     op.apply(x, *ap);

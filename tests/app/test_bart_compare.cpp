@@ -60,7 +60,7 @@ ReconResult ours(const Scan& scan) {
   ro.iters = 30;
   ro.lambda = 1e-3;
   ro.gridding = false;
-  auto be = make_cpu_backend();
+  auto be = make_cpu_device();
   return run_reconstruction(*be, scan, ro);
 }
 
@@ -114,7 +114,7 @@ ReconResult ours_3d(const fs::path& d, const std::string& reg, double lambda, in
   ro.reg = reg;
   ro.lambda = lambda;
   ro.gridding = gridding;
-  auto be = make_cpu_backend();
+  auto be = make_cpu_device();
   return run_reconstruction(*be, scan[0], ro);
 }
 
@@ -229,7 +229,7 @@ TEST_CASE("bart: 64^3 8-coil SENSE with lowres maps scores at least bart pics wi
   ro.iters = 30;
   ro.gridding = false;
   ro.coil_combine = "sense";
-  auto be = make_cpu_backend();
+  auto be = make_cpu_device();
   const double p_ours = fitted_psnr(reconstruct_coils(*be, ptrs, ro).methods[0].image, ref);
   INFO("fhdrecon SENSE lowres " << p_ours << " dB, bart pics with ecalib maps " << p_bart << " dB");
   CHECK(p_bart > 20);  // reference, scale and orientation are right

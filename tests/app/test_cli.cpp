@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catch.hpp"
-#include "recon/solvers/tv.hpp"
+#include "recon/problem/lambda_auto.hpp"
 #include "test_util.hpp"
 
 namespace fs = std::filesystem;

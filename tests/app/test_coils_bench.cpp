@@ -48,7 +48,7 @@ struct Run {
   double psnr, seconds;
 };
 
-Run per_coil_rss(Backend& be, const std::vector<Scan>& coils, const ReconOptions& ro, const std::vector<float>& ref) {
+Run per_coil_rss(Device& be, const std::vector<Scan>& coils, const ReconOptions& ro, const std::vector<float>& ref) {
   std::vector<const Scan*> ptrs;
   for (const Scan& s : coils) ptrs.push_back(&s);
   auto t0 = std::chrono::steady_clock::now();
@@ -86,7 +86,7 @@ TEST_CASE("coil processing: PSNR and time", "[.coils-bench]") {
   mix_coils(w, truth);  // the maps of the prewhitened coils
   const std::vector<float> ref = array_reference(*src.phantom, truth, g);
 
-  auto be = make_cpu_backend();
+  auto be = make_cpu_device();
   ReconOptions ro;
   ro.iters = iters;
   ro.lambda = 0.03;

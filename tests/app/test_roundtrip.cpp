@@ -45,7 +45,7 @@ ReconResult recon(const Scan& scan, const Phantom* phantom) {
   ro.iters = 8;
   ro.lambda = 1e-3;
   if (phantom) ro.truth = app::truth_of(*phantom);
-  auto be = make_cpu_backend();
+  auto be = make_cpu_device();
   return run_reconstruction(*be, scan, ro);
 }
 

@@ -25,8 +25,8 @@ const ImageGrid kGrids[] = {{12, 10, 8}, {16, 14, 1}, {7, 5, 3}};
 
 // A GPU backend and a CPU backend that share one trajectory.
 struct Pair {
-  std::unique_ptr<Backend> gpu = make_gpu_backend();
-  std::unique_ptr<Backend> cpu = make_cpu_backend();
+  std::unique_ptr<Device> gpu = make_gpu_backend();
+  std::unique_ptr<Device> cpu = make_cpu_device();
   std::unique_ptr<Points> gpu_pts, cpu_pts;
   void set(const Trajectory& t) {
     gpu_pts = gpu->upload_points(t);
@@ -171,7 +171,7 @@ TEST_CASE("gpu vector operations match double arithmetic", "[gpu][backend]") {
   CHECK(be->vec().dot(*z, *z) == cdouble(0.0));
   be->vec().copy(*gx, *z);
   CHECK(be->vec().download(*z) == x);
-  auto cpu = make_cpu_backend();
+  auto cpu = make_cpu_device();
   auto foreign = cpu->vec().upload(x);
   bool threw = false;
   try {
@@ -323,7 +323,7 @@ TEST_CASE("gpu backend refuses misuse with clear errors", "[gpu][backend]") {
   auto be = make_gpu_backend();
   bool threw = false;
   try {  // points another backend uploaded
-    auto host_pts = make_cpu_backend()->upload_points(random_trajectory(10, ImageGrid{4, 4, 1}, 20));
+    auto host_pts = make_cpu_device()->upload_points(random_trajectory(10, ImageGrid{4, 4, 1}, 20));
     be->fhd(*host_pts, random_complex(10, 19), ImageGrid{4, 4, 1}, FhdOptions{});
   } catch (const std::invalid_argument&) {
     threw = true;
@@ -349,7 +349,7 @@ TEST_CASE("gpu backend refuses misuse with clear errors", "[gpu][backend]") {
 TEST_CASE("gpu lowres coil maps equal the host's maps_lowres", "[gpu][backend][coils]") {
   FHD_NEED_GPU();
   auto be = make_gpu_backend();
-  auto cpu = make_cpu_backend();
+  auto cpu = make_cpu_device();
   // Odd and even sizes (the centring phase and the FFT positions per axis), 3D and 2D.
   for (const auto& [cal_size, grid] : {std::pair{ImageGrid{10, 9, 8}, ImageGrid{32, 27, 20}},
                                        std::pair{ImageGrid{12, 12, 1}, ImageGrid{40, 36, 1}}}) {

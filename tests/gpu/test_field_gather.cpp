@@ -110,7 +110,7 @@ TEST_CASE("gpu field gathers refuse mismatched lengths", "[gpu][field]") {
 TEST_CASE("gpu backend's field model equals the CPU backend's, and keeps its gather per field", "[gpu][field]") {
   FHD_NEED_GPU();
   auto gpu = make_gpu_backend();
-  auto cpu = make_cpu_backend();
+  auto cpu = make_cpu_device();
   const ImageGrid g{12, 10, 6};
   FieldCase c = make_case(g, 1500, 11);
   const FieldData f{c.fmap, c.times};

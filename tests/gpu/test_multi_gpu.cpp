@@ -13,7 +13,7 @@ struct Computed {
   std::vector<cfloat> fhd, q;
 };
 
-Computed compute(Backend& be, const Trajectory& t, const ImageGrid& g, const std::vector<cfloat>& d) {
+Computed compute(Device& be, const Trajectory& t, const ImageGrid& g, const std::vector<cfloat>& d) {
   Plan plan(be, t, g, {});
   return {plan.fhd(d), plan.q()};
 }
@@ -26,11 +26,11 @@ TEST_CASE("multi-gpu: slabs of FhD and Q equal the single-GPU result (2 and 3 sl
   for (const ImageGrid& g : {ImageGrid{6, 8, 5}, ImageGrid{12, 7, 1}}) {
     const Trajectory t = test::random_trajectory(3 * g.voxels(), g, 91);
     const std::vector<cfloat> d = test::random_complex(t.size(), 92);
-    std::unique_ptr<Backend> one = make_gpu_backend(0, {});
+    std::unique_ptr<Device> one = make_gpu_backend(0, {});
     const Computed ref = compute(*one, t, g, d);
     for (const std::vector<int>& devices : {std::vector<int>{0, 0}, std::vector<int>{0, 0, 0}}) {
       INFO(dims_string(g) << ", " << devices.size() << " slabs");
-      std::unique_ptr<Backend> multi = make_gpu_backend(devices, {});
+      std::unique_ptr<Device> multi = make_gpu_backend(devices, {});
       const Computed got = compute(*multi, t, g, d);
       // Not bitwise: each slab's weights carry the slab centre's phase.
       CHECK(test::rel_l2(got.fhd, ref.fhd) < 2e-6);

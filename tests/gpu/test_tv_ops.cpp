@@ -45,7 +45,7 @@ TEST_CASE("gpu circulant, gradient, adjoint and shrink equal the host references
 TEST_CASE("gpu TV by ADMM equals the CPU backend's", "[gpu][tv]") {
   FHD_NEED_GPU();
   auto gpu = make_gpu_backend();
-  auto cpu = make_cpu_backend();
+  auto cpu = make_cpu_device();
   const ImageGrid g{24, 20, 1};
   const Trajectory t = random_trajectory(2 * g.voxels(), g, 5);
   const std::vector<cfloat> d = random_complex(t.size(), 6);
@@ -67,7 +67,7 @@ TEST_CASE("gpu TV by ADMM equals the CPU backend's", "[gpu][tv]") {
 TEST_CASE("gpu preconditioner made on the device equals the host one", "[gpu][precond]") {
   FHD_NEED_GPU();
   auto gpu = make_gpu_backend();
-  auto cpu = make_cpu_backend();
+  auto cpu = make_cpu_device();
   for (const ImageGrid& g : {ImageGrid{24, 20, 1}, ImageGrid{12, 10, 8}}) {
     const Trajectory t = random_trajectory(3 * g.voxels(), g, 7);
     auto pts = gpu->upload_points(t);

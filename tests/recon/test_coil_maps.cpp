@@ -128,7 +128,7 @@ TEST_CASE("maps from radial data through gridded calibration", "[recon][coils]")
     coils[c].data = std::move(data[c]);
     coils[c].provenance["trajectory"] = "radial2d";
   }
-  auto be = make_cpu_backend();
+  auto be = make_cpu_device();
   const Calibration cal = calibration_from_scans(*be, coils, 24);
   const double espirit = map_error(maps_espirit(cal, k.grid), k);
   const double lowres = map_error(maps_lowres(cal, k.grid), k, 0.05);

@@ -52,7 +52,7 @@ TEST_CASE("coil maps: host time at scale", "[.maps-bench]") {
     coils[c].data = test::random_complex(t.size(), unsigned(c + 1));
     coils[c].provenance["trajectory"] = "radial3d";
   }
-  auto be = make_cpu_backend();
+  auto be = make_cpu_device();
   std::printf("%d^3, %zu samples, %d coils\n", n, t.size(), nc);
   Clock all, part;
   const Calibration cal = calibration_from_scans(*be, coils, 24);

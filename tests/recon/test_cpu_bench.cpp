@@ -33,7 +33,7 @@ TEST_CASE("cpu FhD/Q throughput", "[.cpu-bench]") {
   const ImageGrid g{n, n, n};
   const Trajectory traj = test::random_trajectory(m, g, 1);
   const std::vector<cfloat> mu = test::random_complex(m, 2);
-  std::printf("%s, %s %d^3, M = %zu\n", make_cpu_backend()->name().c_str(), q ? "Q on the doubled grid of" : "FhD",
+  std::printf("%s, %s %d^3, M = %zu\n", make_cpu_device()->name().c_str(), q ? "Q on the doubled grid of" : "FhD",
               n, m);
   std::istringstream list(runs);
   for (std::string run; list >> run;) {

@@ -4,6 +4,7 @@
 #include "catch.hpp"
 #include "recon/solvers/cg.hpp"
 #include "recon/device/cpu_device.hpp"
+#include "recon/plan/plan.hpp"
 #include "recon/gather/direct_sum.hpp"
 #include "test_cpu_util.hpp"
 
@@ -72,24 +73,25 @@ double a_norm_error(const Matrix& a, const std::vector<cfloat>& x, const std::ve
 }  // namespace
 
 TEST_CASE("CG solves the normal equations of the dense problem", "[cpu]") {
-  auto backend = make_cpu_backend();
+  auto backend = make_cpu_device();
   for (const ImageGrid& g : {ImageGrid{6, 5, 1}, ImageGrid{4, 3, 3}})
     for (double lambda : {0.0, 1.5}) {
       const Trajectory traj = random_trajectory(4 * g.voxels(), g, 21);
       const std::vector<cfloat> data = random_complex(traj.size(), 22);
-      auto pts = backend->upload_points(traj);
-      const FhdOptions opt{TrigMode::Double, ""};
-      const std::vector<cfloat> rhs = backend->fhd(*pts, data, g, opt);
-      auto op = backend->normal(backend->q(*pts, {}, g, opt), g, lambda);
+      PlanOptions po;
+      po.fhd = FhdOptions{TrigMode::Double, ""};
+      auto plan = Plan::make(*backend, traj, g, po);
+      const std::vector<cfloat> rhs = plan->fhd(data);
+      OpPtr op = l2_system(*plan, lambda);
 
       const Matrix a = dense_normal_matrix(traj, g, lambda);
       const std::vector<cdouble> exact = solve(a, fhd_reference(traj, data, g));
 
-      VecPtr b = backend->vec().upload(rhs), x = backend->vec().zeros(g.voxels());
+      VecPtr b = backend->upload(rhs), x = backend->zeros(g.voxels());
       std::vector<double> seen;
       CgOptions cg{200, 1e-6, [&](int, double r) { seen.push_back(r); }};
-      const CgResult res = conjugate_gradient(backend->vec(), *op, *b, *x, cg);
-      const double err = rel_l2(backend->vec().download(*x), exact);
+      const CgResult res = conjugate_gradient(*op, *b, *x, cg);
+      const double err = rel_l2(backend->download(*x), exact);
       INFO("grid " << g.nx << "x" << g.ny << "x" << g.nz << " lambda " << lambda << " iters " << res.iters
                    << " rel error " << err);
       CHECK(res.converged);
@@ -103,9 +105,9 @@ TEST_CASE("CG solves the normal equations of the dense problem", "[cpu]") {
       // that (not the 2-norm residual) must fall at every step.
       double previous = a_norm_error(a, std::vector<cfloat>(g.voxels()), exact);
       for (int k = 1; k <= res.iters && previous > 1e-4; ++k) {
-        VecPtr xk = backend->vec().zeros(g.voxels());
-        conjugate_gradient(backend->vec(), *op, *b, *xk, {k, 0.0, {}});
-        const double now = a_norm_error(a, backend->vec().download(*xk), exact);
+        VecPtr xk = backend->zeros(g.voxels());
+        conjugate_gradient(*op, *b, *xk, {k, 0.0, {}});
+        const double now = a_norm_error(a, backend->download(*xk), exact);
         INFO("iteration " << k);
         CHECK(now < previous);
         previous = now;
@@ -113,20 +115,20 @@ TEST_CASE("CG solves the normal equations of the dense problem", "[cpu]") {
       for (std::size_t k = 1; k < res.residuals.size(); ++k) CHECK(res.residuals[k] < res.residuals[0]);
 
       // A non-zero start reaches the same solution.
-      VecPtr x2 = backend->vec().upload(random_complex(g.voxels(), 5));
-      CHECK(conjugate_gradient(backend->vec(), *op, *b, *x2, cg).converged);
-      CHECK(rel_l2(backend->vec().download(*x2), exact) < 1e-4);
+      VecPtr x2 = backend->upload(random_complex(g.voxels(), 5));
+      CHECK(conjugate_gradient(*op, *b, *x2, cg).converged);
+      CHECK(rel_l2(backend->download(*x2), exact) < 1e-4);
     }
 }
 
 TEST_CASE("CG with a zero right-hand side returns zero", "[cpu]") {
-  auto backend = make_cpu_backend();
+  auto backend = make_cpu_device();
   const ImageGrid g{4, 4, 1};
-  auto pts = backend->upload_points(random_trajectory(40, g, 1));
-  auto op = backend->normal(backend->q(*pts, {}, g, {}), g, 0.0);
-  VecPtr b = backend->vec().zeros(g.voxels()), x = backend->vec().upload(random_complex(g.voxels(), 2));
-  const CgResult res = conjugate_gradient(backend->vec(), *op, *b, *x, {10, 1e-6, {}});
+  auto plan = Plan::make(*backend, random_trajectory(40, g, 1), g, {});
+  OpPtr op = l2_system(*plan, 0.0);
+  VecPtr b = backend->zeros(g.voxels()), x = backend->upload(random_complex(g.voxels(), 2));
+  const CgResult res = conjugate_gradient(*op, *b, *x, {10, 1e-6, {}});
   CHECK(res.converged);
   CHECK(res.iters == 0);
-  CHECK(backend->vec().dot(*x, *x) == cdouble(0.0));
+  CHECK(backend->dot(*x, *x) == cdouble(0.0));
 }

@@ -1,10 +1,13 @@
-// Toeplitz normal operator, R^H R, centered_idft and vector ops of the CPU backend.
+// Toeplitz normal operator, D^H D, the centered DFT, cmpMu and vector ops of the CPU device.
 #include <cmath>
 
 #include "catch.hpp"
 #include "recon/device/cpu_device.hpp"
 #include "recon/gather/cpu_fhd.hpp"
 #include "recon/gather/direct_sum.hpp"
+#include "recon/ops/diff.hpp"
+#include "recon/ops/fft.hpp"
+#include "recon/plan/plan.hpp"
 #include "recon/plan/toeplitz.hpp"
 #include "test_cpu_util.hpp"
 
@@ -39,12 +42,13 @@ TEST_CASE("Toeplitz operator equals F^H F (+ lambda R^H R) applied directly", "[
     const Trajectory traj = random_trajectory(4 * g.voxels(), g, 9);
     const std::vector<cfloat> x = random_complex(g.voxels(), 4);
     const std::vector<cfloat> q = cpu_q(traj, {}, g, {TrigMode::Double, ""});
+    auto dev = make_cpu_device();
     for (double lambda : {0.0, 3.5}) {
-      ToeplitzOperator op(q, g, lambda);
-      std::vector<cfloat> y(g.voxels());
+      auto t = std::make_shared<ToeplitzOperator>(*dev, q, g);
+      OpPtr op = lambda == 0.0 ? OpPtr(t) : sum({t, scale(lambda, laplacian(*dev, g))});
       // A first apply leaves the pruned FFT's unread voxels in the buffer: the second must not see them.
-      op.apply(random_complex(g.voxels(), 5).data(), y.data());
-      op.apply(x.data(), y.data());
+      op->apply(random_complex(g.voxels(), 5));
+      const std::vector<cfloat> y = op->apply(x);
       const double err = rel_l2(y, dense_normal(traj, x, g, lambda));
       INFO("grid " << g.nx << "x" << g.ny << "x" << g.nz << " lambda " << lambda << " rel l2 " << err);
       // Float FFTs of size ~2^10: a few 1e-7 relative.
@@ -53,23 +57,24 @@ TEST_CASE("Toeplitz operator equals F^H F (+ lambda R^H R) applied directly", "[
   }
 }
 
-TEST_CASE("add_roughness equals lambda R^H R with an explicit dense R", "[cpu]") {
+TEST_CASE("laplacian_add equals lambda D^H D with an explicit dense D", "[cpu]") {
   for (const ImageGrid& g : kGrids) {
     const std::vector<cfloat> x = random_complex(g.voxels(), 8);
     std::vector<cfloat> y(g.voxels());
-    add_roughness(x.data(), y.data(), g, 2.0);
+    laplacian_add_host(x.data(), y.data(), 2.0, g);
     std::vector<cdouble> ref = dense_rhr(x, g);
     for (auto& v : ref) v *= 2.0;
     CHECK(rel_l2(y, ref) < 1e-6);
   }
 }
 
-TEST_CASE("centered_idft equals the centered direct sum", "[cpu]") {
-  auto backend = make_cpu_backend();
+TEST_CASE("the centered inverse DFT equals the centered direct sum", "[cpu]") {
+  auto backend = make_cpu_device();
   for (const ImageGrid& d : {ImageGrid{5, 4, 3}, ImageGrid{6, 7, 1}, ImageGrid{8, 3, 4}}) {
     const std::vector<cfloat> in = random_complex(d.voxels(), 3);
-    std::vector<cfloat> out = in;
-    backend->centered_idft(out, d);
+    VecPtr v = backend->upload(in);
+    backend->kernels<FftKernels>().centered(*v, d, true);
+    const std::vector<cfloat> out = backend->download(*v);
     std::vector<cdouble> ref(d.voxels(), 0.0);
     const int n[3] = {d.nx, d.ny, d.nz};
     for (std::size_t j = 0; j < d.voxels(); ++j) {
@@ -86,40 +91,43 @@ TEST_CASE("centered_idft equals the centered direct sum", "[cpu]") {
   }
 }
 
-TEST_CASE("cpu backend mu and vector ops", "[cpu]") {
-  auto b = make_cpu_backend();
+TEST_CASE("cpu device: cmpMu and vector ops", "[cpu]") {
+  auto b = make_cpu_device();
   CHECK(b->name().rfind("cpu (", 0) == 0);
   CHECK_FALSE(b->is_gpu());
 
   const std::vector<cfloat> d = random_complex(50, 1), phi = random_complex(50, 2);
-  CHECK(b->mu({}, d) == d);
-  const std::vector<cfloat> mu = b->mu(phi, d);
+  const Trajectory t = random_trajectory(50, {4, 4, 1}, 3);
+  CHECK(b->download(*Plan::make(*b, t, {4, 4, 1}, {})->mu(d)) == d);
+  PlanOptions po;
+  po.phi = phi;
+  const std::vector<cfloat> mu = b->download(*Plan::make(*b, t, {4, 4, 1}, po)->mu(d));
   for (std::size_t m = 0; m < d.size(); ++m) {
     // rMu = rPhi rD + iPhi iD, iMu = rPhi iD - iPhi rD (docs/conventions.md)
     CHECK(std::abs(mu[m].real() - (phi[m].real() * d[m].real() + phi[m].imag() * d[m].imag())) < 1e-5);
     CHECK(std::abs(mu[m].imag() - (phi[m].real() * d[m].imag() - phi[m].imag() * d[m].real())) < 1e-5);
   }
-  CHECK_THROWS(b->mu(random_complex(3, 1), d));
+  CHECK_THROWS(Plan::make(*b, t, {4, 4, 1}, po)->mu(random_complex(3, 1)));
 
   const std::vector<cfloat> xs = random_complex(1000, 5), ys = random_complex(1000, 6);
-  VecPtr x = b->vec().upload(xs), y = b->vec().upload(ys);
-  const cdouble dot = b->vec().dot(*x, *y);
+  VecPtr x = b->upload(xs), y = b->upload(ys);
+  const cdouble dot = b->dot(*x, *y);
   CHECK(std::abs(dot - inner(xs, ys)) < 1e-9 * std::abs(inner(xs, ys)));
 
   const cdouble a(0.5, -2.0);
-  b->vec().axpy(a, *x, *y);
-  std::vector<cfloat> got = b->vec().download(*y);
+  b->axpy(a, *x, *y);
+  std::vector<cfloat> got = b->download(*y);
   for (std::size_t i = 0; i < xs.size(); ++i) CHECK(std::abs(cdouble(got[i]) - (a * cdouble(xs[i]) + cdouble(ys[i]))) < 1e-5);
 
-  b->vec().xpay(*x, a, *y);  // y = x + a y
+  b->xpay(*x, a, *y);  // y = x + a y
   const std::vector<cfloat> before = got;
-  got = b->vec().download(*y);
+  got = b->download(*y);
   for (std::size_t i = 0; i < xs.size(); ++i) CHECK(std::abs(cdouble(got[i]) - (cdouble(xs[i]) + a * cdouble(before[i]))) < 1e-4);
 
-  VecPtr z = b->vec().zeros(1000);
-  CHECK(b->vec().dot(*z, *z) == cdouble(0.0));
-  b->vec().copy(*x, *z);
-  CHECK(b->vec().download(*z) == xs);
-  VecPtr small = b->vec().zeros(3);
-  CHECK_THROWS(b->vec().copy(*x, *small));
+  VecPtr z = b->zeros(1000);
+  CHECK(b->dot(*z, *z) == cdouble(0.0));
+  b->copy(*x, *z);
+  CHECK(b->download(*z) == xs);
+  VecPtr small = b->zeros(3);
+  CHECK_THROWS(b->copy(*x, *small));
 }

@@ -5,10 +5,18 @@
 #include <random>
 #include <vector>
 
+#include "recon/ops/diff.hpp"
+#include "recon/plan/plan.hpp"
 #include "recon/problem/scan.hpp"
 #include "test_util.hpp"
 
 namespace fhd::test {
+
+// The l2 system the pipeline's CG solves: T + lambda D^H D on the plan's grid.
+inline OpPtr l2_system(Plan& plan, double lambda) {
+  if (lambda == 0.0) return plan.toeplitz();
+  return sum({plan.toeplitz(), scale(lambda, laplacian(plan.device(), plan.grid()))});
+}
 
 // sum conj(a) b in double.
 template <class A, class B>

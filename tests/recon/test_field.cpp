@@ -43,10 +43,9 @@ std::vector<cdouble> forward_reference(const Trajectory& k, const FieldData& f, 
   return d;
 }
 
-std::vector<cfloat> apply(Backend& be, NormalOperator& op, const std::vector<cfloat>& x) {
-  VecPtr in = be.vec().upload(x), out = be.vec().zeros(x.size());
-  op.apply(*in, *out);
-  return be.vec().download(*out);
+// A^H A + lambda D^H D for a model A.
+OpPtr regularized(const OpPtr& a, Plan& plan, double lambda) {
+  return sum({a->normal(), scale(lambda, laplacian(plan.device(), plan.grid()))});
 }
 
 }  // namespace
@@ -55,42 +54,45 @@ TEST_CASE("field: the exact model is the direct sum, and A^H its adjoint", "[fie
   const ImageGrid g{16, 12, 1};
   const Trajectory k = test::random_trajectory(320, g, 5);
   const FieldData f = test_field(g, k.size(), 150, 0.02);
-  std::unique_ptr<Backend> be = make_cpu_backend();
-  std::unique_ptr<Plan> plan = be->make_plan(k, g, {});
+  std::unique_ptr<Device> be = make_cpu_device();
+  auto plan = Plan::make(*be, k, g, {});
+  const OpPtr a = field_exact_op(plan, f);
   const std::vector<cfloat> x = test::random_complex(g.voxels(), 6), d = test::random_complex(k.size(), 7);
-  const std::vector<cfloat> ax = plan->field_forward(f, x);
+  const std::vector<cfloat> ax = a->apply(x);
   CHECK(test::rel_l2(ax, forward_reference(k, f, x, g)) < 1e-5);
-  const std::vector<cfloat> ahd = plan->field_adjoint(f, d);
+  const std::vector<cfloat> ahd = a->adjoint(d);
   const cdouble lhs = test::inner(d, ax), rhs = test::inner(ahd, x);
   CHECK(std::abs(lhs - rhs) <= 1e-5 * std::abs(lhs));
   // And the field matters: without it the data differ by far more than that.
   FieldData none = f;
   std::fill(none.hz.begin(), none.hz.end(), 0.f);
-  CHECK(test::rel_l2(plan->field_forward(none, x), ax) > 0.1);
-  CHECK(test::rel_l2(plan->field_forward(none, x), plan->forward(x)) < 1e-5);
+  CHECK(test::rel_l2(field_exact_op(plan, none)->apply(x), ax) > 0.1);
+  CHECK(test::rel_l2(field_exact_op(plan, none)->apply(x), plan->forward_model(x)) < 1e-5);
 }
 
 TEST_CASE("field: the segmented normal operator approaches the exact one as L grows", "[field]") {
   const ImageGrid g{16, 16, 1};
   const Trajectory k = test::random_trajectory(600, g, 11);
   const FieldData f = test_field(g, k.size(), 150, 0.02);
-  std::unique_ptr<Backend> be = make_cpu_backend();
+  std::unique_ptr<Device> be = make_cpu_device();
   for (FhdMethod method : {FhdMethod::Exact, FhdMethod::Nufft}) {
     PlanOptions po;
     po.fhd.method = method;
-    std::unique_ptr<Plan> plan = be->make_plan(k, g, po);
+    auto plan = Plan::make(*be, k, g, po);
     const std::vector<cfloat> x = test::random_complex(g.voxels(), 12), d = test::random_complex(k.size(), 13);
     const double lambda = 0.01 * plan->q0();
-    FieldExactNormal exact(*plan, f, lambda);
-    const std::vector<cfloat> want = apply(*be, exact, x);
-    const std::vector<cfloat> want_adj = plan->field_adjoint(f, d);
+    const OpPtr exact = field_exact_op(plan, f);
+    const std::vector<cfloat> want = regularized(exact, *plan, lambda)->apply(x);
+    const std::vector<cfloat> want_adj = exact->adjoint(d);
     double previous = 1e9;
     for (int L : {4, 8, 12}) {
       const TimeSegments seg = time_segments(f, L);
-      SegmentedNormal op(*plan, f, seg, lambda);
-      CHECK(op.q_computed() == L * L);  // L diagonal kernels, L(L-1)/2 pairs of two
-      const double err = test::rel_l2(apply(*be, op, x), want);
-      const double err_adj = test::rel_l2(segmented_adjoint(*plan, f, seg, d), want_adj);
+      const OpPtr a = field_segmented_op(plan, f, seg);
+      const int before = plan->counts().q_computed;
+      const OpPtr op = regularized(a, *plan, lambda);
+      CHECK(plan->counts().q_computed - before == L * L);  // L diagonal kernels, L(L-1)/2 pairs of two
+      const double err = test::rel_l2(op->apply(x), want);
+      const double err_adj = test::rel_l2(a->adjoint(d), want_adj);
       INFO("L = " << L << ": normal " << err << ", adjoint " << err_adj << ", interpolator " << seg.rms_error);
       CHECK(err < previous);
       CHECK(err_adj < 4 * seg.rms_error + 1e-4);
@@ -104,18 +106,17 @@ TEST_CASE("field: zero field gives the plain operators", "[field]") {
   const ImageGrid g{16, 16, 1};
   const Trajectory k = test::random_trajectory(500, g, 21);
   FieldData f = test_field(g, k.size(), 0, 0.01);
-  std::unique_ptr<Backend> be = make_cpu_backend();
-  std::unique_ptr<Plan> plan = be->make_plan(k, g, {});
+  std::unique_ptr<Device> be = make_cpu_device();
+  auto plan = Plan::make(*be, k, g, {});
   const std::vector<cfloat> x = test::random_complex(g.voxels(), 22), d = test::random_complex(k.size(), 23);
   const double lambda = 0.03 * plan->q0();
-  const std::vector<cfloat> plain = apply(*be, plan->normal(lambda), x);
+  const std::vector<cfloat> plain = regularized(plan->forward(), *plan, lambda)->apply(x);
   CHECK(choose_segments(f) == 1);
   const TimeSegments seg = time_segments(f, 1);
-  SegmentedNormal seg_op(*plan, f, seg, lambda);
-  CHECK(test::rel_l2(apply(*be, seg_op, x), plain) < 1e-5);
-  FieldExactNormal exact(*plan, f, lambda);
-  CHECK(test::rel_l2(apply(*be, exact, x), plain) < 1e-4);
-  CHECK(test::rel_l2(segmented_adjoint(*plan, f, seg, d), plan->fhd(d)) < 1e-6);
+  const OpPtr segmented = field_segmented_op(plan, f, seg);
+  CHECK(test::rel_l2(regularized(segmented, *plan, lambda)->apply(x), plain) < 1e-5);
+  CHECK(test::rel_l2(regularized(field_exact_op(plan, f), *plan, lambda)->apply(x), plain) < 1e-4);
+  CHECK(test::rel_l2(segmented->adjoint(d), plan->fhd(d)) < 1e-6);
 }
 
 TEST_CASE("field: the segment rule grows with field range and readout length", "[field]") {
@@ -179,10 +180,10 @@ TEST_CASE("field: the pipeline recovers an image through the field; without comp
   const ImageGrid g{16, 16, 1};
   const Trajectory k = test::random_trajectory(2 * g.voxels(), g, 31);
   const FieldData f = test_field(g, k.size(), 100, 0.01);
-  std::unique_ptr<Backend> be = make_cpu_backend();
+  std::unique_ptr<Device> be = make_cpu_device();
   const std::vector<cfloat> x0 = test::random_complex(g.voxels(), 32);
-  std::unique_ptr<Plan> plan = be->make_plan(k, g, {});
-  const Scan s = field_scan(g, k, f, plan->field_forward(f, x0));
+  auto plan = Plan::make(*be, k, g, {});
+  const Scan s = field_scan(g, k, f, field_exact_op(plan, f)->apply(x0));
   const ReconResult exact = run_reconstruction(*be, s, solve_options("exact"));
   CHECK(exact.field.method == "exact");
   CHECK(test::rel_l2(exact.methods.front().image, x0) < 1e-3);
@@ -198,7 +199,7 @@ TEST_CASE("field: the pipeline recovers an image through the field; without comp
 TEST_CASE("field: a zero field map gives today's reconstruction", "[field]") {
   const ImageGrid g{16, 16, 1};
   const Trajectory k = test::random_trajectory(400, g, 41);
-  std::unique_ptr<Backend> be = make_cpu_backend();
+  std::unique_ptr<Device> be = make_cpu_device();
   const Scan s = field_scan(g, k, test_field(g, k.size(), 0, 0.01), test::random_complex(k.size(), 42));
   ReconOptions opt = solve_options("none");
   opt.iters = 20;
@@ -211,22 +212,19 @@ TEST_CASE("field: a zero field map gives today's reconstruction", "[field]") {
   }
 }
 
-TEST_CASE("field: bad --field-comp and --segments are refused before any work", "[field]") {
+TEST_CASE("field: bad field_comp and segments are refused before any work", "[field]") {
   const ImageGrid g{8, 8, 1};
   const Trajectory k = test::random_trajectory(40, g, 51);
-  std::unique_ptr<Backend> be = make_cpu_backend();
+  std::unique_ptr<Device> be = make_cpu_device();
   Scan plain = field_scan(g, k, {}, test::random_complex(k.size(), 52));
   ReconOptions opt = solve_options("exact");
   CHECK_THROWS_WITH(run_reconstruction(*be, plain, opt), Catch::Contains("no field map"));
   opt.field_comp = "fast";
-  CHECK_THROWS_WITH(run_reconstruction(*be, plain, opt), Catch::Contains("--field-comp"));
+  CHECK_THROWS_WITH(run_reconstruction(*be, plain, opt), Catch::Contains("field_comp = fast"));
   opt.field_comp = "auto";
   opt.segments = 4;
-  CHECK_THROWS_WITH(run_reconstruction(*be, plain, opt), Catch::Contains("--segments"));
+  CHECK_THROWS_WITH(run_reconstruction(*be, plain, opt), Catch::Contains("segments = 4"));
   Scan with = field_scan(g, k, test_field(g, k.size(), 50, 0.01), plain.data);
   opt.field_comp = "exact";
-  CHECK_THROWS_WITH(run_reconstruction(*be, with, opt), Catch::Contains("--segments"));
-  opt.segments = 0;
-  opt.reg = "tv";
-  CHECK_THROWS_WITH(run_reconstruction(*be, with, opt), Catch::Contains("--reg tv"));
+  CHECK_THROWS_WITH(run_reconstruction(*be, with, opt), Catch::Contains("segments = 4"));
 }

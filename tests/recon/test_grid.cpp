@@ -10,6 +10,7 @@
 #include "catch.hpp"
 #include "test_util.hpp"
 #include "recon/gridding/gridding.hpp"
+#include "recon/device/device.hpp"
 #include "recon/gridding/gridding_cpu.hpp"
 #include "recon/gridding/kaiser_bessel.hpp"
 
@@ -18,52 +19,6 @@ using namespace fhd;
 namespace {
 
 const double kPi = 3.14159265358979323846;
-
-// A Backend that does only what gridding needs, independently of the CPU
-// backend: the scatter under test and a naive float64 centered inverse DFT.
-class GridOnlyBackend : public Backend {
- public:
-  std::string name() const override { return "test grid-only"; }
-  bool is_gpu() const override { return false; }
-  std::unique_ptr<Points> upload_points(const Trajectory& t) override { return std::make_unique<Points>(t); }
-  std::vector<cfloat> grid_scatter(const Points& pts, const std::vector<cfloat>& wd, const ImageGrid& image,
-                                   const ImageGrid& over, const GridKernel& k) override {
-    return cpu_grid_scatter(pts.host(), wd, image, over, k);
-  }
-  void centered_idft(std::vector<cfloat>& g, const ImageGrid& d) override {
-    const int n[3] = {d.nx, d.ny, d.nz};
-    const std::size_t stride[3] = {1, std::size_t(d.nx), std::size_t(d.nx) * d.ny};
-    std::vector<cdouble> v(g.begin(), g.end());
-    for (int a = 0; a < 3; ++a) {
-      if (n[a] == 1) continue;
-      std::vector<cdouble> line(n[a]);
-      for (std::size_t base = 0; base < v.size(); ++base) {
-        if ((base / stride[a]) % n[a] != 0) continue;  // one line per start index
-        for (int j = 0; j < n[a]; ++j) {
-          cdouble s = 0;
-          for (int kk = 0; kk < n[a]; ++kk)
-            s += v[base + kk * stride[a]] *
-                 std::polar(1.0, 2 * kPi * double(kk - n[a] / 2) * (j - n[a] / 2) / n[a]);
-          line[j] = s;
-        }
-        for (int j = 0; j < n[a]; ++j) v[base + j * stride[a]] = line[j];
-      }
-    }
-    for (std::size_t i = 0; i < g.size(); ++i) g[i] = cfloat(v[i]);
-  }
-  [[noreturn]] void no() const { throw std::logic_error("not in the test backend"); }
-  std::vector<cfloat> mu(const std::vector<cfloat>&, const std::vector<cfloat>&) override { no(); }
-  std::vector<cfloat> fhd(const Points&, const std::vector<cfloat>&, const ImageGrid&, const FhdOptions&) override {
-    no();
-  }
-  std::vector<cfloat> q(const Points&, const std::vector<float>&, const ImageGrid&, const FhdOptions&) override {
-    no();
-  }
-  std::unique_ptr<NormalOperator> normal(const std::vector<cfloat>&, const ImageGrid&, double) override {
-    no();
-  }
-  VectorOps& vec() override { no(); }
-};
 
 // (1/Nvox) sum_m a_m exp(+i 2 pi k_m . x_n) at voxel centers, float64.
 std::vector<cdouble> direct_adjoint(const Trajectory& t, const std::vector<cfloat>& a, const ImageGrid& g) {
@@ -227,7 +182,8 @@ TEST_CASE("scatter equals the brute-force periodic sum", "[grid]") {
 }
 
 TEST_CASE("KB gridding of a full Cartesian grid reproduces the inverse DFT", "[grid]") {
-  GridOnlyBackend be;
+  auto dev = make_cpu_device();
+  Device& be = *dev;
   for (ImageGrid img : {ImageGrid{16, 12, 1}, ImageGrid{8, 8, 6}}) {
     Trajectory t = cartesian(img);
     auto d = gaussian_vector(t.size(), 11);
@@ -244,7 +200,8 @@ TEST_CASE("KB gridding of a full Cartesian grid reproduces the inverse DFT", "[g
 TEST_CASE("trilinear on grid points: the result times sinc^2 is the exact DFT", "[grid]") {
   // With sigma = 2 Cartesian samples sit on grid points, where the triangle
   // acts as a delta: the only error left is the sinc^2 deapodization itself.
-  GridOnlyBackend be;
+  auto dev = make_cpu_device();
+  Device& be = *dev;
   ImageGrid img{8, 6, 4};
   Trajectory t = cartesian(img);
   auto d = gaussian_vector(t.size(), 5);
@@ -267,7 +224,8 @@ TEST_CASE("trilinear on grid points: the result times sinc^2 is the exact DFT", 
 }
 
 TEST_CASE("one off-grid sample gives its plane wave", "[grid]") {
-  GridOnlyBackend be;
+  auto dev = make_cpu_device();
+  Device& be = *dev;
   ImageGrid img{16, 16, 16};
   Trajectory t;
   t.kx = {3.3f};
@@ -290,7 +248,8 @@ TEST_CASE("one off-grid sample gives its plane wave", "[grid]") {
 TEST_CASE("deapodization flattens the image of a DC sample", "[grid]") {
   // Without deapodization the image of a DC sample is the kernel's bell
   // (about 0.5 at the edge for W = 4); with it, a constant 1/Nvox.
-  GridOnlyBackend be;
+  auto dev = make_cpu_device();
+  Device& be = *dev;
   ImageGrid img{32, 24, 1};
   Trajectory t;
   t.kx = {0.f};
@@ -303,7 +262,8 @@ TEST_CASE("deapodization flattens the image of a DC sample", "[grid]") {
 }
 
 TEST_CASE("gridding rejects mismatched inputs", "[grid]") {
-  GridOnlyBackend be;
+  auto dev = make_cpu_device();
+  Device& be = *dev;
   ImageGrid img{8, 8, 1};
   Trajectory t = cartesian(img);
   CHECK_THROWS(gridding_recon(be, t, std::vector<cfloat>(3), {}, img, kb(4.0)));

@@ -60,7 +60,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 TEST_CASE("gridding a radial Shepp-Logan scan comes near the band-limited ceiling", "[grid]") {
   Case c = make_case("shepp2d", "radial2d", {128, 128, 1});
-  auto be = make_cpu_backend();
+  auto be = make_cpu_device();
   auto w = density_weights(c.t, c.g, "auto", "radial2d");
   auto img = gridding_recon(*be, c.t, c.d, w, c.g, GridKernel{});
   auto ref = band_limited_image(kspace_of(*c.p), c.g);
@@ -73,7 +73,7 @@ TEST_CASE("gridding a radial Shepp-Logan scan comes near the band-limited ceilin
 // Not run by default: the numbers in docs/gridding.md. Run with
 //   tests_recon "[.measure]" -s
 TEST_CASE("gridding measurements for the docs", "[.measure]") {
-  auto be = make_cpu_backend();
+  auto be = make_cpu_device();
   for (auto [phantom, kind, g] : {std::make_tuple("shepp2d", "radial2d", ImageGrid{256, 256, 1}),
                                   std::make_tuple("shepp2d", "spiral2d", ImageGrid{256, 256, 1}),
                                   std::make_tuple("shepp3d", "radial3d", ImageGrid{64, 64, 64}),

@@ -14,7 +14,7 @@
 #include "recon/pipeline/pipeline.hpp"
 #include "recon/plan/precond.hpp"
 #include "recon/plan/toeplitz.hpp"
-#include "recon/solvers/tv.hpp"
+#include "recon/problem/lambda_auto.hpp"
 
 using namespace fhd;
 
@@ -126,7 +126,7 @@ TEST_CASE("the risk estimate's lambda is near the oracle's on a circulant proble
 
 TEST_CASE("the pipeline's --lambda auto: the floor without noise, more with it, the fixed value without an estimate",
           "[lambda]") {
-  auto be = make_cpu_backend();
+  auto be = make_cpu_device();
   Scan scan = shepp2d_scan("radial2d");
   ReconOptions opt;
   opt.iters = 10;
@@ -162,7 +162,7 @@ TEST_CASE("TV's noise rule: the floor without noise, linear in the noise's stand
 TEST_CASE("the pipeline's TV lambda: the floor without noise, the noise rule with it, the default without an "
           "estimate, and a given number wins",
           "[lambda]") {
-  auto be = make_cpu_backend();
+  auto be = make_cpu_device();
   Scan scan = shepp2d_scan("radial2d");
   ReconOptions opt;
   opt.reg = "tv";

@@ -1,22 +1,17 @@
-// The circulant preconditioner and TV's finite differences and isotropic
-// shrinkage on the device. Same definitions as the host references
-// (recon/plan/precond.cpp, recon/solvers/tv.cpp): D is the forward difference along each
-// axis of length > 1, 0 at the far end; images are stored x fastest, one
-// difference image per axis in x, y, z order.
+// The circulant preconditioner of T + lambda D^H D and its spectrum on the
+// device, from Q on the doubled grid: the same fold, FFT and floor as the host
+// reference (recon/plan/precond.cpp).
 #include <stdexcept>
 #include <string>
 
 #include "cuda/device/gpu_internal.hpp"
-#include "cuda/ops/tv_ops.hpp"
+#include "cuda/plan/precond.hpp"
 #include "recon/plan/precond.hpp"
-#include "recon/solvers/tv.hpp"
 
 namespace fhd::gpu {
 namespace {
 
 constexpr unsigned kThreads = 256;
-
-__device__ inline int coord(std::size_t v, long long s, int len) { return int((v / s) % len); }
 
 __global__ void scale_real_kernel(float2* __restrict__ a, const float* __restrict__ w, std::size_t n) {
   GRID_STRIDE(i, n) {
@@ -24,57 +19,6 @@ __global__ void scale_real_kernel(float2* __restrict__ a, const float* __restric
     a[i] = make_float2(v.x * w[i], v.y * w[i]);
   }
 }
-
-__global__ void gradient_kernel(const float2* __restrict__ x, float2* __restrict__ g, GradientAxes a, std::size_t n) {
-  GRID_STRIDE(v, n) {
-    const float2 xv = x[v];
-    for (int k = 0; k < a.count; ++k) {
-      float2 d = make_float2(0.f, 0.f);
-      if (coord(v, a.stride[k], a.len[k]) < a.len[k] - 1) {
-        const float2 xn = x[v + a.stride[k]];
-        d = make_float2(xn.x - xv.x, xn.y - xv.y);
-      }
-      g[k * n + v] = d;
-    }
-  }
-}
-
-__global__ void gradient_adjoint_kernel(const float2* __restrict__ g, float2* __restrict__ x, GradientAxes a, std::size_t n) {
-  GRID_STRIDE(v, n) {
-    float2 s = make_float2(0.f, 0.f);
-    for (int k = 0; k < a.count; ++k) {
-      const float2* gk = g + k * n;
-      const int c = coord(v, a.stride[k], a.len[k]);
-      if (c < a.len[k] - 1) s = make_float2(s.x - gk[v].x, s.y - gk[v].y);
-      if (c > 0) {
-        const float2 p = gk[v - a.stride[k]];
-        s = make_float2(s.x + p.x, s.y + p.y);
-      }
-    }
-    x[v] = s;
-  }
-}
-
-__global__ void shrink_kernel(const float2* __restrict__ g, float2* __restrict__ z, float2* __restrict__ u, int d,
-                              std::size_t n, double t) {
-  GRID_STRIDE(v, n) {
-    float2 w[3];
-    double norm2 = 0.0;
-    for (int k = 0; k < d; ++k) {
-      const float2 a = g[k * n + v], b = u[k * n + v];
-      w[k] = make_float2(a.x + b.x, a.y + b.y);
-      norm2 += double(w[k].x) * w[k].x + double(w[k].y) * w[k].y;
-    }
-    const double norm = sqrt(norm2);
-    const float keep = norm > t ? float(1.0 - t / norm) : 0.f;
-    for (int k = 0; k < d; ++k) {
-      const float2 zk = make_float2(keep * w[k].x, keep * w[k].y);
-      z[k * n + v] = zk;
-      u[k * n + v] = make_float2(w[k].x - zk.x, w[k].y - zk.y);
-    }
-  }
-}
-
 
 // T. Chan's weight of a lag, narrowed by the smoothing triangle (recon/plan/precond.cpp's lag_weight).
 __device__ inline double lag_weight(int lag, int n, double smooth) {
@@ -139,9 +83,10 @@ __global__ void inverse_eig_kernel(const float2* __restrict__ f, int3 n, double 
   }
 }
 
-class GpuCirculant : public NormalOperator {
+class GpuCirculant : public HermitianOp {
  public:
-  GpuCirculant(const std::vector<float>& eig, const ImageGrid& grid, cudaStream_t s) : n_(grid), s_(s) {
+  GpuCirculant(Device& dev, const std::vector<float>& eig, const ImageGrid& grid)
+      : HermitianOp(dev, image_shape(grid), "M"), n_(grid), s_(stream_of(dev)) {
     if (eig.size() != grid.voxels())
       throw InputError("gpu circulant", "eigenvalues", std::to_string(eig.size()),
                        "expected " + std::to_string(grid.voxels()));
@@ -157,20 +102,20 @@ class GpuCirculant : public NormalOperator {
 
   // From eigenvalues already on the device, already scaled by 1/N, and the
   // grid's plan on stream s (made once, for the eigenvalues and the applies).
-  GpuCirculant(DeviceBuffer<float>&& scaled_eig, std::unique_ptr<CufftPlan> plan, const ImageGrid& grid,
-               cudaStream_t s)
-      : n_(grid), s_(s), eig_(std::move(scaled_eig)), plan_(std::move(plan)) {}
+  GpuCirculant(Device& dev, DeviceBuffer<float>&& scaled_eig, std::unique_ptr<CufftPlan> plan, const ImageGrid& grid)
+      : HermitianOp(dev, image_shape(grid), "M"),
+        n_(grid), s_(stream_of(dev)), eig_(std::move(scaled_eig)), plan_(std::move(plan)) {}
 
-  void apply(const BackendVector& xv, BackendVector& yv) override {
-    const GpuVector& x = as_gpu(xv);
-    GpuVector& y = as_gpu(yv);
-    if (x.size() != n_.voxels() || y.size() != n_.voxels())
-      throw std::invalid_argument("gpu circulant: vector sizes differ from the grid's voxels");
-    if (&xv != &yv) CUDA_CHECK(cudaMemcpyAsync(y.buf.get(), x.buf.get(), x.buf.bytes(), cudaMemcpyDeviceToDevice, s_));
-    plan_->exec(y.buf.get(), CUFFT_FORWARD);
-    scale_real_kernel<<<blocks_for(n_.voxels(), kThreads), kThreads, 0, s_>>>(y.buf.get(), eig_.get(), n_.voxels());
+ protected:
+  void do_apply(const DeviceVector& x, DeviceVector& y) override {
+    DeviceScope scope(device());
+    float2* out = dptr(y);
+    if (x.data() != y.data())
+      CUDA_CHECK(cudaMemcpyAsync(out, dptr(x), x.size() * sizeof(float2), cudaMemcpyDeviceToDevice, s_));
+    plan_->exec(out, CUFFT_FORWARD);
+    scale_real_kernel<<<blocks_for(n_.voxels(), kThreads), kThreads, 0, s_>>>(out, eig_.get(), n_.voxels());
     CUDA_CHECK_LAUNCH();
-    plan_->exec(y.buf.get(), CUFFT_INVERSE);
+    plan_->exec(out, CUFFT_INVERSE);
   }
 
  private:
@@ -180,17 +125,11 @@ class GpuCirculant : public NormalOperator {
   std::unique_ptr<CufftPlan> plan_;
 };
 
-void check_sizes(std::size_t image, std::size_t grad, const ImageGrid& grid, const char* what) {
-  const std::size_t n = grid.voxels();
-  if (image != n || grad != n * std::size_t(gradient_axes(grid)))
-    throw std::invalid_argument(std::string("gpu ") + what + ": vector sizes do not match the grid");
-}
-
 }  // namespace
 
-std::unique_ptr<NormalOperator> make_circulant_operator(const std::vector<float>& eig, const ImageGrid& grid,
-                                                        cudaStream_t s) {
-  return std::make_unique<GpuCirculant>(eig, grid, s);
+OpPtr make_circulant_operator(Device& dev, const std::vector<float>& eig, const ImageGrid& grid) {
+  DeviceScope scope(dev);
+  return std::make_shared<GpuCirculant>(dev, eig, grid);
 }
 
 namespace {
@@ -225,8 +164,10 @@ FoldedSpectrum folded_spectrum(const float2* q, std::size_t count, const ImageGr
 
 }  // namespace
 
-std::unique_ptr<NormalOperator> make_circulant_preconditioner(const float2* q, std::size_t count, const ImageGrid& grid,
-                                                              double lambda, cudaStream_t s) {
+OpPtr make_circulant_preconditioner(Device& dev, const float2* q, std::size_t count, const ImageGrid& grid,
+                                    double lambda) {
+  DeviceScope scope(dev);
+  const cudaStream_t s = stream_of(dev);
   const std::string what = "the circulant preconditioner";
   const std::size_t n = grid.voxels();
   auto plan = std::make_unique<CufftPlan>(grid, s, what);
@@ -240,7 +181,7 @@ std::unique_ptr<NormalOperator> make_circulant_preconditioner(const float2* q, s
                                                                   1.0 / double(n), eig.get());
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaStreamSynchronize(s));  // c goes at scope end
-  return std::make_unique<GpuCirculant>(std::move(eig), std::move(plan), grid, s);
+  return std::make_shared<GpuCirculant>(dev, std::move(eig), std::move(plan), grid);
 }
 
 std::vector<double> circulant_spectrum(const float2* q, std::size_t count, const ImageGrid& grid, cudaStream_t s) {
@@ -252,30 +193,6 @@ std::vector<double> circulant_spectrum(const float2* q, std::size_t count, const
   std::vector<double> eig(host.size());
   for (std::size_t i = 0; i < eig.size(); ++i) eig[i] = host[i].x;  // real: the column is Hermitian
   return eig;
-}
-
-void tv_gradient(const GpuVector& x, GpuVector& g, const ImageGrid& grid, cudaStream_t s) {
-  check_sizes(x.size(), g.size(), grid, "gradient");
-  const std::size_t n = grid.voxels();
-  gradient_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(x.buf.get(), g.buf.get(), gradient_axes_of(grid), n);
-  CUDA_CHECK_LAUNCH();
-}
-
-void tv_gradient_adjoint(const GpuVector& g, GpuVector& x, const ImageGrid& grid, cudaStream_t s) {
-  check_sizes(x.size(), g.size(), grid, "gradient adjoint");
-  const std::size_t n = grid.voxels();
-  gradient_adjoint_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(g.buf.get(), x.buf.get(), gradient_axes_of(grid), n);
-  CUDA_CHECK_LAUNCH();
-}
-
-void tv_shrink(const GpuVector& g, GpuVector& z, GpuVector& u, const ImageGrid& grid, double t, cudaStream_t s) {
-  check_sizes(grid.voxels(), g.size(), grid, "tv shrink");
-  check_sizes(grid.voxels(), z.size(), grid, "tv shrink");
-  check_sizes(grid.voxels(), u.size(), grid, "tv shrink");
-  const std::size_t n = grid.voxels();
-  shrink_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(g.buf.get(), z.buf.get(), u.buf.get(),
-                                                             gradient_axes(grid), n, t);
-  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace fhd::gpu

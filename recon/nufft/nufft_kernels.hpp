@@ -1,0 +1,32 @@
+#pragma once
+// The NUFFT on a device, in cmpFhD's convention (docs/conventions.md):
+//   type 1: f_n = sum_m c_m exp(+i 2 pi k_m . x_n)   (FhD; Q on the doubled grid)
+//   type 2: c_m = sum_n f_n exp(-i 2 pi k_m . x_n)   (the forward model)
+// with x_n = (n - len/2) / N per axis over `modes` (the image, or its doubled
+// grid for Q) and N the image's size. A plan is made once per trajectory and
+// grid and owned by the operator that uses it (the point sort, the fine grid's
+// FFT plan); it runs for any number of data vectors. CPU:
+// recon/nufft/nufft_cpu.hpp; GPU: cuda/nufft/nufft.hpp.
+#include <memory>
+
+#include "recon/device/device.hpp"
+
+namespace fhd {
+
+class NufftPlan {
+ public:
+  virtual ~NufftPlan() = default;
+  // c: the plan's points; f: modes.voxels(). On the plan's device.
+  virtual void type1(const DeviceVector& c, DeviceVector& f) = 0;
+  virtual void type2(const DeviceVector& f, DeviceVector& c) = 0;
+};
+
+class NufftKernels {
+ public:
+  virtual ~NufftKernels() = default;
+  // A plan for the points k onto `modes`, coordinates set by `image`, accurate to tol.
+  virtual std::unique_ptr<NufftPlan> plan(const Points& k, const ImageGrid& modes, const ImageGrid& image,
+                                          double tol) = 0;
+};
+
+}  // namespace fhd

@@ -1,0 +1,83 @@
+#pragma once
+// One options type for a reconstruction, with one set of defaults (those the
+// CLI shows), checked in one place (validate). Errors name the field and its
+// value (OptionError); each front end maps fields to its own names (the CLI
+// to its flags, docs/usage.md; Python to keyword arguments).
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "recon/coils/coil_maps.hpp"
+#include "recon/gather/fhd_options.hpp"
+#include "recon/problem/scan.hpp"
+
+namespace fhd {
+
+// Callbacks for a front end's log and progress display; any may be empty.
+struct StageObserver {
+  std::function<void(const std::string& stage)> begin;
+  std::function<void(double fraction)> progress;
+  std::function<void(const std::string& stage, double seconds)> end;
+};
+
+// What is known of the imaged object (a phantom source), for scoring: its
+// image at voxel centres (the PSNR reference) and its continuous Fourier
+// transform S(k), k in cycles/FOV (for the band-limited ceiling). recon/ does
+// not know phantoms; the front end builds this from one.
+struct Truth {
+  std::function<std::vector<float>(const ImageGrid&)> image;
+  std::function<cdouble(double kx, double ky, double kz)> kspace;  // may be empty: no ceiling
+};
+
+struct ReconOptions {
+  // ---- the model
+  FhdOptions fhd;  // exact gather (trig, kernel) or NUFFT (tolerance)
+  // Several coils: "sense" solves one image from all coils with maps
+  // (`maps`: lowres | espirit from the calibration region, or given); "rss"
+  // reconstructs each coil and combines by root sum of squares (docs/coils.md).
+  std::string coil_combine = "sense";
+  std::string maps = "lowres";
+  std::shared_ptr<const CoilData> given_maps;  // maps = "given": one normalized map per coil
+  int calibration = 24;                        // calibration region, samples per axis
+  double maps_crop = kLowresCrop;  // maps are zero where the low-resolution RSS < maps_crop * its peak
+  // Off-resonance (recon/field/field.hpp): "auto" is segmented when the scan
+  // has a field map, else none; exact | segmented | none. segments: L, 0 = the rule.
+  std::string field_comp = "auto";
+  int segments = 0;
+
+  // ---- the regularizer and the solver
+  // l2 (first differences, CG) or a sparse prior by ADMM (recon/solvers/regularizer.hpp: tv, ...).
+  std::string reg = "l2";
+  // Unset: l2 takes 0.03 relative to Q(0) = sum |Phi|^2; a sparse prior its
+  // noise rule (recon/problem/lambda_auto.hpp), relative to Q(0) times the image scale.
+  std::optional<double> lambda;
+  // From the data's noise: l2 by the risk estimate, a sparse prior by the
+  // noise rule; `lambda` (or 0.03) where the scan gives no noise estimate.
+  bool lambda_auto = false;
+  int iters = 100;       // CG iterations, or ADMM iterations for a sparse prior
+  double tol = 1e-6;     // CG stops when ||r|| / ||A^H y|| falls below
+  bool precondition = true;  // the circulant preconditioner (single-coil and field models)
+  double admm_rho = 0.1;     // ADMM's penalty, relative to Q(0)
+  int admm_inner = 5;        // CG steps per ADMM x-update
+
+  // ---- what else runs and where things go
+  bool gridding = true;         // the gridding baselines
+  std::string dcf = "auto";     // their density compensation: auto | radial | pipe-menon
+  bool keep_fhd = false;        // keep A^H y in the result (validate's accuracy checks)
+  std::string q_cache_dir;      // "" = Q is not cached on disk
+  std::shared_ptr<const Truth> truth;  // when known: reference image, PSNR, band-limited ceiling
+  StageObserver observer;
+};
+
+// OptionError naming the first field whose value cannot work, before any work.
+void validate(const ReconOptions& opt);
+
+// The relative lambda the options ask for where no rule applies (0.03).
+double fixed_lambda(const ReconOptions& opt);
+// Whether the solver will want the data's noise: lambda_auto, or a sparse
+// prior without a number (its noise rule).
+bool wants_noise_estimate(const ReconOptions& opt);
+
+}  // namespace fhd

@@ -1,0 +1,164 @@
+#include "recon/problem/problem.hpp"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "core/error.hpp"
+#include "recon/coils/sense.hpp"
+#include "recon/field/field.hpp"
+
+namespace fhd {
+namespace {
+
+// SENSE's noise: the coils' mean variance (after prewhitening all are about 1).
+std::optional<NoiseEstimate> mean_noise(const std::vector<const Scan*>& coils) {
+  NoiseEstimate sum;
+  for (const Scan* c : coils) {
+    std::optional<NoiseEstimate> e = estimate_noise(c->traj, c->data, c->noise);
+    if (!e) return std::nullopt;
+    sum.variance += e->variance / double(coils.size());
+    sum.source = e->source;
+  }
+  return sum;
+}
+
+// Q from the plan: a stage when computed or read from the disk cache, none
+// when an earlier coil already brought it into memory.
+void q_stage(Plan& plan, StageRunner& stages, bool& cached) {
+  const PlanCounts before = plan.counts();
+  const auto t0 = std::chrono::steady_clock::now();
+  plan.q();
+  plan.device().synchronize();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const PlanCounts& after = plan.counts();
+  if (after.q_loaded > before.q_loaded) {
+    cached = true;
+    stages.record("Q", s, "cached");
+  } else if (after.q_computed > before.q_computed) {
+    stages.record("Q", s, "");
+  }
+}
+
+// The coils' maps on the plan's device (docs/coils.md): the low-resolution
+// maps from the calibration region (made on the device), ESPIRiT's, or given
+// ones, with the lowres maps' support crop.
+std::vector<std::shared_ptr<DeviceVector>> estimate_maps(Plan& plan, const std::vector<const Scan*>& coils,
+                                                         const ReconOptions& opt) {
+  const ImageGrid& grid = coils[0]->grid;
+  Device& dev = plan.device();
+  if (opt.maps == "given" && opt.maps_crop <= 0.0) return upload_maps(dev, *opt.given_maps, grid);
+  const Calibration cal = calibration_from_scans(dev, coils, opt.calibration, opt.dcf);
+  spdlog::debug("coil maps: calibration region gridded");
+  if (opt.maps == "lowres") return dev.kernels<MapsKernels>().lowres(cal, grid, opt.maps_crop);
+  // The lowres maps' support constraint, from the same data, on ESPIRiT's
+  // maps (its eigenvalue crop keeps most of the background in 3D: 64^3,
+  // 32,768 samples, 23.39 dB without, 25.53 with) and on given maps (SENSE
+  // with them and with the estimated ones then differ by the maps alone).
+  const std::vector<bool> keep = lowres_support(cal, grid, opt.maps_crop);
+  CoilData maps = opt.maps == "espirit" ? maps_espirit(cal, grid, {}, keep) : *opt.given_maps;
+  for (std::vector<cfloat>& m : maps)
+    for (std::size_t v = 0; v < m.size() && v < keep.size(); ++v)
+      if (!keep[v]) m[v] = 0;
+  return upload_maps(dev, maps, grid);
+}
+
+// Every coil's samples, one after another, on the device.
+VecPtr stacked_data(Device& dev, const std::vector<const Scan*>& coils) {
+  const std::size_t m = coils[0]->data.size();
+  VecPtr y = dev.zeros(m * coils.size());
+  for (std::size_t c = 0; c < coils.size(); ++c) dev.to_device(coils[c]->data.data(), *y->view(c * m, m));
+  return y;
+}
+
+}  // namespace
+
+FieldReport field_report(const Scan& s, const ReconOptions& opt) {
+  FieldReport r;
+  r.has_map = !s.field.hz.empty();
+  if (r.has_map) {
+    const auto [lo, hi] = std::minmax_element(s.field.hz.begin(), s.field.hz.end());
+    r.min_hz = *lo;
+    r.max_hz = *hi;
+    const auto [t0, t1] = std::minmax_element(s.field.times.begin(), s.field.times.end());
+    r.readout_s = double(*t1) - double(*t0);
+  }
+  r.method = opt.field_comp == "auto" ? (r.has_map ? "segmented" : "none") : opt.field_comp;
+  return r;
+}
+
+void check_scans(const std::vector<const Scan*>& coils, const ReconOptions& opt) {
+  validate(opt);
+  if (coils.empty()) throw InputError("coils: no coil data");
+  const Scan& a = *coils[0];
+  for (const Scan* b : coils)
+    if (!(a.grid == b->grid) || a.traj.kx != b->traj.kx || a.traj.ky != b->traj.ky || a.traj.kz != b->traj.kz ||
+        a.phi != b->phi)
+      throw InputError("coils: the coils of one scan must share grid, trajectory and Phi");
+  const std::string& m = opt.field_comp;
+  if ((m == "exact" || m == "segmented") && a.field.hz.empty())
+    throw OptionError("field_comp", m,
+                      "the scan has no field map (synthesize with off-resonance, or give a field map)");
+  if (m != "none" && !a.field.hz.empty()) check_field(a.field, a.grid, a.traj.size(), "field map");
+  if (opt.segments > 0 && field_report(a, opt).method != "segmented")
+    throw OptionError("segments", std::to_string(opt.segments), "needs field_comp segmented");
+  if (opt.maps == "given" && coils.size() > 1 && opt.given_maps->size() != coils.size())
+    throw OptionError("maps", "given (" + std::to_string(opt.given_maps->size()) + " maps)",
+                      "must number the coils, " + std::to_string(coils.size()));
+}
+
+Problem build_problem(Plan& plan, const std::vector<const Scan*>& coils, bool sense, const ReconOptions& opt,
+                      ReconResult& res) {
+  StageRunner stages(opt.observer, res.stages, &plan.device());
+  Device& dev = plan.device();
+  const Scan& s0 = *coils[0];
+  Problem p;
+  res.field = field_report(s0, opt);
+  if (wants_noise_estimate(opt))
+    stages.run("noise estimate", [&] {
+      p.noise = sense ? mean_noise(coils) : estimate_noise(s0.traj, s0.data, s0.noise);
+    });
+  std::vector<std::shared_ptr<DeviceVector>> maps;
+  if (sense) stages.run("coil maps", [&] { maps = estimate_maps(plan, coils, opt); });
+  const std::shared_ptr<Plan> shared = plan.shared_from_this();
+  OpPtr a;
+  if (res.field.method == "segmented") {
+    TimeSegments seg;
+    stages.run("time segments", [&] {
+      seg = time_segments(s0.field, opt.segments > 0 ? opt.segments : choose_segments(s0.field));
+    });
+    res.field.segments = int(seg.tau.size());
+    res.field.interpolator_error = seg.rms_error;
+    stages.last().note = std::to_string(seg.tau.size()) + " segments";
+    a = field_segmented_op(shared, s0.field, seg);
+  } else if (res.field.method == "exact") {
+    a = field_exact_op(shared, s0.field);
+  } else {
+    a = plan.forward();
+  }
+  p.model = sense ? sense_op(a, maps) : a;
+  p.preconditionable = !sense;
+  p.solver_stage = sense ? "SENSE CG" : "CG";
+  if (sense) p.note = std::to_string(coils.size()) + " coils";
+  if (!sense && res.field.method == "none") {  // the book's two stages
+    VecPtr mu;
+    stages.run("cmpMu", [&] { mu = plan.mu(s0.data); });
+    stages.run("cmpFhD", [&] { p.rhs = plan.fhd_of_mu(*mu); });
+  } else {
+    stages.run("cmpFhD", [&] {
+      const VecPtr y = sense ? stacked_data(dev, coils) : dev.upload(s0.data);
+      p.rhs = dev.zeros(plan.grid().voxels());
+      p.model->adjoint(*y, *p.rhs);
+    });
+    stages.last().note = (sense ? std::to_string(coils.size()) + " coils, E^H y" : std::string())
+                       + (res.field.method == "none" ? "" : (sense ? ", " : "") + res.field.method + " field model");
+  }
+  q_stage(plan, stages, res.q_cached);
+  if (res.field.method == "segmented") {  // its L x L Toeplitz kernels (T itself is made in the solver's stage)
+    stages.run("Q (segments)", [&] { p.model->normal(); });
+    stages.last().note = std::to_string(res.field.segments * res.field.segments) + " Q's";
+  }
+  return p;
+}
+
+}  // namespace fhd
