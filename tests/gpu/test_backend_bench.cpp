@@ -1,4 +1,4 @@
-// Stage times of the GPU backend at the issue's size: 128^3 voxels, about
+// Stage times of the GPU device at the issue's size: 128^3 voxels, about
 // 1M samples of 3D radial. Hidden ([.]): run with
 //   build-gpu/tests_gpu "[backend-bench]"
 // Prints a table; checks only that every stage produced finite output (no clock
@@ -12,8 +12,10 @@
 #include "cuda/device/gpu_device.hpp"
 #include "cuda/device/gpu_internal.hpp"
 #include "phantom/trajectory.hpp"
-#include "recon/solvers/cg.hpp"
 #include "recon/gridding/gridding.hpp"
+#include "recon/ops/fft.hpp"
+#include "recon/plan/plan.hpp"
+#include "recon/solvers/cg.hpp"
 #include "test_backend_util.hpp"
 
 using namespace fhd;
@@ -81,7 +83,7 @@ void time_scatter(const Trajectory& t, const std::vector<cfloat>& data, const Im
 
 }  // namespace
 
-TEST_CASE("gpu backend stage times at 128^3 with 1M radial samples", "[.][gpu][backend-bench]") {
+TEST_CASE("gpu device stage times at 128^3 with 1M radial samples", "[.][gpu][backend-bench]") {
   FHD_NEED_GPU();
   const ImageGrid g{128, 128, 128};
   TrajectorySpec spec;
@@ -90,7 +92,7 @@ TEST_CASE("gpu backend stage times at 128^3 with 1M radial samples", "[.][gpu][b
   spec.total = std::size_t(1) << 20;
   const Trajectory t = make_trajectory(spec);
   const auto data = random_complex(t.size(), 1);
-  auto be = make_gpu_backend();
+  auto be = make_gpu_device();
   std::printf("\n%s\n128^3 voxels, %zu radial3d samples\n", be->name().c_str(), t.size());
   std::printf("| %-48s | %10s | %s\n", "stage", "ms", "note");
 
@@ -98,31 +100,32 @@ TEST_CASE("gpu backend stage times at 128^3 with 1M radial samples", "[.][gpu][b
   {
     const ImageGrid s{16, 16, 16};
     auto pts = be->upload_points(random_trajectory(4096, s, 2));
-    const auto mu = be->mu({}, random_complex(4096, 3));
+    const auto mu = random_complex(4096, 3);
     for (TrigMode trig : {TrigMode::Single, TrigMode::Sfu}) {
       FhdOptions o;
       o.trig = trig;
-      be->fhd(*pts, mu, s, o);
-      be->q(*pts, {}, s, o);
+      gather_fhd(*be, *pts, mu, s, o);
+      gather_q(*be, *pts, {}, s, o);
     }
   }
 
   row("upload_points (upload k)", median_ms(5, [&] { be->upload_points(t); }), "12 B/sample over PCIe");
   auto pts = be->upload_points(t);
+  auto plan = Plan::make(*be, t, g, {});  // Phi = 1: cmpMu is the upload, the copy back the download
   std::vector<cfloat> mu;
-  row("mu (with host transfers)", median_ms(5, [&] { mu = be->mu({}, data); }), "8 MiB each way");
+  row("mu (with host transfers)", median_ms(5, [&] { mu = be->download(*plan->mu(data)); }), "8 MiB each way");
   std::vector<cfloat> fhd_img, q;
   for (TrigMode trig : {TrigMode::Single, TrigMode::Sfu}) {
     FhdOptions o;
     o.trig = trig;
     const std::string k = gpu::default_kernel(trig);
     const double pairs = double(t.size()) * g.voxels();
-    double ms = median_ms(3, [&] { fhd_img = be->fhd(*pts, mu, g, o); });
+    double ms = median_ms(3, [&] { fhd_img = gather_fhd(*be, *pts, mu, g, o); });
     char note[160];
     std::snprintf(note, sizeof note, "trig %s, kernel %s, %.2f T pairs/s", to_string(trig), k.c_str(),
                   pairs / ms * 1e-9);
     row("fhd", ms, note);
-    ms = median_ms(1, [&] { q = be->q(*pts, {}, g, o); });
+    ms = median_ms(1, [&] { q = gather_q(*be, *pts, {}, g, o); });
     std::snprintf(note, sizeof note, "trig %s, kernel %s, 256^3 points, %.2f T pairs/s", to_string(trig), k.c_str(),
                   8 * pairs / ms * 1e-9);
     row("q", ms, note);
@@ -131,28 +134,28 @@ TEST_CASE("gpu backend stage times at 128^3 with 1M radial samples", "[.][gpu][b
   CHECK(finite(q));
 
   const double lambda = 0.0;
-  std::unique_ptr<NormalOperator> op;
-  row("normal operator setup (FFT of Q)", median_ms(3, [&] { op = be->normal(q, g, lambda); }),
+  OpPtr op;
+  row("normal operator setup (FFT of Q)", median_ms(3, [&] { op = normal_of(*be, q, g, lambda); }),
       "upload 128 MiB Q, shift, 256^3 FFT");
-  auto x = be->vec().upload(fhd_img);
-  auto y = be->vec().zeros(g.voxels());
+  auto x = be->upload(fhd_img);
+  auto y = be->zeros(g.voxels());
   op->apply(*x, *y);
   row("normal operator apply", median_ms(20, [&] {
         op->apply(*x, *y);
-        CUDA_CHECK(cudaDeviceSynchronize());
+        be->synchronize();
       }),
       "embed, 256^3 FFT, multiply, inverse FFT, crop");
   CgOptions one, eleven;
   one.iters = 1;
   eleven.iters = 11;
-  auto rhs = be->vec().upload(fhd_img);
+  auto rhs = be->upload(fhd_img);
   const double t1 = median_ms(3, [&] {
-    auto x0 = be->vec().zeros(g.voxels());
-    conjugate_gradient(be->vec(), *op, *rhs, *x0, one);
+    auto x0 = be->zeros(g.voxels());
+    conjugate_gradient(*op, *rhs, *x0, one);
   });
   const double t11 = median_ms(3, [&] {
-    auto x0 = be->vec().zeros(g.voxels());
-    conjugate_gradient(be->vec(), *op, *rhs, *x0, eleven);
+    auto x0 = be->zeros(g.voxels());
+    conjugate_gradient(*op, *rhs, *x0, eleven);
   });
   row("CG, 1 iteration (incl. setup)", t1, "");
   row("CG, per iteration ((11 - 1) / 10)", (t11 - t1) / 10, "1 apply, 2 dots, 3 axpy/xpay");
@@ -178,31 +181,35 @@ TEST_CASE("gpu backend stage times at 128^3 with 1M radial samples", "[.][gpu][b
   }
   std::vector<cfloat> gridded;
   const ImageGrid over = oversampled_grid(g, 2.0);
-  row("grid_scatter (whole call, KB)", median_ms(3, [&] { gridded = be->grid_scatter(*pts, data, g, over, GridKernel{}); }),
+  row("grid_scatter (whole call, KB)", median_ms(3, [&] {
+        gridded = gpu::grid_scatter(gpu::on_device(*pts), data, g, over, GridKernel{}, gpu::ScatterMethod::Auto,
+                                    gpu::stream_of(*be));
+      }),
       "incl. 128 MiB grid download");
   CHECK(finite(gridded));
   std::vector<cfloat> img = gridded;
   row("centered_idft 256^3 (whole call)", median_ms(3, [&] {
-        img = gridded;
-        be->centered_idft(img, over);
+        VecPtr v = be->upload(gridded);
+        be->kernels<FftKernels>().centered(*v, over, true);
+        be->download_into(*v, img);
       }),
       "incl. 128 MiB up and down");
 }
 
-TEST_CASE("gpu backend at 256^3 with 4M samples: memory plan holds", "[.][gpu][backend-big]") {
+TEST_CASE("gpu device at 256^3 with 4M samples: memory plan holds", "[.][gpu][backend-big]") {
   FHD_NEED_GPU();
   // Only the Toeplitz operator, CG and the gridding at full size (FhD and Q at
   // this size take minutes and belong to the kernel benchmarks).
   const ImageGrid g{256, 256, 256};
-  auto be = make_gpu_backend();
+  auto be = make_gpu_device();
   const auto q = random_complex(g.doubled().voxels(), 4);  // 1 GiB of host Q
   const auto t0 = Clock::now();
-  auto op = be->normal(q, g, 1.0);
-  auto rhs = be->vec().upload(random_complex(g.voxels(), 5));
-  auto x = be->vec().zeros(g.voxels());
+  OpPtr op = normal_of(*be, q, g, 1.0);
+  auto rhs = be->upload(random_complex(g.voxels(), 5));
+  auto x = be->zeros(g.voxels());
   CgOptions cg;
   cg.iters = 3;
-  conjugate_gradient(be->vec(), *op, *rhs, *x, cg);
+  conjugate_gradient(*op, *rhs, *x, cg);
   std::printf("256^3 normal operator + 3 CG iterations: %.1f ms, %s GiB free after\n", ms_since(t0),
               gpu::format_gib(double(gpu::free_device_bytes())).c_str());
   TrajectorySpec spec;
@@ -211,7 +218,8 @@ TEST_CASE("gpu backend at 256^3 with 4M samples: memory plan holds", "[.][gpu][b
   const Trajectory t = make_trajectory(spec);
   auto pts = be->upload_points(t);
   const auto t1 = Clock::now();
-  const auto grid = be->grid_scatter(*pts, random_complex(t.size(), 6), g, oversampled_grid(g, 2.0), GridKernel{});
+  const auto grid = gpu::grid_scatter(gpu::on_device(*pts), random_complex(t.size(), 6), g, oversampled_grid(g, 2.0),
+                                      GridKernel{}, gpu::ScatterMethod::Auto, gpu::stream_of(*be));
   std::printf("256^3 gridding of %zu samples onto 512^3: %.1f ms (incl. 1 GiB download)\n", t.size(),
               ms_since(t1));
   CHECK(finite(grid));

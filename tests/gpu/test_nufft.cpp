@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cuda/nufft/nufft.hpp"
+#include "recon/nufft/nufft_kernels.hpp"
 #include "recon/gather/direct_sum.hpp"
 #include "core/error.hpp"
 #include "test_backend_util.hpp"
@@ -148,20 +149,27 @@ TEST_CASE("gpu nufft rejects bad options with one clear line", "[gpu][nufft]") {
   CHECK(message(o, random_complex(9, 3)).find("values") != std::string::npos);
 }
 
-TEST_CASE("gpu backend: fhd and q with method nufft match float64 and the exact kernels", "[gpu][nufft]") {
+TEST_CASE("gpu device: fhd and q by its NUFFT kernels match float64 and the exact gather", "[gpu][nufft]") {
   FHD_NEED_GPU();
-  auto be = make_gpu_backend();
+  auto be = make_gpu_device();
   const ImageGrid g{24, 20, 16};
   const Trajectory t = random_trajectory(6000, g, 41);
   auto pts = be->upload_points(t);
   const std::vector<cfloat> mu = random_complex(t.size(), 42);
   const std::vector<float> w = random_weights(t.size(), 43);
-  FhdOptions exact, nufft;
-  nufft.method = FhdMethod::Nufft;
-  nufft.nufft_tol = 1e-6;
-  const std::vector<cfloat> fn = be->fhd(*pts, mu, g, nufft), qn = be->q(*pts, w, g, nufft);
-  CHECK(rel_l2(fn, fhd_reference(t, mu, g)) < allowed(1e-6));
-  CHECK(rel_l2(qn, q_reference(t, w, g)) < allowed(1e-6));
-  CHECK(rel_l2(fn, be->fhd(*pts, mu, g, exact)) < 1e-5);
-  CHECK(rel_l2(qn, be->q(*pts, w, g, exact)) < 1e-5);
+  const double tol = 1e-6;
+  // FhD: type 1 onto the image; Q: type 1 of the weights onto the doubled grid
+  // (coordinates set by the image), as the plan computes them.
+  NufftKernels& nufft = be->kernels<NufftKernels>();
+  VecPtr mu_dev = be->upload(mu), fn_dev = be->zeros(g.voxels());
+  nufft.plan(*pts, g, g, tol)->type1(*mu_dev, *fn_dev);
+  const std::vector<cfloat> w_complex(w.begin(), w.end());
+  VecPtr w_dev = be->upload(w_complex), qn_dev = be->zeros(g.doubled().voxels());
+  nufft.plan(*pts, g.doubled(), g, tol)->type1(*w_dev, *qn_dev);
+  const std::vector<cfloat> fn = be->download(*fn_dev), qn = be->download(*qn_dev);
+  CHECK(rel_l2(fn, fhd_reference(t, mu, g)) < allowed(tol));
+  CHECK(rel_l2(qn, q_reference(t, w, g)) < allowed(tol));
+  const FhdOptions exact;
+  CHECK(rel_l2(fn, gather_fhd(*be, *pts, mu, g, exact)) < 1e-5);
+  CHECK(rel_l2(qn, gather_q(*be, *pts, w, g, exact)) < 1e-5);
 }
