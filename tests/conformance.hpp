@@ -22,6 +22,7 @@
 #include "recon/ops/device_stack.hpp"
 #include "recon/ops/diff.hpp"
 #include "recon/ops/fft.hpp"
+#include "recon/ops/wavelet.hpp"
 #include "recon/plan/plan.hpp"
 #include "recon/plan/precond.hpp"
 #include "test_util.hpp"
@@ -114,6 +115,7 @@ inline std::vector<NamedOp> operators(Device& dev, const Case& c) {
       {"FFT", fft, 1e-6},
       {"diag", dg, 1e-6},
       {"identity", id, 1e-6},
+      {"wavelet (db4)", wavelet_op(dev, g), 1e-6},
       {"exact field model", field_exact_op(plan, f), 10 * tol},
       {"segmented field model", segmented, 10 * tol},
       {"SENSE (vstack of A diag(S_c))", sense_op(phi_plan->forward(), maps), tol},

@@ -20,6 +20,7 @@ void install_gpu_kernels() {
     register_kernels<GriddingKernels>(gpu, make_gpu_gridding);
     register_kernels<FieldKernels>(gpu, make_gpu_field);
     register_kernels<MapsKernels>(gpu, make_gpu_maps);
+    register_kernels<WaveletKernels>(gpu, make_gpu_wavelet);
   });
 }
 

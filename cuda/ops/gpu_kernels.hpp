@@ -10,6 +10,7 @@
 #include "recon/nufft/nufft_kernels.hpp"
 #include "recon/ops/diff.hpp"
 #include "recon/ops/fft.hpp"
+#include "recon/ops/wavelet.hpp"
 #include "recon/plan/toeplitz_kernels.hpp"
 #include "recon/solvers/prox.hpp"
 
@@ -24,6 +25,7 @@ std::unique_ptr<FftKernels> make_gpu_fft(Device& dev);            // cuda/ops/ff
 std::unique_ptr<GriddingKernels> make_gpu_gridding(Device& dev);  // cuda/gridding/gridding.cu
 std::unique_ptr<FieldKernels> make_gpu_field(Device& dev);        // cuda/field/field_gather.cu
 std::unique_ptr<MapsKernels> make_gpu_maps(Device& dev);          // cuda/coils/coil_maps.cu
+std::unique_ptr<WaveletKernels> make_gpu_wavelet(Device& dev);    // cuda/ops/wavelet.cu
 
 // Registers them all, once per process (make_gpu_device calls it).
 void install_gpu_kernels();

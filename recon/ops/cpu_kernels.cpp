@@ -10,6 +10,7 @@
 #include "recon/nufft/cpu_nufft_kernels.hpp"
 #include "recon/ops/diff.hpp"
 #include "recon/ops/fft.hpp"
+#include "recon/ops/wavelet.hpp"
 #include "recon/plan/toeplitz.hpp"
 #include "recon/solvers/prox.hpp"
 
@@ -28,6 +29,7 @@ void install_cpu_kernels() {
     register_kernels<GriddingKernels>(cpu, make_cpu_gridding);
     register_kernels<FieldKernels>(cpu, make_cpu_field);
     register_kernels<MapsKernels>(cpu, make_cpu_maps);
+    register_kernels<WaveletKernels>(cpu, make_cpu_wavelet);
   });
 }
 

@@ -1,6 +1,7 @@
 #include "recon/solvers/regularizer.hpp"
 
 #include "recon/ops/diff.hpp"
+#include "recon/ops/wavelet.hpp"
 
 namespace fhd {
 namespace {
@@ -11,6 +12,8 @@ const std::vector<Regularizer>& table() {
        [](Device& dev, const ImageGrid& g, double lambda) {
          return Term{finite_differences(dev, g), group_l1_prox(dev, g.voxels(), gradient_axes(g)), lambda};
        }},
+      {"wavelet", "wavelet", "l1 of an orthonormal Daubechies wavelet, db4, ADMM",
+       [](Device& dev, const ImageGrid& g, double lambda) { return Term{wavelet_op(dev, g), l1_prox(dev), lambda}; }},
   };
   return t;
 }

@@ -2,8 +2,8 @@
 // The regularizers a problem can name (ReconOptions::reg). "l2" is quadratic
 // (lambda ||D x||^2, solved with the data term by CG); every other one is an
 // (operator, prox) pair for ADMM: "tv" is (finite differences D, isotropic
-// group l1). A new prior is an entry in regularizer.cpp's table, built from
-// operators and proxes; nothing else changes.
+// group l1), "wavelet" (the db4 wavelet W, l1). A new prior is an entry in
+// regularizer.cpp's table, built from operators and proxes; nothing else changes.
 #include <functional>
 #include <string>
 #include <vector>
