@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 #include "catch.hpp"
 #include "test_util.hpp"
 
@@ -43,9 +45,21 @@ TEST_CASE("field cli: bad values and combinations are one line", "[cli][field]")
   const std::string small = "--phantom shepp2d --matrix 16 --traj spiral2d --iters 2 --no-cache --save none ";
   require_one_line(run_cli(small + "--field-comp exact"), "no field map");
   require_one_line(run_cli(small + "--segments 4"), "--segments");
-  require_one_line(run_cli(small + "--off-resonance 100 --coils 4"), "--off-resonance");
-  require_one_line(run_cli(small + "--off-resonance 100 --reg tv"), "--reg tv");
   require_one_line(run_cli(small + "--field-map /nonexistent/map.h5"), "map.h5");
+}
+
+TEST_CASE("field cli: several coils and TV run with a field map (refused before the operator layer)", "[cli][field]") {
+  const std::filesystem::path out = fhd::test::fresh_temp_dir("field", "combinations");
+  const std::string small = "--phantom shepp2d --matrix 16 --traj spiral2d --iters 3 --no-cache --no-gridding "
+                            "--off-resonance 100 --out " + out.string() + " ";
+  for (const char* extra : {"--coils 4", "--reg tv", "--coils 2 --reg tv"}) {
+    const fhd::test::CliRun r = run_cli(small + extra);
+    INFO(extra << ": " << r.out);
+    REQUIRE(r.code == 0);
+    const nlohmann::json rep = report(out);
+    CHECK(rep["field"]["method"] == "segmented");
+    CHECK(std::isfinite(iterative_psnr(rep)));
+  }
 }
 
 TEST_CASE("field cli: compensation gets back what +-150 Hz over 20 ms costs", "[cli][field]") {
