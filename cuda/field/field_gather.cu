@@ -208,12 +208,16 @@ class GpuFieldModel : public FieldModel {
     DeviceScope scope(dev_);
     check_field_sizes(samples_, f_, grid_, x.size(), grid_.voxels(), "image");
     check_field_sizes(samples_, f_, grid_, d.size(), samples_, "data");
+    require_gpu(dev_, x, "field model");
+    require_gpu(dev_, d, "field model");
     gather_->forward(dptr(x), dptr(d));
   }
   void adjoint(const DeviceVector& d, DeviceVector& x) override {
     DeviceScope scope(dev_);
     check_field_sizes(samples_, f_, grid_, d.size(), samples_, "data");
     check_field_sizes(samples_, f_, grid_, x.size(), grid_.voxels(), "image");
+    require_gpu(dev_, x, "field model");
+    require_gpu(dev_, d, "field model");
     gather_->adjoint(dptr(d), dptr(x));
   }
 

@@ -38,6 +38,7 @@ class GpuGather : public GatherKernels {
     DeviceScope scope(dev_);
     const DeviceTrajectory& traj = on_device(k);
     require_samples(traj, mu.size(), "fhd", "mu size");
+    check_out(mu, out, grid.voxels(), "fhd");
     gather_into(traj, dptr(mu), OutGrid{grid.nx, grid.ny, grid.nz, grid.nx, grid.ny, grid.nz}, opt, dptr(out));
   }
 
@@ -46,6 +47,7 @@ class GpuGather : public GatherKernels {
   void forward(const Points& k, const DeviceVector& x, const ImageGrid& grid, const FhdOptions&,
                DeviceVector& out) override {
     DeviceScope scope(dev_);
+    check_out(x, out, k.size(), "forward");
     const std::vector<cdouble> d = forward_reference(k.host(), dev_.download(x), grid);
     const std::vector<cfloat> f(d.begin(), d.end());
     dev_.to_device(f.data(), out);
@@ -67,6 +69,7 @@ class GpuGather : public GatherKernels {
     int origin[3] = {0, 0, 0}, box[3] = {grid.nx, grid.ny, grid.nz};
     origin[axis] = a0;
     box[axis] = h;
+    check_out(mu, out, std::size_t(box[0]) * box[1] * box[2], "fhd slab");
     DeviceBuffer<float2> shifted(mu.size(), "a slab of the FhD image on " + dims_string(grid));
     gather_box(traj, dptr(mu), grid, origin, box, dptr(out), shifted, opt, false);
     CUDA_CHECK(cudaStreamSynchronize(s_));  // shifted goes at scope end
@@ -98,6 +101,15 @@ class GpuGather : public GatherKernels {
   }
 
  private:
+  // Both vectors this device's, the output of the size the kernel writes.
+  void check_out(const DeviceVector& in, const DeviceVector& out, std::size_t want, const char* where) const {
+    require_gpu(dev_, in, where);
+    require_gpu(dev_, out, where);
+    if (out.size() != want)
+      throw std::invalid_argument(std::string("gpu ") + where + ": output of " + std::to_string(out.size()) +
+                                  " values, expected " + std::to_string(want));
+  }
+
   VecPtr wrap(DeviceBuffer<float2>&& buf) {
     auto mem = std::make_shared<DeviceBuffer<float2>>(std::move(buf));
     return std::make_unique<DeviceVector>(dev_, reinterpret_cast<cfloat*>(mem->get()), mem->size(), mem);

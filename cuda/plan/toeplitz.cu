@@ -189,6 +189,7 @@ class GpuToeplitz : public ToeplitzKernels {
     return std::make_shared<GpuNormalOperator>(dev_, dptr(q), q.size(), grid);
   }
   OpPtr preconditioner(const DeviceVector& q, const ImageGrid& grid, double lambda) override {
+    DeviceScope scope(dev_);
     require_gpu(dev_, q, "preconditioner");
     return make_circulant_preconditioner(dev_, dptr(q), q.size(), grid, lambda);
   }
