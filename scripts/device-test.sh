@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # On the lent GPU machine: unpack the carried packages the image lacks, build
 # with CUDA, run the [gpu] tests and the benchmarks, write logs under $OUT.
-#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [pcg] [multi] [profile] [issue9] [peer] [peersense]
+#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [pcg] [multi] [profile] [issue9] [peer] [peersense] [ops] [compose]
 #   (default: build test bench e2e tune validate; sanitize runs compute-sanitizer over
 #   the [gpu] tests, nufft the --fhd exact/nufft end-to-end cases, peer SigPy on the
 #   same kind of data: carry .peers, an optional local copy of the peer tools;
-#   peersense SigPy's SENSE at one coil and 8 beside fhdrecon's, and coil compression)
+#   peersense SigPy's SENSE at one coil and 8 beside fhdrecon's, and coil compression;
+#   ops compares this tree with an older one carried in .base (the operator layer's
+#   "nothing moves": validate tables, PSNRs, the 6000 x 256 case's stages); compose
+#   the compositions' accuracy: SENSE with l2, TV and the wavelet, SENSE with a field map)
 # Run through the device tool with carry [".devdeps"]; .devdeps holds the .deb
 # files of the packages the GPU machine's image lacks (docs/gpu-backend.md,
 # "Building on the GPU machine"; make it with scripts/fetch-devdeps.sh).
@@ -400,6 +403,95 @@ run_sanitize() {
 }
 
 rc=0
+# Issue 23's "nothing moves": the tree in .base (the code before a change,
+# carried: `git archive REV | tar -x -C .base`) built beside this one, then
+# for both on this GPU: validate --preset book (the tables side by side), the
+# default 64^3 run's PSNR, and the 128^3 6000 x 256 case (30 iterations,
+# --fhd nufft, Q not cached) REPEAT times each, alternating, medians per stage.
+build_base() {
+  [[ -d .base ]] || { echo "ops: no .base tree carried"; return 1; }
+  cmake -S .base -B build-base -G Ninja -DFHD_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 >build-base.configure.log 2>&1 &&
+    cmake --build build-base -j"$(nproc)" --target fhdrecon >build-base.build.log 2>&1 ||
+    { grep -E "error" build-base.build.log | head; return 1; }
+  echo "base build: ok"
+}
+
+run_ops() {
+  [[ -x build-base/fhdrecon ]] || build_base || return 1
+  local t
+  for t in base:build-base/fhdrecon new:$BUILD/fhdrecon; do
+    "${t#*:}" validate --preset book --out "/tmp/ops-validate-${t%%:*}" --markdown "$OUT/validate-${t%%:*}.md"       >/dev/null 2>&1 || echo "validate ${t%%:*}: exit $?"
+    "${t#*:}" --phantom shepp3d --device gpu --no-cache --out "/tmp/ops-default-${t%%:*}"       --json "/tmp/ops-default-${t%%:*}.json" >/dev/null 2>&1 || echo "default ${t%%:*}: failed"
+  done
+  diff <(grep '^|' "$OUT/validate-base.md") <(grep '^|' "$OUT/validate-new.md") && echo "validate --preset book: identical tables"
+  local i common=(--phantom shepp3d --matrix 128 --traj radial3d --spokes 6000 --iters 30 --device gpu --no-cache
+    --no-gridding --fhd nufft)
+  for ((i = 0; i < ${REPEAT:-6}; i++)); do
+    for t in base:build-base/fhdrecon new:$BUILD/fhdrecon; do
+      "${t#*:}" "${common[@]}" --out /tmp/ops-case --json "/tmp/ops-${t%%:*}-$i.json" >/dev/null 2>&1 ||
+        echo "case ${t%%:*} $i: failed"
+    done
+  done
+  python3 - "${REPEAT:-6}" <<'PY'
+import json, statistics, sys
+n = int(sys.argv[1])
+def psnr(path):
+    return next(m["psnr_db"] for m in json.load(open(path))["methods"] if m["name"] == "iterative")
+for t in ("base", "new"):
+    print(f"default 64^3 run, {t}: iterative {psnr(f'/tmp/ops-default-{t}.json'):.4f} dB")
+stages = {}
+for t in ("base", "new"):
+    for i in range(n):
+        j = json.load(open(f"/tmp/ops-{t}-{i}.json"))
+        for s in j["stages"]:
+            stages.setdefault(s["name"], {}).setdefault(t, []).append(s["seconds"] * 1e3)
+        stages.setdefault("PSNR", {}).setdefault(t, []).append(psnr(f"/tmp/ops-{t}-{i}.json"))
+tot = {t: sum(statistics.median(v[t]) for k, v in stages.items() if k != "PSNR" and t in v) for t in ("base", "new")}
+print(f"6000 x 256, 30 iterations, medians of {n}: stage, base ms, new ms, new/base")
+for k, v in stages.items():
+    b, w = statistics.median(v.get("base", [0])), statistics.median(v.get("new", [0]))
+    print(f"  {k:<22} {b:9.3f} {w:9.3f} {w / b if b else 0:6.3f}")
+print(f"  {'total of stages':<22} {tot['base']:9.3f} {tot['new']:9.3f} {tot['new'] / tot['base']:6.3f}  (goal: new <= 60 ms, each stage within 5%)")
+PY
+}
+
+# Issue 23's compositions on the GPU: SENSE with l2, TV and the wavelet at
+# 128^3 from 262,144 samples of 8 coils with 1% noise, 30 iterations (TV's
+# goal: 1 dB above l2); SENSE with a field map (64^3, 8 coils, stack of
+# spirals, 100 Hz over 10 ms, segmented) against the same data without
+# off-resonance (goal: within 0.3 dB).
+run_compose() {
+  local reg r
+  local sense=(--phantom shepp3d --matrix 128 --samples 262144 --coils 8 --noise 0.01 --iters 30 --fhd nufft
+    --device gpu --no-cache --no-gridding --no-images)
+  for reg in l2 tv wavelet; do
+    "$BUILD/fhdrecon" "${sense[@]}" --reg $reg --out /tmp/compose --json "/tmp/compose-$reg.json" >/dev/null 2>&1 ||
+      echo "SENSE + $reg: failed"
+  done
+  local field=(--phantom shepp3d --matrix 64 --traj stack-of-spirals --samples 262144 --coils 8 --iters 30
+    --fhd nufft --device gpu --no-cache --no-gridding --no-images --readout-ms 10)
+  for r in 0 100; do
+    "$BUILD/fhdrecon" "${field[@]}" --off-resonance $r --out /tmp/compose --json "/tmp/compose-field$r.json"       >/dev/null 2>&1 || echo "SENSE, off-resonance $r: failed"
+  done
+  python3 - <<'PY'
+import json
+def row(name):
+    j = json.load(open(f"/tmp/compose-{name}.json"))
+    it = next(m for m in j["methods"] if m["name"] == "iterative")
+    st = {s["name"]: s["seconds"] for s in j["stages"]}
+    return it["psnr_db"], sum(st.values()), j.get("field", {}).get("segments", 0)
+l2 = row("l2")[0]
+for reg in ("l2", "tv", "wavelet"):
+    db, s, _ = row(reg)
+    print(f"SENSE + {reg:<8} 128^3, 8 coils, 262,144 samples, 1% noise, 30 it: {db:.2f} dB ({db - l2:+.2f} vs l2), stages {s:.2f} s")
+print("goal: SENSE + TV >= SENSE + l2 + 1 dB")
+a, sa, _ = row("field0")
+b, sb, seg = row("field100")
+print(f"SENSE, 64^3 stack of spirals, 8 coils: no off-resonance {a:.2f} dB ({sa:.2f} s); 100 Hz over 10 ms, "
+      f"segmented L = {seg}: {b:.2f} dB ({sb:.2f} s), {b - a:+.2f} dB (goal: within 0.3 dB)")
+PY
+}
+
 has build && { build || exit 1; }
 has test && { run_tests || rc=1; }
 has bench && { run_bench || rc=1; }
@@ -418,4 +510,7 @@ has issue9 && { run_issue9 2>&1 | tee "$OUT/issue9.log" || rc=1; }
 has peer && { run_peer || rc=1; }
 has peersense && { run_peersense || rc=1; }
 has sanitize && { run_sanitize || rc=1; }
+has basebuild && { build_base || rc=1; }
+has ops && { run_ops 2>&1 | tee "$OUT/ops.log" || rc=1; }
+has compose && { run_compose 2>&1 | tee "$OUT/compose.log" || rc=1; }
 exit $rc
