@@ -79,6 +79,32 @@ class GpuPoints : public Points {
   DeviceTrajectory dev;
 };
 
+// A CUDA event recorded on the device's stream (with timing).
+class GpuMark : public TimeMark {
+ public:
+  GpuMark(int device, cudaStream_t s) : device_(device) {
+    DeviceScope scope(device);
+    CUDA_CHECK(cudaEventCreate(&e_));
+    CUDA_CHECK(cudaEventRecord(e_, s));
+  }
+  ~GpuMark() override { cudaEventDestroy(e_); }
+  GpuMark(const GpuMark&) = delete;
+  GpuMark& operator=(const GpuMark&) = delete;
+  double since(const TimeMark& earlier) override {
+    DeviceScope scope(device_);
+    const auto* a = dynamic_cast<const GpuMark*>(&earlier);
+    if (!a) throw std::invalid_argument("gpu mark: the earlier mark is another device's");
+    CUDA_CHECK(cudaEventSynchronize(e_));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, a->e_, e_));
+    return double(ms) * 1e-3;
+  }
+
+ private:
+  int device_;
+  cudaEvent_t e_ = nullptr;
+};
+
 class GpuDevice : public Device {
  public:
   GpuDevice(int device, const GpuOptions& options) : device_(device), tune_dir_(options.tune_dir) {
@@ -105,6 +131,8 @@ class GpuDevice : public Device {
     DeviceScope scope(device_);
     CUDA_CHECK(cudaStreamSynchronize(s_));
   }
+
+  std::unique_ptr<TimeMark> mark() override { return std::make_unique<GpuMark>(device_, s_); }
 
   VecPtr zeros(std::size_t n) override {
     DeviceScope scope(device_);

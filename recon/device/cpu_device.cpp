@@ -2,6 +2,7 @@
 // rounded once to float; sums in double.
 #include "recon/device/cpu_device.hpp"
 
+#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -24,6 +25,17 @@ int cpu_threads() {
 
 namespace {
 
+// The CPU's work is done when its call returns: the host clock.
+class HostMark : public TimeMark {
+ public:
+  double since(const TimeMark& earlier) override {
+    return std::chrono::duration<double>(t_ - static_cast<const HostMark&>(earlier).t_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point t_ = std::chrono::steady_clock::now();
+};
+
 class CpuDevice : public Device {
  public:
   std::string name() const override {
@@ -36,6 +48,7 @@ class CpuDevice : public Device {
   }
   DeviceKind kind() const override { return DeviceKind::Cpu; }
   void synchronize() override {}
+  std::unique_ptr<TimeMark> mark() override { return std::make_unique<HostMark>(); }
 
   VecPtr zeros(std::size_t n) override {
     auto mem = std::make_shared<std::vector<cfloat>>(n);

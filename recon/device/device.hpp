@@ -35,6 +35,14 @@ class Points {
   Trajectory host_;
 };
 
+// A mark on a device's timeline: the moment the work enqueued before it is done.
+class TimeMark {
+ public:
+  virtual ~TimeMark() = default;
+  // Seconds from `earlier` (a mark of the same device) to this one; waits for this one.
+  virtual double since(const TimeMark& earlier) = 0;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -42,9 +50,12 @@ class Device {
   virtual std::string name() const = 0;
   virtual DeviceKind kind() const = 0;
   bool is_gpu() const { return kind() == DeviceKind::Gpu; }
-  // Returns when everything enqueued on this device has finished: a stage's
-  // time is taken after it (a GPU's kernels run asynchronously).
+  // Returns when everything enqueued on this device has finished.
   virtual void synchronize() = 0;
+  // A mark after the work enqueued so far, without waiting for it: stage
+  // times are taken when the device has finished each stage (a GPU's kernels
+  // run asynchronously) without the host stopping between stages.
+  virtual std::unique_ptr<TimeMark> mark() = 0;
 
   // ---- memory
   virtual VecPtr zeros(std::size_t n) = 0;

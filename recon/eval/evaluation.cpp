@@ -11,12 +11,6 @@
 
 namespace fhd {
 
-double sum_stages(const std::vector<StageTime>& log, std::size_t from) {
-  double s = 0;
-  for (std::size_t i = from; i < log.size(); ++i) s += log[i].seconds;
-  return s;
-}
-
 PsnrRecorder::PsnrRecorder(Device& dev, const std::vector<float>& reference, std::vector<double>& out)
     : dev_(dev), n_(reference.size()), out_(out) {
   if (reference.empty()) return;
@@ -61,6 +55,7 @@ void add_coil(ReconResult& acc, const ReconResult& r) {
     for (std::size_t v = 0; v < a.size(); ++v) a[v] += std::norm(b[v]);
     acc.methods[i].seconds += r.methods[i].seconds;
   }
+  acc.method_wall += r.method_wall;
   for (const StageTime& t : r.stages)
     for (StageTime& a : acc.stages)
       if (a.name == t.name) {

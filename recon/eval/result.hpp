@@ -50,6 +50,9 @@ struct ReconResult {
   bool q_cached = false;
   FieldReport field;
   PlanCounts plan;        // the plan's once-per-trajectory work (uploads, Q, DCF)
+  // The iterative method's wall time on the host, from its first stage's
+  // start to its image on the host (its stages' times add up to it).
+  double method_wall = 0;
   double lambda_abs = 0;  // lambda actually used
   double lambda_rel = 0;  // the same relative to Q(0) (tv and wavelet: to Q(0) times the image scale)
   std::string lambda_rule;  // how it was chosen: "fixed", or the auto rule and its noise estimate

@@ -87,6 +87,7 @@ class Plan : public std::enable_shared_from_this<Plan> {
   // Q on grid().doubled() where the device computes: from memory, else the
   // disk cache, else computed. q_host() brings a host copy (once).
   const DeviceVector& q();
+  bool has_q() const { return q_dev_ != nullptr; }
   const std::vector<cfloat>& q_host();
   // Q(0) = sum |Phi|^2 (exactly), the mean eigenvalue of T: what relative
   // lambdas scale by. Needs no Q.

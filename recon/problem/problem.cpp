@@ -26,18 +26,11 @@ std::optional<NoiseEstimate> mean_noise(const std::vector<const Scan*>& coils) {
 // Q from the plan: a stage when computed or read from the disk cache, none
 // when an earlier coil already brought it into memory.
 void q_stage(Plan& plan, StageRunner& stages, bool& cached) {
-  const PlanCounts before = plan.counts();
-  const auto t0 = std::chrono::steady_clock::now();
-  plan.q();
-  plan.device().synchronize();
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const PlanCounts& after = plan.counts();
-  if (after.q_loaded > before.q_loaded) {
-    cached = true;
-    stages.record("Q", s, "cached");
-  } else if (after.q_computed > before.q_computed) {
-    stages.record("Q", s, "");
-  }
+  if (plan.has_q()) return;
+  const int loaded = plan.counts().q_loaded;
+  stages.run("Q", [&] { plan.q(); });
+  cached = plan.counts().q_loaded > loaded;
+  if (cached) stages.last().note = "cached";
 }
 
 // The coils' maps on the plan's device (docs/coils.md): the low-resolution
@@ -108,8 +101,8 @@ void check_scans(const std::vector<const Scan*>& coils, const ReconOptions& opt)
 }
 
 Problem build_problem(Plan& plan, const std::vector<const Scan*>& coils, bool sense, const ReconOptions& opt,
-                      ReconResult& res) {
-  StageRunner stages(opt.observer, res.stages, &plan.device());
+                      ReconResult& res, StageClock& clock) {
+  StageRunner stages(opt.observer, res.stages, &clock);
   Device& dev = plan.device();
   const Scan& s0 = *coils[0];
   Problem p;

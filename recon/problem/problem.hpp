@@ -26,10 +26,10 @@ struct Problem {
 };
 
 // One scan (`coils` of one) or SENSE over several coils (`sense`): the model
-// and A^H y, with their stages recorded in res.stages; res.field and
-// res.q_cached filled.
+// and A^H y, with their stages recorded in res.stages (timed by `clock`);
+// res.field and res.q_cached filled.
 Problem build_problem(Plan& plan, const std::vector<const Scan*>& coils, bool sense, const ReconOptions& opt,
-                      ReconResult& res);
+                      ReconResult& res, StageClock& clock);
 
 // The checks that need the scan (the coils share grid, trajectory and Phi;
 // field compensation has a field map to use; given maps number the coils),

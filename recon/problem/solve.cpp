@@ -55,7 +55,7 @@ CgResult cg_solve(Plan& plan, Problem& p, LinOp& op, double lambda_abs, const De
 // hence mean eigenvalue, of T, so one lambda means the same for any sample
 // count. Auto: the risk-minimizing one for this right-hand side and noise
 // (recon/problem/lambda_auto.hpp), the fixed one without a noise estimate.
-void choose_l2_lambda(Plan& plan, const Problem& p, const ReconOptions& opt, ReconResult& res) {
+void choose_l2_lambda(Plan& plan, const Problem& p, const ReconOptions& opt, ReconResult& res, StageClock& clock) {
   res.lambda_rel = fixed_lambda(opt);
   res.lambda_abs = res.lambda_rel * plan.q0();
   res.lambda_rule = "fixed";
@@ -64,7 +64,7 @@ void choose_l2_lambda(Plan& plan, const Problem& p, const ReconOptions& opt, Rec
     res.lambda_rule = "auto: no noise estimate (no noise samples, no oversampled readouts), fixed";
     return;
   }
-  StageRunner stages(opt.observer, res.stages, &plan.device());
+  StageRunner stages(opt.observer, res.stages, &clock);
   stages.run("lambda (auto)", [&] {
     res.lambda_abs = sure_lambda(plan.circulant_spectrum(), plan.device().download(*p.rhs), plan.grid(),
                                  p.noise->variance);
@@ -123,11 +123,11 @@ std::string solver_stage(const Problem& p, const ReconOptions& opt) {
 
 }  // namespace
 
-void solve(Plan& plan, Problem& p, const ReconOptions& opt, ReconResult& res, std::size_t first) {
+void solve(Plan& plan, Problem& p, const ReconOptions& opt, ReconResult& res, StageClock& clock) {
   const bool sparse = find_regularizer(opt.reg) != nullptr;
-  if (!sparse) choose_l2_lambda(plan, p, opt, res);
+  if (!sparse) choose_l2_lambda(plan, p, opt, res, clock);
   Device& dev = plan.device();
-  StageRunner stages(opt.observer, res.stages, &dev);
+  StageRunner stages(opt.observer, res.stages, &clock);
   MethodResult m;
   m.name = "iterative";
   PsnrRecorder rec(dev, res.reference, m.psnr_per_iter);
@@ -148,14 +148,13 @@ void solve(Plan& plan, Problem& p, const ReconOptions& opt, ReconResult& res, st
     m.image = image_memory.get();
     dev.download_into(*x, m.image);
   });
-  stages.last().seconds -= rec.seconds;
+  stages.deduct_last(rec.seconds);
   stages.last().note = std::to_string(m.iters) + (sparse ? " ADMM iterations" : " iterations");
   if (!res.reference.empty()) {  // ReconResult::cg_psnr: the zero start first, then the record
     res.cg_psnr = {psnr(std::vector<cfloat>(p.rhs->size()), res.reference)};
     res.cg_psnr.insert(res.cg_psnr.end(), m.psnr_per_iter.begin(), m.psnr_per_iter.end());
   }
-  m.seconds = sum_stages(res.stages, first);
-  res.methods.push_back(std::move(m));
+  res.methods.push_back(std::move(m));  // its seconds: the pipeline's, once the clock resolves
   if (opt.keep_fhd) res.fhd = dev.download(*p.rhs);
 }
 

@@ -16,9 +16,9 @@ namespace fhd {
 // CG steps before ADMM: their image is ADMM's start and scale.
 constexpr int kAdmmStartIters = 10;
 
-// Runs the solver and adds the iterative method to res (its time: the stages
-// from `first`, which build_problem's stages began), with lambda, the CG record
-// and, when the reference is known, PSNR per iteration.
-void solve(Plan& plan, Problem& p, const ReconOptions& opt, ReconResult& res, std::size_t first);
+// Runs the solver and adds the iterative method to res, with lambda, the CG
+// record and, when the reference is known, PSNR per iteration; its stages are
+// timed by `clock` (the caller sets the method's time once the clock resolves).
+void solve(Plan& plan, Problem& p, const ReconOptions& opt, ReconResult& res, StageClock& clock);
 
 }  // namespace fhd
