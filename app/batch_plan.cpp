@@ -37,6 +37,8 @@ std::string options_fingerprint(const SolverOptions& o, const std::string& devic
             {"nufft_tol", o.nufft_tol},
             {"reg", o.reg},
             {"precond", !o.no_precond},
+            {"admm_rho", o.admm_rho},
+            {"admm_inner", o.admm_inner},
             {"coil_combine", o.coil_combine},
             {"maps", o.maps},
             {"calibration", o.calibration},

@@ -97,7 +97,8 @@ std::vector<std::string> scan_child_args(const ScanJob& job, const std::string& 
                      job.fingerprint, "--device", job.device, "--iters", std::to_string(s.iters), "--tol", num(s.tol),
                      "--dcf", s.dcf, "--fhd", s.fhd, "--nufft-tol", num(s.nufft_tol), "--reg", s.reg,
                      "--coil-combine", s.coil_combine, "--maps", s.maps, "--calibration", std::to_string(s.calibration),
-                     "--maps-crop", num(s.maps_crop), "--field-comp", s.field_comp});
+                     "--maps-crop", num(s.maps_crop), "--field-comp", s.field_comp, "--admm-rho", num(s.admm_rho),
+                     "--admm-inner", std::to_string(s.admm_inner)});
   if (s.lambda_given) a.insert(a.end(), {"--lambda", s.lambda_auto ? "auto" : num(s.lambda)});
   if (s.trig_given) a.insert(a.end(), {"--trig", s.trig});
   if (!s.kernel.empty()) a.insert(a.end(), {"--kernel", s.kernel});

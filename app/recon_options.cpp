@@ -55,6 +55,13 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
       ->check(CLI::IsMember(regularizer_names()))
       ->capture_default_str();
   cmd.add_flag("--no-precond", o.no_precond, "plain CG (no circulant preconditioner)");
+  cmd.add_option("--admm-rho", o.admm_rho, "a sparse prior's ADMM penalty, relative to Q(0)")
+      ->check(finite_number())
+      ->check(CLI::Range(1e-6, 1e3))
+      ->capture_default_str();
+  cmd.add_option("--admm-inner", o.admm_inner, "a sparse prior's CG steps per ADMM iteration")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   cmd.add_option("--dcf", o.dcf, "density compensation for gridding: auto | radial | pipe-menon")
       ->check(CLI::IsMember({"auto", "radial", "pipe-menon"}))
       ->capture_default_str();
@@ -120,6 +127,8 @@ ReconOptions make_recon_options(const SolverOptions& o, const Source* src, Progr
   if (!sparse_rule) r.lambda = o.lambda;
   r.lambda_auto = o.lambda_auto;
   r.precondition = !o.no_precond;
+  r.admm_rho = o.admm_rho;
+  r.admm_inner = o.admm_inner;
   r.dcf = o.dcf;
   r.coil_combine = o.coil_combine;
   r.maps = o.maps;

@@ -153,7 +153,8 @@ TEST_CASE("batch: output names stay distinct and the fingerprint follows the opt
       [](SolverOptions& o) { o.no_precond = true; },    [](SolverOptions& o) { o.coil_combine = "rss"; },
       [](SolverOptions& o) { o.maps = "espirit"; },     [](SolverOptions& o) { o.maps_crop = 0.2; },
       [](SolverOptions& o) { o.field_comp = "exact"; }, [](SolverOptions& o) { o.nufft_tol = 1e-4; },
-      [](SolverOptions& o) { set_lambda(o, "0.03"); }};
+      [](SolverOptions& o) { set_lambda(o, "0.03"); },  [](SolverOptions& o) { o.admm_rho = 0.3; },
+      [](SolverOptions& o) { o.admm_inner = 9; }};
   for (const auto& change : changes) {
     SolverOptions c;
     change(c);
@@ -243,6 +244,8 @@ TEST_CASE("batch: the child process gets every solver option the parent was give
   s.field_comp = "segmented";
   s.segments = 6;
   s.iters = 17;
+  s.admm_rho = 0.25;
+  s.admm_inner = 7;
   set_lambda(s, "0.3");
   // The child parses what the parent passes with the same solver options.
   const std::vector<std::string> args = scan_child_args(job, "row.json", true);
@@ -273,6 +276,8 @@ TEST_CASE("batch: the child process gets every solver option the parent was give
   CHECK(c.field_comp == "segmented");
   CHECK(c.segments == 6);
   CHECK(c.iters == 17);
+  CHECK(c.admm_rho == 0.25);
+  CHECK(c.admm_inner == 7);
   CHECK(c.lambda == 0.3);
   CHECK(c.lambda_given);
   CHECK(!c.trig_given);  // not given to the parent: the child keeps the default and no warning
