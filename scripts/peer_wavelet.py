@@ -50,30 +50,32 @@ def fhdrecon(exe, scan, out, reg, iters, device):
     rep = json.load(open(os.path.join(out, "report.json")))
     it = next(m for m in rep["methods"] if m["name"] == "iterative")
     with h5py.File(os.path.join(out, "images.h5"), "r") as f:
-        ref = np.asarray(f["phantom"])
+        ref = np.squeeze(np.asarray(f["phantom"]))  # [z][y][x]: C order, x fastest
     return it["psnr_db"], wall, ref
 
 
 def read_scan(path):
+    """Samples and SigPy's view: the image shape slowest axis first, k columns to match."""
     with h5py.File(path, "r") as f:
         k = np.asarray(f["trajectory"], np.float32)
         d = np.asarray(f["kspace"])
-        shape = [int(f.attrs["matrix"])] * (3 if np.any(k[:, 2] != 0) else 2)
+        nx, ny, nz = (int(v) for v in f.attrs["matrix"])
     d = (d["r"] + 1j * d["i"]) if d.dtype.names else d
-    return k[:, : len(shape)], d.astype(np.complex64).ravel(), shape
+    dims = 3 if nz > 1 else 2
+    shape = [nz, ny, nx][3 - dims:]
+    return k[:, :dims][:, ::-1].copy(), d.astype(np.complex64).ravel(), shape
 
 
 def sigpy_wavelet(coord, data, shape, iters, lams):
-    """SigPy's L1WaveletRecon over lambdas; its image is x-fastest reversed to ours."""
-    # SigPy's arrays are C-ordered (last axis fastest): reverse the axes of the coordinates.
-    crd = coord[:, ::-1].copy()
+    """SigPy's L1WaveletRecon over lambdas (C order: its image is [z][y][x] as the reference)."""
+    crd = coord
     y = data / math.sqrt(np.prod(shape))  # SigPy's NUFFT is normalized by 1/sqrt(N)
     out = {}
     for lam in lams:
         t0 = time.perf_counter()
         img = sp.mri.app.L1WaveletRecon(y[None, :], np.ones([1] + shape, np.complex64), lam, coord=crd,
                                         max_iter=iters, show_pbar=False).run()
-        out[lam] = (np.transpose(np.asarray(img)), time.perf_counter() - t0)
+        out[lam] = (np.asarray(img), time.perf_counter() - t0)
     return out
 
 
