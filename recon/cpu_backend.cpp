@@ -6,6 +6,7 @@
 #include <string>
 
 #include "recon/cpu_fhd.hpp"
+#include "recon/cpu_threads.hpp"
 #include "core/error.hpp"
 #include "recon/gridding_cpu.hpp"
 #include "recon/nufft_cpu.hpp"
@@ -205,6 +206,9 @@ class CpuBackend : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+std::unique_ptr<Backend> make_cpu_backend() {
+  size_openmp_to_process();  // the CPUs this process may use, unless OMP_NUM_THREADS says
+  return std::make_unique<CpuBackend>();
+}
 
 }  // namespace fhd

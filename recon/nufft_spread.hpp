@@ -1,0 +1,88 @@
+#pragma once
+// The CPU NUFFT's inner loops (docs/cpu-backend.md, "NUFFT"): spreading a run
+// of sorted points into a subgrid and interpolating them from the fine grid,
+// for n transforms that share the points. Written once with 8-lane vectors
+// (recon/nufft_spread_impl.hpp) and compiled twice: for the baseline x86-64
+// target (SSE2) and, on GCC for x86-64, for AVX2 + FMA; spread_kernels()
+// picks the best the running CPU has.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "recon/nufft_horner.hpp"
+#include "recon/types.hpp"
+
+namespace fhd::nufft::detail {
+
+// Where a point's kernel sits: its first cell i0 and Horner variable s per
+// axis (recon/nufft_horner.hpp; axis 2 is 0 when wz == 1). One cache line or
+// less per point: the spreader reads them in sorted order.
+struct PointPos {
+  std::int32_t i0[3];
+  float s[3];
+};
+
+// The points of one subproblem: pos[begin, end) in sorted order, and each
+// point's index in the caller's (trajectory) order.
+struct PointRun {
+  const PointPos* pos;
+  const std::uint32_t* perm;
+  std::size_t begin, end;
+};
+
+struct KernelShape {
+  const HornerTable* table;
+  int wy, wz;  // 1 on an idle axis (its kernel is the constant 1)
+};
+
+// Spread n transforms' values (value of point m of transform t at
+// c[t * c_stride + m]) into n subgrids (interleaved complex floats, x fastest,
+// sizes sx >= the run's x extent + 8, sy, sz, origin lo: cell (x, y, z) of the
+// subgrid is fine-grid cell lo + (x, y, z) before wrapping; subgrid t at
+// sub + t * sub_stride floats). The subgrids are added to, not cleared.
+struct SpreadJob {
+  PointRun pts;
+  KernelShape k;
+  const cfloat* c;
+  std::size_t c_stride;
+  int n;
+  float* sub;
+  std::size_t sub_stride;
+  int lo[3], sx, sy, sz;
+};
+
+// Interpolate n fine grids at the run's points into out[t * out_stride + perm[p]].
+// grid points at cell (0, 0, 0) of grid 0 (floats; grid t at + t * grid_stride);
+// rows of nf[0] cells sit row_stride complex values apart, planes plane_stride,
+// y and z wrap, and
+// each row carries halos (kHaloLeft cells before it, kHaloRight after it,
+// copies of its other end), so x never wraps.
+const int kHaloLeft = 8, kHaloRight = 16;
+struct InterpJob {
+  PointRun pts;
+  KernelShape k;
+  const float* grid;
+  std::size_t grid_stride;
+  std::size_t row_stride, plane_stride;
+  int nf[3];
+  int n;
+  cfloat* out;
+  std::size_t out_stride;
+};
+
+struct SpreadKernels {
+  const char* name;  // "generic" (baseline SSE2) or "avx2" (AVX2 + FMA)
+  void (*spread)(const SpreadJob&);
+  void (*interp)(const InterpJob&);
+};
+
+// simd: "auto" (the best this CPU runs), "generic" or "avx2"; throws
+// std::invalid_argument for a variant this build or CPU does not have.
+const SpreadKernels& spread_kernels(const std::string& simd = "auto");
+
+// The two instantiations (recon/nufft_spread.cpp, recon/nufft_spread_avx2.cpp);
+// avx2_kernels() is null where the build has no AVX2 version.
+const SpreadKernels* generic_kernels();
+const SpreadKernels* avx2_kernels();
+
+}  // namespace fhd::nufft::detail

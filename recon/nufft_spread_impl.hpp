@@ -1,0 +1,179 @@
+// The CPU NUFFT's inner loops (see nufft_spread.hpp), included by
+// nufft_spread.cpp (baseline target) and nufft_spread_avx2.cpp (AVX2 + FMA)
+// inside a namespace of their own, after every standard header: what is
+// defined here gets that file's instruction set, and nothing here may be an
+// inline function or template visible to another file (the linker could pick
+// the AVX2 copy for a caller on a CPU without AVX2).
+//
+// Vectors are GCC's: 8 floats, lowered to two SSE registers on the baseline
+// target and to one YMM register with AVX2. A row of the kernel's x extent is
+// NV vectors = 4 NV complex cells (w <= 4 NV), the Horner lanes NK = ceil(NV/2)
+// vectors; lanes past w have zero coefficients, so their values are exact zeros.
+
+namespace {
+
+typedef float v8 __attribute__((vector_size(32)));
+typedef float v8u __attribute__((vector_size(32), aligned(4), may_alias));
+typedef int i8 __attribute__((vector_size(32)));
+
+inline v8 load8(const float* p) { return *reinterpret_cast<const v8u*>(p); }
+inline void store8(float* p, v8 v) { *reinterpret_cast<v8u*>(p) = v; }
+inline v8 splat(float f) { return v8{f, f, f, f, f, f, f, f}; }
+
+inline int wrap_once(int i, int n) { return i < 0 ? i + n : (i >= n ? i - n : i); }
+
+// Points are visited in sorted order, their values sit in trajectory order:
+// each access is a cache miss that stalled the spreader for half its time
+// (64^3, 192,000 uniform points). Asking kAhead points early hides it.
+const std::size_t kAhead = 8;
+inline void prefetch_values(const PointRun& r, std::size_t p, const cfloat* base, std::size_t stride, int n,
+                            bool write) {
+  if (p + kAhead >= r.end) return;
+  const cfloat* v = base + r.perm[p + kAhead];
+  for (int b = 0; b < n; ++b) {
+    if (write)
+      __builtin_prefetch(v + b * stride, 1);
+    else
+      __builtin_prefetch(v + b * stride, 0);
+  }
+}
+
+// The kernel's values at one point along one axis: NK vectors by Horner.
+template <int NK>
+inline void horner(const HornerTable& t, float s, v8* k) {
+  const float* c = t.coef.data();
+  for (int h = 0; h < NK; ++h) k[h] = load8(c + 8 * h);
+  for (int j = 1; j <= t.degree; ++j) {
+    const float* cj = c + std::size_t(j) * t.lanes;
+    for (int h = 0; h < NK; ++h) k[h] = k[h] * s + load8(cj + 8 * h);
+  }
+}
+
+// Values of an axis as plain floats (y and z: one factor per row).
+inline void axis_values(const HornerTable& t, int w, float s, float* out) {
+  if (w == 1) {
+    out[0] = 1.f;
+    return;
+  }
+  v8 k[2];
+  if (t.lanes == 8) {
+    horner<1>(t, s, k);
+  } else {
+    horner<2>(t, s, k);
+    store8(out + 8, k[1]);
+  }
+  store8(out, k[0]);
+}
+
+// x values duplicated for interleaved complex: vector q holds cells 4q .. 4q + 3.
+template <int NV>
+inline void x_values(const HornerTable& t, float s, v8* kxc) {
+  constexpr int NK = (NV + 1) / 2;
+  v8 k[NK];
+  horner<NK>(t, s, k);
+  const i8 lo = {0, 0, 1, 1, 2, 2, 3, 3}, hi = {4, 4, 5, 5, 6, 6, 7, 7};
+  for (int q = 0; q < NV; ++q) kxc[q] = __builtin_shuffle(k[q / 2], q % 2 ? hi : lo);
+}
+
+template <int NV>
+void spread_nv(const SpreadJob& j) {
+  const HornerTable& t = *j.k.table;
+  const PointRun& r = j.pts;
+  const std::size_t sx2 = 2 * std::size_t(j.sx), sxy2 = sx2 * j.sy;
+  const int wy = j.k.wy, wz = j.k.wz;
+  alignas(32) float ky[16], kz[16];
+  for (std::size_t p = r.begin; p < r.end; ++p) {
+    prefetch_values(r, p, j.c, j.c_stride, j.n, false);
+    const PointPos& pt = r.pos[p];
+    v8 kxc[NV];
+    x_values<NV>(t, pt.s[0], kxc);
+    axis_values(t, wy, pt.s[1], ky);
+    axis_values(t, wz, pt.s[2], kz);
+    const std::size_t ox = pt.i0[0] - j.lo[0], oy = pt.i0[1] - j.lo[1], oz = pt.i0[2] - j.lo[2];
+    const std::size_t corner = 2 * ox + sx2 * oy + sxy2 * oz;
+    for (int b = 0; b < j.n; ++b) {
+      const cfloat v = j.c[b * j.c_stride + r.perm[p]];
+      const v8 vv = {v.real(), v.imag(), v.real(), v.imag(), v.real(), v.imag(), v.real(), v.imag()};
+      float* base = j.sub + b * j.sub_stride + corner;
+      for (int dz = 0; dz < wz; ++dz) {
+        v8 a[NV];  // the x row of this plane: v kx kz, added w_y times
+        for (int q = 0; q < NV; ++q) a[q] = kxc[q] * (vv * kz[dz]);
+        float* plane = base + sxy2 * dz;
+        for (int dy = 0; dy < wy; ++dy) {
+          const v8 f = splat(ky[dy]);
+          float* row = plane + sx2 * dy;
+          for (int q = 0; q < NV; ++q) store8(row + 8 * q, load8(row + 8 * q) + a[q] * f);
+        }
+      }
+    }
+  }
+}
+
+// One transform's sum at one point: the rows of plane dz start at
+// g + zoff[dz] + yoff[dy] (floats, the first kernel cell).
+template <int NV>
+inline cfloat interp_one(const float* g, const std::ptrdiff_t* yoff, const std::ptrdiff_t* zoff, const float* ky,
+                         const float* kz, int wy, int wz, const v8* kxc) {
+  v8 acc[NV];
+  for (int q = 0; q < NV; ++q) acc[q] = splat(0.f);
+  for (int dz = 0; dz < wz; ++dz) {
+    const float* plane = g + zoff[dz];
+    v8 t[NV];
+    for (int q = 0; q < NV; ++q) t[q] = splat(0.f);
+    for (int dy = 0; dy < wy; ++dy) {
+      const v8 f = splat(ky[dy]);
+      const float* row = plane + yoff[dy];
+      for (int q = 0; q < NV; ++q) t[q] += load8(row + 8 * q) * f;
+    }
+    for (int q = 0; q < NV; ++q) acc[q] += t[q] * kz[dz];
+  }
+  v8 sum = acc[0] * kxc[0];
+  for (int q = 1; q < NV; ++q) sum += acc[q] * kxc[q];
+  return {sum[0] + sum[2] + sum[4] + sum[6], sum[1] + sum[3] + sum[5] + sum[7]};
+}
+
+template <int NV>
+void interp_nv(const InterpJob& j) {
+  const HornerTable& t = *j.k.table;
+  const PointRun& r = j.pts;
+  const int wy = j.k.wy, wz = j.k.wz;
+  const std::ptrdiff_t row2 = 2 * std::ptrdiff_t(j.row_stride), plane2 = 2 * std::ptrdiff_t(j.plane_stride);
+  alignas(32) float ky[16], kz[16];
+  std::ptrdiff_t yoff[16], zoff[16];
+  for (std::size_t p = r.begin; p < r.end; ++p) {
+    prefetch_values(r, p, j.out, j.out_stride, j.n, true);
+    const PointPos& pt = r.pos[p];
+    v8 kxc[NV];
+    x_values<NV>(t, pt.s[0], kxc);
+    axis_values(t, wy, pt.s[1], ky);
+    axis_values(t, wz, pt.s[2], kz);
+    const std::ptrdiff_t x0 = 2 * std::ptrdiff_t(pt.i0[0]);
+    for (int dy = 0; dy < wy; ++dy) yoff[dy] = x0 + row2 * wrap_once(pt.i0[1] + dy, j.nf[1]);
+    for (int dz = 0; dz < wz; ++dz) zoff[dz] = plane2 * wrap_once(pt.i0[2] + dz, j.nf[2]);
+    for (int b = 0; b < j.n; ++b)
+      j.out[b * j.out_stride + r.perm[p]] =
+          interp_one<NV>(j.grid + b * j.grid_stride, yoff, zoff, ky, kz, wy, wz, kxc);
+  }
+}
+
+int vectors_per_row(const HornerTable& t) { return (t.width + 3) / 4; }
+
+void spread(const SpreadJob& j) {
+  switch (vectors_per_row(*j.k.table)) {
+    case 1: return spread_nv<1>(j);
+    case 2: return spread_nv<2>(j);
+    case 3: return spread_nv<3>(j);
+    case 4: return spread_nv<4>(j);
+  }
+}
+
+void interp(const InterpJob& j) {
+  switch (vectors_per_row(*j.k.table)) {
+    case 1: return interp_nv<1>(j);
+    case 2: return interp_nv<2>(j);
+    case 3: return interp_nv<3>(j);
+    case 4: return interp_nv<4>(j);
+  }
+}
+
+}  // namespace
