@@ -2,8 +2,11 @@
 // FhD/Q. Vectors are plain host arrays (CpuVector).
 #include "recon/cpu_backend.hpp"
 
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "recon/cpu_fhd.hpp"
 #include "recon/cpu_threads.hpp"
@@ -130,6 +133,39 @@ nufft::Options nufft_options(const FhdOptions& opt) {
   return o;
 }
 
+// The CPU's uploaded trajectory keeps its NUFFT plans for the image grid (one
+// per grid and tolerance): fhd() per coil and forward() per residual then sort
+// the points once. Q's plan (the doubled grid, 8x the fine grid) is made and
+// dropped per call: Q is computed once per trajectory. A plan is not
+// re-entrant, so each is used under its own lock.
+class CpuPoints : public Points {
+ public:
+  using Points::Points;
+  template <class F>
+  auto with_plan(const ImageGrid& grid, const FhdOptions& opt, F f) {
+    std::unique_lock<std::mutex> cache_lock(lock_);
+    Entry& e = plans_[{grid.nx, grid.ny, grid.nz, opt.nufft_tol}];
+    cache_lock.unlock();
+    std::lock_guard<std::mutex> guard(e.lock);
+    if (!e.plan) e.plan = std::make_unique<nufft::CpuPlan>(host(), grid, grid, nufft_options(opt));
+    return f(*e.plan);
+  }
+
+ private:
+  struct Entry {
+    std::mutex lock;
+    std::unique_ptr<nufft::CpuPlan> plan;
+  };
+  std::mutex lock_;
+  std::map<std::tuple<int, int, int, double>, Entry> plans_;
+};
+
+CpuPoints& as_cpu_points(const Points& k) {
+  auto* p = dynamic_cast<const CpuPoints*>(&k);
+  if (!p) throw std::invalid_argument("cpu backend: points uploaded to another backend");
+  return const_cast<CpuPoints&>(*p);
+}
+
 class CpuBackend : public Backend {
  public:
   std::string name() const override {
@@ -150,7 +186,7 @@ class CpuBackend : public Backend {
                        "must be equal (kz may be empty for 2D)");
     Trajectory t = traj;
     if (t.kz.empty()) t.kz.assign(t.size(), 0.0f);
-    return std::make_unique<Points>(std::move(t));
+    return std::make_unique<CpuPoints>(std::move(t));
   }
 
   std::vector<cfloat> mu(const std::vector<cfloat>& phi, const std::vector<cfloat>& data) override {
@@ -166,8 +202,17 @@ class CpuBackend : public Backend {
   std::vector<cfloat> fhd(const Points& k, const std::vector<cfloat>& mu, const ImageGrid& grid,
                           const FhdOptions& opt) override {
     check_samples(k, mu.size(), "fhd", "mu length");
-    if (opt.method == FhdMethod::Nufft) return nufft::CpuPlan(k.host(), grid, grid, nufft_options(opt)).type1(mu);
+    if (opt.method == FhdMethod::Nufft)
+      return as_cpu_points(k).with_plan(grid, opt, [&](nufft::CpuPlan& p) { return p.type1(mu); });
     return cpu_fhd(k.host(), mu, grid, opt);
+  }
+  std::vector<cfloat> forward(const Points& k, const std::vector<cfloat>& image, const ImageGrid& grid,
+                              const FhdOptions& opt) override {
+    if (opt.method != FhdMethod::Nufft) return Backend::forward(k, image, grid, opt);
+    if (image.size() != grid.voxels())
+      throw InputError("forward", "image length", std::to_string(image.size()),
+                       "must equal the grid's " + std::to_string(grid.voxels()) + " voxels");
+    return as_cpu_points(k).with_plan(grid, opt, [&](nufft::CpuPlan& p) { return p.type2(image); });
   }
   std::vector<cfloat> q(const Points& k, const std::vector<float>& w, const ImageGrid& grid,
                         const FhdOptions& opt) override {

@@ -120,31 +120,40 @@ struct CpuPlan::Impl {
   std::vector<detail::PointPos> pos;  // kernel position per point, sorted order
   std::vector<Run> runs;
 
-  // Execution state, made at first use and kept.
-  FineBuffer grids;
-  int capacity = 0;  // fine grids allocated
-  std::map<int, std::unique_ptr<PrunedFft>> type1_fft, type2_fft;  // per batch size
+  // Execution state, made at first use and kept: fine grids ("lanes") with
+  // their FFTW plans, the subproblems' scratch, the row locks.
+  struct Lane {
+    FineBuffer grid;
+    std::unique_ptr<PrunedFft> fft[2][2];  // [type 2?][threaded?]
+  };
+  std::vector<Lane> lanes;
   std::unique_ptr<std::mutex[]> row_locks;
   std::vector<std::vector<float>> subgrids;  // per thread
 
   void make(const ImageGrid& modes_in, const ImageGrid& image_in, const Options& o);
   std::vector<std::uint32_t> place(const Trajectory& traj);
   void cut_runs(const std::vector<std::uint32_t>& rows);
-  int batch_limit() const;
-  cfloat* fine_grids(int batch);
-  PrunedFft& fft(int batch, bool type1);
+  int lane_limit() const;
+  cfloat* lane_grid(int lane);
+  PrunedFft& fft(int lane, bool type2, bool threaded);
   detail::PointRun point_run(const Run& r) const;
   detail::KernelShape shape() const { return {table, width[1], width[2]}; }
-  void spread_batch(const cfloat* c, int n);
-  void add_subgrid(const Run& r, const float* sub, std::size_t sub_stride, int sx, int n);
-  void modes_out(cfloat* f, int n) const;
-  void modes_in(const cfloat* f, int n);
-  void run_type1(const cfloat* c, cfloat* f, int n);
-  void run_type2(const cfloat* f, cfloat* c, int n);
-  void fill_halos(int n);
+  void zero(cfloat* g, int nt) const;
+  void spread_runs(const cfloat* c, cfloat* g);
+  void spread_direct(const cfloat* c, cfloat* g) const;
+  void add_subgrid(const Run& r, const float* sub, int sx, cfloat* g);
+  void fold_halos(cfloat* g) const;
+  void fill_halos(cfloat* g, int nt) const;
+  void modes_out(const cfloat* g, cfloat* f, int nt) const;
+  void modes_in(const cfloat* f, cfloat* g, int nt) const;
+  void interp(const cfloat* g, cfloat* c, int nt) const;
+  void one_type1(const cfloat* c, cfloat* f, int lane, bool threaded);
+  void one_type2(const cfloat* f, cfloat* c, int lane, bool threaded);
+  template <class One>
+  void transforms(int n, One one);
   // Fine grid layout: rows of nf[0] cells with halos (interpolation never
-  // wraps in x) at row_stride, planes at plane_stride, grids at fine_stride();
-  // cell (x, y, z) of grid t at cell0() + x + row_offset(y, z) + t fine_stride().
+  // wraps in x) at row_stride, planes at plane_stride; cell (x, y, z) at
+  // cell0() + x + row_offset(y, z).
   std::size_t row_stride = 0, plane_stride = 0;
   std::size_t fine_stride() const { return plane_stride * nf[2]; }
   std::size_t cell0() const { return detail::kHaloLeft; }
@@ -273,75 +282,77 @@ void CpuPlan::Impl::cut_runs(const std::vector<std::uint32_t>& rows) {
     }
 }
 
-int CpuPlan::Impl::batch_limit() const {
+// Lanes that fit the fine-grid budget (each lane is one fine grid).
+int CpuPlan::Impl::lane_limit() const {
   const std::size_t bytes = fine_stride() * sizeof(cfloat);
-  return int(std::max<std::size_t>(1, std::min<std::size_t>(1024, kFineBudget / bytes)));
+  return int(std::max<std::size_t>(1, std::min<std::size_t>(threads, kFineBudget / bytes)));
 }
 
-cfloat* CpuPlan::Impl::fine_grids(int batch) {
-  if (batch > capacity) {
-    type1_fft.clear();
-    type2_fft.clear();
-    grids.reset(static_cast<cfloat*>(fftwf_malloc(fine_stride() * batch * sizeof(cfloat))));
-    if (!grids) throw std::bad_alloc();
-    capacity = batch;
+cfloat* CpuPlan::Impl::lane_grid(int lane) {
+  if (lanes.size() <= std::size_t(lane)) lanes.resize(lane + 1);
+  Lane& l = lanes[lane];
+  if (!l.grid) {
+    l.grid.reset(static_cast<cfloat*>(fftwf_malloc(fine_stride() * sizeof(cfloat))));
+    if (!l.grid) throw std::bad_alloc();
   }
-  if (!row_locks) row_locks = std::make_unique<std::mutex[]>(kRowLocks);
-  return grids.get();
+  return l.grid.get();
 }
 
 // The modes of axis a sit at fine indices [0, len - len/2) and [nf - len/2, nf).
-PrunedFft& CpuPlan::Impl::fft(int batch, bool type1) {
-  cfloat* data = fine_grids(batch);  // first: a larger allocation drops the plans
-  auto& plans = type1 ? type1_fft : type2_fft;
-  auto& slot = plans[batch];
+// threaded: FFTW's threads (the plan's count) for a transform that has the
+// machine to itself; else one, for a lane beside others.
+PrunedFft& CpuPlan::Impl::fft(int lane, bool type2, bool threaded) {
+  cfloat* data = lane_grid(lane) + cell0();
+  auto& slot = lanes[lane].fft[type2][threaded];
   if (!slot) {
     std::array<std::vector<KeptRange>, 3> kept;
     for (int a = 0; a < 3; ++a) kept[a] = {{0, len[a] - len[a] / 2}, {nf[a] - len[a] / 2, len[a] / 2}};
     slot = std::make_unique<PrunedFft>(finegrid, layout(), kept,
-                                       type1 ? PrunedFft::Pruned::Output : PrunedFft::Pruned::Input,
-                                       std::array<int, 3>{0, 1, 2}, type1 ? FFTW_BACKWARD : FFTW_FORWARD, batch,
-                                       data + cell0(), threads);
+                                       type2 ? PrunedFft::Pruned::Input : PrunedFft::Pruned::Output,
+                                       std::array<int, 3>{0, 1, 2}, type2 ? FFTW_FORWARD : FFTW_BACKWARD, 1, data,
+                                       threaded ? threads : 1);
   }
   return *slot;
 }
 
-detail::PointRun CpuPlan::Impl::point_run(const Run& r) const {
-  return {pos.data(), perm.data(), r.begin, r.end};
+detail::PointRun CpuPlan::Impl::point_run(const Run& r) const { return {pos.data(), perm.data(), r.begin, r.end}; }
+
+void CpuPlan::Impl::zero(cfloat* g, int nt) const {
+  const std::size_t total = fine_stride();
+#pragma omp parallel for schedule(static) num_threads(nt)
+  for (std::size_t i = 0; i < total; ++i) g[i] = cfloat(0.f);
 }
 
-// Adds n subgrids (stride sub_stride floats, rows of sx complex) into the n
-// fine grids, wrapping every axis; x in up to three unwrapped pieces.
-void CpuPlan::Impl::add_subgrid(const Run& r, const float* sub, std::size_t sub_stride, int sx, int n) {
-  const std::size_t fine = fine_stride();
-  cfloat* g = grids.get() + cell0();
+// Adds a subgrid (rows of sx complex values) into the fine grid g, wrapping
+// every axis; x in up to three unwrapped pieces.
+void CpuPlan::Impl::add_subgrid(const Run& r, const float* sub, int sx, cfloat* g) {
+  g += cell0();
   for (int z = 0; z < r.size[2]; ++z)
     for (int y = 0; y < r.size[1]; ++y) {
       const std::size_t gy = wrap(r.lo[1] + y, nf[1]), gz = wrap(r.lo[2] + z, nf[2]);
       std::lock_guard<std::mutex> guard(row_locks[(gy + nf[1] * gz) % kRowLocks]);
-      for (int b = 0; b < n; ++b) {
-        const float* src = sub + b * sub_stride + 2 * std::size_t(sx) * (y + std::size_t(r.size[1]) * z);
-        float* dst = reinterpret_cast<float*>(g + b * fine + row_offset(gy, gz));
-        for (int x = 0; x < r.size[0];) {
-          const int gx = wrap(r.lo[0] + x, nf[0]);
-          const int count = std::min(r.size[0] - x, nf[0] - gx);
-          float* d = dst + 2 * gx;
-          const float* q = src + 2 * x;
+      const float* src = sub + 2 * std::size_t(sx) * (y + std::size_t(r.size[1]) * z);
+      float* dst = reinterpret_cast<float*>(g + row_offset(gy, gz));
+      for (int x = 0; x < r.size[0];) {
+        const int gx = wrap(r.lo[0] + x, nf[0]);
+        const int count = std::min(r.size[0] - x, nf[0] - gx);
+        float* d = dst + 2 * gx;
+        const float* q = src + 2 * x;
 #pragma omp simd
-          for (int i = 0; i < 2 * count; ++i) d[i] += q[i];
-          x += count;
-        }
+        for (int i = 0; i < 2 * count; ++i) d[i] += q[i];
+        x += count;
       }
     }
 }
 
-void CpuPlan::Impl::spread_batch(const cfloat* c, int n) {
-  cfloat* g = fine_grids(n);
-  const std::size_t total = fine_stride() * n;
+// One transform spread by all threads: each subproblem into its thread's
+// subgrid, added into g under the row locks.
+void CpuPlan::Impl::spread_runs(const cfloat* c, cfloat* g) {
+  if (!row_locks) row_locks = std::make_unique<std::mutex[]>(kRowLocks);
+  if (subgrids.size() < std::size_t(threads)) subgrids.resize(threads);
+  zero(g, threads);
 #pragma omp parallel num_threads(threads)
   {
-#pragma omp for schedule(static)
-    for (std::size_t i = 0; i < total; ++i) g[i] = cfloat(0.f);
 #ifdef _OPENMP
     std::vector<float>& sub = subgrids[omp_get_thread_num()];
 #else
@@ -351,66 +362,42 @@ void CpuPlan::Impl::spread_batch(const cfloat* c, int n) {
     for (std::size_t i = 0; i < runs.size(); ++i) {
       const Run& r = runs[i];
       const int sx = r.size[0] + 4;  // room for the last point's full vectors
-      const std::size_t stride = 2 * std::size_t(sx) * r.size[1] * r.size[2];
-      sub.assign(stride * n, 0.f);
-      detail::SpreadJob job{point_run(r), shape(), c, m, n, sub.data(), stride, {r.lo[0], r.lo[1], r.lo[2]},
-                            sx, r.size[1], r.size[2]};
+      sub.assign(2 * std::size_t(sx) * r.size[1] * r.size[2], 0.f);
+      detail::SpreadJob job{point_run(r), shape(), c, sub.data(), std::size_t(sx), std::size_t(sx) * r.size[1],
+                            {r.lo[0], r.lo[1], r.lo[2]}, {0, 0, 0}};
       kern->spread(job);
-      add_subgrid(r, sub.data(), stride, sx, n);
+      add_subgrid(r, sub.data(), sx, g);
     }
   }
 }
 
-// Type 1's last step: the modes from both ends of each fine axis, deapodized.
-void CpuPlan::Impl::modes_out(cfloat* f, int n) const {
-  const int lx = len[0], ly = len[1], lz = len[2];
-  const std::size_t fine = fine_stride(), vox = modes.voxels();
-  const cfloat* g = grids.get() + cell0();
-#pragma omp parallel for collapse(3) schedule(static) num_threads(threads)
-  for (int b = 0; b < n; ++b)
-    for (int z = 0; z < lz; ++z)
-      for (int y = 0; y < ly; ++y) {
-        const float dyz = deapod[1][y] * deapod[2][z];
-        const cfloat* src = g + b * fine + row_offset(fine_index(y, 1), fine_index(z, 2));
-        cfloat* dst = f + b * vox + std::size_t(lx) * (y + std::size_t(ly) * z);
-        for (int x = 0; x < lx; ++x) dst[x] = src[fine_index(x, 0)] * (dyz * deapod[0][x]);
-      }
+// One transform spread by one thread straight into g (no subgrids, no locks):
+// y and z wrap, x spills into the row halos, folded back after.
+void CpuPlan::Impl::spread_direct(const cfloat* c, cfloat* g) const {
+  zero(g, 1);
+  detail::SpreadJob job{{pos.data(), perm.data(), 0, m}, shape(), c, reinterpret_cast<float*>(g + cell0()),
+                        row_stride, plane_stride, {0, 0, 0}, {0, nf[1], nf[2]}};
+  kern->spread(job);
+  fold_halos(g);
 }
 
-// Type 2's first step: the fine grids zeroed, the deapodized modes at both ends.
-void CpuPlan::Impl::modes_in(const cfloat* f, int n) {
-  cfloat* g = fine_grids(n);
-  const int lx = len[0], ly = len[1], lz = len[2];
-  const std::size_t fine = fine_stride(), vox = modes.voxels(), total = fine * n;
-#pragma omp parallel num_threads(threads)
-  {
-#pragma omp for schedule(static)
-    for (std::size_t i = 0; i < total; ++i) g[i] = cfloat(0.f);
-#pragma omp for collapse(3) schedule(static)
-    for (int b = 0; b < n; ++b)
-      for (int z = 0; z < lz; ++z)
-        for (int y = 0; y < ly; ++y) {
-          const float dyz = deapod[1][y] * deapod[2][z];
-          cfloat* dst = g + cell0() + b * fine + row_offset(fine_index(y, 1), fine_index(z, 2));
-          const cfloat* src = f + b * vox + std::size_t(lx) * (y + std::size_t(ly) * z);
-          for (int x = 0; x < lx; ++x) dst[fine_index(x, 0)] = src[x] * (dyz * deapod[0][x]);
-        }
-  }
-}
-
-void CpuPlan::Impl::run_type1(const cfloat* c, cfloat* f, int n) {
-  if (subgrids.size() < std::size_t(threads)) subgrids.resize(threads);
-  spread_batch(c, n);
-  fft(n, true).execute();
-  modes_out(f, n);
+void CpuPlan::Impl::fold_halos(cfloat* g) const {
+  const int left = detail::kHaloLeft, right = detail::kHaloRight;
+  g += cell0();
+  for (int z = 0; z < nf[2]; ++z)
+    for (int y = 0; y < nf[1]; ++y) {
+      cfloat* row = g + row_offset(y, z);
+      for (int i = 0; i < left; ++i) row[wrap(i - left, nf[0])] += row[i - left];
+      for (int i = 0; i < right; ++i) row[wrap(nf[0] + i, nf[0])] += row[nf[0] + i];
+    }
 }
 
 // Each row's halos: its last kHaloLeft cells before it, its first kHaloRight after it.
-void CpuPlan::Impl::fill_halos(int n) {
-  const int left = detail::kHaloLeft, right = detail::kHaloRight, planes = nf[2] * n;
-  cfloat* g = grids.get() + cell0();
-#pragma omp parallel for collapse(2) schedule(static) num_threads(threads)
-  for (int z = 0; z < planes; ++z)  // the planes of all n grids follow each other
+void CpuPlan::Impl::fill_halos(cfloat* g, int nt) const {
+  const int left = detail::kHaloLeft, right = detail::kHaloRight;
+  g += cell0();
+#pragma omp parallel for collapse(2) schedule(static) num_threads(nt)
+  for (int z = 0; z < nf[2]; ++z)
     for (int y = 0; y < nf[1]; ++y) {
       cfloat* row = g + row_offset(y, z);
       for (int i = 0; i < left; ++i) row[i - left] = row[wrap(i - left, nf[0])];
@@ -418,18 +405,87 @@ void CpuPlan::Impl::fill_halos(int n) {
     }
 }
 
-void CpuPlan::Impl::run_type2(const cfloat* f, cfloat* c, int n) {
-  modes_in(f, n);
-  fft(n, false).execute();
-  fill_halos(n);
-  const float* g = reinterpret_cast<const float*>(grids.get() + cell0());
-  const std::size_t stride = 2 * fine_stride();
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+// Type 1's last step: the modes from both ends of each fine axis, deapodized.
+void CpuPlan::Impl::modes_out(const cfloat* g, cfloat* f, int nt) const {
+  const int lx = len[0], ly = len[1], lz = len[2];
+  g += cell0();
+#pragma omp parallel for collapse(2) schedule(static) num_threads(nt)
+  for (int z = 0; z < lz; ++z)
+    for (int y = 0; y < ly; ++y) {
+      const float dyz = deapod[1][y] * deapod[2][z];
+      const cfloat* src = g + row_offset(fine_index(y, 1), fine_index(z, 2));
+      cfloat* dst = f + std::size_t(lx) * (y + std::size_t(ly) * z);
+      for (int x = 0; x < lx; ++x) dst[x] = src[fine_index(x, 0)] * (dyz * deapod[0][x]);
+    }
+}
+
+// Type 2's first step: the fine grid zeroed, the deapodized modes at both ends.
+void CpuPlan::Impl::modes_in(const cfloat* f, cfloat* g, int nt) const {
+  const int lx = len[0], ly = len[1], lz = len[2];
+  zero(g, nt);
+  g += cell0();
+#pragma omp parallel for collapse(2) schedule(static) num_threads(nt)
+  for (int z = 0; z < lz; ++z)
+    for (int y = 0; y < ly; ++y) {
+      const float dyz = deapod[1][y] * deapod[2][z];
+      cfloat* dst = g + row_offset(fine_index(y, 1), fine_index(z, 2));
+      const cfloat* src = f + std::size_t(lx) * (y + std::size_t(ly) * z);
+      for (int x = 0; x < lx; ++x) dst[fine_index(x, 0)] = src[x] * (dyz * deapod[0][x]);
+    }
+}
+
+void CpuPlan::Impl::interp(const cfloat* g, cfloat* c, int nt) const {
+  const float* cell = reinterpret_cast<const float*>(g + cell0());
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    detail::InterpJob job{point_run(runs[i]), shape(), g, stride, row_stride, plane_stride, {nf[0], nf[1], nf[2]},
-                          n, c, m};
+    detail::InterpJob job{point_run(runs[i]), shape(), cell, row_stride, plane_stride, {nf[0], nf[1], nf[2]}, c};
     kern->interp(job);
   }
+}
+
+// One transform on lane `lane`: threaded, by every thread (subproblems, FFTW's
+// threads); else by the calling thread alone.
+void CpuPlan::Impl::one_type1(const cfloat* c, cfloat* f, int lane, bool threaded) {
+  cfloat* g = lane_grid(lane);
+  PrunedFft& plan = fft(lane, false, threaded);
+  if (threaded)
+    spread_runs(c, g);
+  else
+    spread_direct(c, g);
+  plan.execute();
+  modes_out(g, f, threaded ? threads : 1);
+}
+
+void CpuPlan::Impl::one_type2(const cfloat* f, cfloat* c, int lane, bool threaded) {
+  const int nt = threaded ? threads : 1;
+  cfloat* g = lane_grid(lane);
+  PrunedFft& plan = fft(lane, true, threaded);
+  modes_in(f, g, nt);
+  plan.execute();
+  fill_halos(g, nt);
+  interp(g, c, nt);
+}
+
+// n transforms: with one thread, or as many transforms as lanes at a time,
+// each thread does whole transforms in its own lane (nothing shared, no
+// waiting between steps); the remainder, and a single transform on several
+// threads, run threaded one at a time. Lanes, grids and plans are made before
+// the parallel loop (FFTW planning is serial anyway).
+template <class One>
+void CpuPlan::Impl::transforms(int n, One one) {
+  const int nl = threads == 1 ? 1 : std::min(n, lane_limit());
+  const int by_lanes = threads == 1 ? n : nl > 1 ? n / nl * nl : 0;
+  for (int l = 0; l < (by_lanes > 0 ? nl : 0); ++l) lane_grid(l);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nl) if (by_lanes > 0 && nl > 1)
+  for (int t = 0; t < by_lanes; ++t) {
+#ifdef _OPENMP
+    const int lane = nl > 1 ? omp_get_thread_num() : 0;
+#else
+    const int lane = 0;
+#endif
+    one(t, lane, false);
+  }
+  for (int t = by_lanes; t < n; ++t) one(t, 0, true);
 }
 
 CpuPlan::CpuPlan(const ImageGrid& modes, const ImageGrid& image, const Options& opt)
@@ -455,28 +511,21 @@ std::size_t CpuPlan::points() const { return impl_->m; }
 int CpuPlan::threads() const { return impl_->threads; }
 const char* CpuPlan::simd() const { return impl_->kern->name; }
 
-// n transforms in groups that fit the fine-grid budget.
 void CpuPlan::type1(const cfloat* c, cfloat* f, int n) {
   Impl& s = *impl_;
-  const int group = std::min(n, s.batch_limit());
-  for (int t = 0; t < n; t += group) {
-    const int g = std::min(group, n - t);
-    s.run_type1(c + std::size_t(t) * s.m, f + std::size_t(t) * s.modes.voxels(), g);
-  }
+  const std::size_t m = s.m, v = s.modes.voxels();
+  s.transforms(n, [&](int t, int lane, bool threaded) { s.one_type1(c + t * m, f + t * v, lane, threaded); });
 }
 
 void CpuPlan::type2(const cfloat* f, cfloat* c, int n) {
   Impl& s = *impl_;
-  const int group = std::min(n, s.batch_limit());
-  for (int t = 0; t < n; t += group) {
-    const int g = std::min(group, n - t);
-    s.run_type2(f + std::size_t(t) * s.modes.voxels(), c + std::size_t(t) * s.m, g);
-  }
+  const std::size_t m = s.m, v = s.modes.voxels();
+  s.transforms(n, [&](int t, int lane, bool threaded) { s.one_type2(f + t * v, c + t * m, lane, threaded); });
 }
 
 namespace {
 
-int transforms(std::size_t size, std::size_t per, const char* what) {
+int transform_count(std::size_t size, std::size_t per, const char* what) {
   if (per == 0 ? size != 0 : (size == 0 || size % per != 0))
     throw std::invalid_argument(std::string("nufft ") + what);
   return per == 0 ? 1 : int(size / per);
@@ -485,14 +534,14 @@ int transforms(std::size_t size, std::size_t per, const char* what) {
 }  // namespace
 
 std::vector<cfloat> CpuPlan::type1(const std::vector<cfloat>& c) {
-  const int n = transforms(c.size(), points(), "type 1: need one value per trajectory point and transform");
+  const int n = transform_count(c.size(), points(), "type 1: need one value per trajectory point and transform");
   std::vector<cfloat> f(impl_->modes.voxels() * n);
   type1(c.data(), f.data(), n);
   return f;
 }
 
 std::vector<cfloat> CpuPlan::type2(const std::vector<cfloat>& f) {
-  const int n = transforms(f.size(), impl_->modes.voxels(), "type 2: need one value per mode and transform");
+  const int n = transform_count(f.size(), impl_->modes.voxels(), "type 2: need one value per mode and transform");
   std::vector<cfloat> c(points() * n);
   type2(f.data(), c.data(), n);
   return c;

@@ -6,13 +6,12 @@
 #include <stdexcept>
 
 namespace fhd::nufft::detail {
-namespace generic {
 // The 8-float vectors passed between the (internal, inlined) helpers would
 // use another ABI with AVX: nothing outside this file sees them.
-#pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace generic {
 #include "recon/nufft_spread_impl.hpp"
-#pragma GCC diagnostic pop
 const SpreadKernels kernels{"generic", spread, interp};
 }  // namespace generic
 

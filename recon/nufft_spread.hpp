@@ -1,7 +1,7 @@
 #pragma once
 // The CPU NUFFT's inner loops (docs/cpu-backend.md, "NUFFT"): spreading a run
-// of sorted points into a subgrid and interpolating them from the fine grid,
-// for n transforms that share the points. Written once with 8-lane vectors
+// of sorted points into a subgrid or the fine grid, and interpolating them
+// from the fine grid. Written once with 8-lane vectors
 // (recon/nufft_spread_impl.hpp) and compiled twice: for the baseline x86-64
 // target (SSE2) and, on GCC for x86-64, for AVX2 + FMA; spread_kernels()
 // picks the best the running CPU has.
@@ -35,39 +35,36 @@ struct KernelShape {
   int wy, wz;  // 1 on an idle axis (its kernel is the constant 1)
 };
 
-// Spread n transforms' values (value of point m of transform t at
-// c[t * c_stride + m]) into n subgrids (interleaved complex floats, x fastest,
-// sizes sx >= the run's x extent + 8, sy, sz, origin lo: cell (x, y, z) of the
-// subgrid is fine-grid cell lo + (x, y, z) before wrapping; subgrid t at
-// sub + t * sub_stride floats). The subgrids are added to, not cleared.
+// Spread one transform's values (point m's at c[m]) into a grid of
+// interleaved complex floats: `grid` points at cell lo (floats), rows sit
+// row_stride complex values apart, planes plane_stride. wrap[a] == 0: the grid
+// is a subproblem's subgrid (its x rows hold >= 4 cells past the run's extent)
+// and nothing wraps; wrap[a] = nf[a] (a = 1, 2, lo = 0): the fine grid itself,
+// y and z wrap, x spills into the rows' halos (kHaloLeft/kHaloRight below),
+// which the caller folds back. The grid is added to, not cleared.
+const int kHaloLeft = 8, kHaloRight = 16;
 struct SpreadJob {
   PointRun pts;
   KernelShape k;
   const cfloat* c;
-  std::size_t c_stride;
-  int n;
-  float* sub;
-  std::size_t sub_stride;
-  int lo[3], sx, sy, sz;
+  float* grid;
+  std::size_t row_stride, plane_stride;
+  int lo[3];
+  int wrap[3];
 };
 
-// Interpolate n fine grids at the run's points into out[t * out_stride + perm[p]].
-// grid points at cell (0, 0, 0) of grid 0 (floats; grid t at + t * grid_stride);
-// rows of nf[0] cells sit row_stride complex values apart, planes plane_stride,
-// y and z wrap, and
-// each row carries halos (kHaloLeft cells before it, kHaloRight after it,
-// copies of its other end), so x never wraps.
-const int kHaloLeft = 8, kHaloRight = 16;
+// Interpolate one fine grid at the run's points into out[perm[p]]. grid
+// points at cell (0, 0, 0) (floats); rows of nf[0] cells sit row_stride
+// complex values apart, planes plane_stride, y and z wrap, and each row
+// carries halos (kHaloLeft cells before it, kHaloRight after it, copies of its
+// other end), so x never wraps.
 struct InterpJob {
   PointRun pts;
   KernelShape k;
   const float* grid;
-  std::size_t grid_stride;
   std::size_t row_stride, plane_stride;
   int nf[3];
-  int n;
   cfloat* out;
-  std::size_t out_stride;
 };
 
 struct SpreadKernels {

@@ -26,16 +26,18 @@ inline int wrap_once(int i, int n) { return i < 0 ? i + n : (i >= n ? i - n : i)
 // each access is a cache miss that stalled the spreader for half its time
 // (64^3, 192,000 uniform points). Asking kAhead points early hides it.
 const std::size_t kAhead = 8;
-inline void prefetch_values(const PointRun& r, std::size_t p, const cfloat* base, std::size_t stride, int n,
-                            bool write) {
+inline void prefetch_value(const PointRun& r, std::size_t p, const cfloat* base, bool write) {
   if (p + kAhead >= r.end) return;
   const cfloat* v = base + r.perm[p + kAhead];
-  for (int b = 0; b < n; ++b) {
-    if (write)
-      __builtin_prefetch(v + b * stride, 1);
-    else
-      __builtin_prefetch(v + b * stride, 0);
-  }
+  if (write)
+    __builtin_prefetch(v, 1);
+  else
+    __builtin_prefetch(v, 0);
+}
+
+// Offsets (floats) of the rows of one axis: index i0 + d - lo, or wrapped by n.
+inline void row_offsets(int i0, int w, int lo, int n, std::ptrdiff_t stride2, std::ptrdiff_t* off) {
+  for (int d = 0; d < w; ++d) off[d] = stride2 * (n ? wrap_once(i0 + d, n) : i0 + d - lo);
 }
 
 // The kernel's values at one point along one axis: NK vectors by Horner.
@@ -79,31 +81,30 @@ template <int NV>
 void spread_nv(const SpreadJob& j) {
   const HornerTable& t = *j.k.table;
   const PointRun& r = j.pts;
-  const std::size_t sx2 = 2 * std::size_t(j.sx), sxy2 = sx2 * j.sy;
+  const std::ptrdiff_t row2 = 2 * std::ptrdiff_t(j.row_stride), plane2 = 2 * std::ptrdiff_t(j.plane_stride);
   const int wy = j.k.wy, wz = j.k.wz;
   alignas(32) float ky[16], kz[16];
+  std::ptrdiff_t yoff[16], zoff[16];
   for (std::size_t p = r.begin; p < r.end; ++p) {
-    prefetch_values(r, p, j.c, j.c_stride, j.n, false);
+    prefetch_value(r, p, j.c, false);
     const PointPos& pt = r.pos[p];
     v8 kxc[NV];
     x_values<NV>(t, pt.s[0], kxc);
     axis_values(t, wy, pt.s[1], ky);
     axis_values(t, wz, pt.s[2], kz);
-    const std::size_t ox = pt.i0[0] - j.lo[0], oy = pt.i0[1] - j.lo[1], oz = pt.i0[2] - j.lo[2];
-    const std::size_t corner = 2 * ox + sx2 * oy + sxy2 * oz;
-    for (int b = 0; b < j.n; ++b) {
-      const cfloat v = j.c[b * j.c_stride + r.perm[p]];
-      const v8 vv = {v.real(), v.imag(), v.real(), v.imag(), v.real(), v.imag(), v.real(), v.imag()};
-      float* base = j.sub + b * j.sub_stride + corner;
-      for (int dz = 0; dz < wz; ++dz) {
-        v8 a[NV];  // the x row of this plane: v kx kz, added w_y times
-        for (int q = 0; q < NV; ++q) a[q] = kxc[q] * (vv * kz[dz]);
-        float* plane = base + sxy2 * dz;
-        for (int dy = 0; dy < wy; ++dy) {
-          const v8 f = splat(ky[dy]);
-          float* row = plane + sx2 * dy;
-          for (int q = 0; q < NV; ++q) store8(row + 8 * q, load8(row + 8 * q) + a[q] * f);
-        }
+    row_offsets(pt.i0[1], wy, j.lo[1], j.wrap[1], row2, yoff);
+    row_offsets(pt.i0[2], wz, j.lo[2], j.wrap[2], plane2, zoff);
+    const cfloat v = j.c[r.perm[p]];
+    const v8 vv = {v.real(), v.imag(), v.real(), v.imag(), v.real(), v.imag(), v.real(), v.imag()};
+    float* base = j.grid + 2 * std::ptrdiff_t(pt.i0[0] - j.lo[0]);
+    for (int dz = 0; dz < wz; ++dz) {
+      v8 a[NV];  // the x row of this plane: v kx kz, added w_y times
+      for (int q = 0; q < NV; ++q) a[q] = kxc[q] * (vv * kz[dz]);
+      float* plane = base + zoff[dz];
+      for (int dy = 0; dy < wy; ++dy) {
+        const v8 f = splat(ky[dy]);
+        float* row = plane + yoff[dy];
+        for (int q = 0; q < NV; ++q) store8(row + 8 * q, load8(row + 8 * q) + a[q] * f);
       }
     }
   }
@@ -141,18 +142,15 @@ void interp_nv(const InterpJob& j) {
   alignas(32) float ky[16], kz[16];
   std::ptrdiff_t yoff[16], zoff[16];
   for (std::size_t p = r.begin; p < r.end; ++p) {
-    prefetch_values(r, p, j.out, j.out_stride, j.n, true);
+    prefetch_value(r, p, j.out, true);
     const PointPos& pt = r.pos[p];
     v8 kxc[NV];
     x_values<NV>(t, pt.s[0], kxc);
     axis_values(t, wy, pt.s[1], ky);
     axis_values(t, wz, pt.s[2], kz);
-    const std::ptrdiff_t x0 = 2 * std::ptrdiff_t(pt.i0[0]);
-    for (int dy = 0; dy < wy; ++dy) yoff[dy] = x0 + row2 * wrap_once(pt.i0[1] + dy, j.nf[1]);
-    for (int dz = 0; dz < wz; ++dz) zoff[dz] = plane2 * wrap_once(pt.i0[2] + dz, j.nf[2]);
-    for (int b = 0; b < j.n; ++b)
-      j.out[b * j.out_stride + r.perm[p]] =
-          interp_one<NV>(j.grid + b * j.grid_stride, yoff, zoff, ky, kz, wy, wz, kxc);
+    row_offsets(pt.i0[1], wy, 0, j.nf[1], row2, yoff);
+    row_offsets(pt.i0[2], wz, 0, j.nf[2], plane2, zoff);
+    j.out[r.perm[p]] = interp_one<NV>(j.grid + 2 * std::ptrdiff_t(pt.i0[0]), yoff, zoff, ky, kz, wy, wz, kxc);
   }
 }
 

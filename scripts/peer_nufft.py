@@ -24,7 +24,10 @@ FINUFFT's type 1 onto 2N modes. --gpu: also time cuFINUFFT where the cufinufft
 and cupy modules import (plan, setpts, execute with the device synchronized).
 
 Needs numpy and finufft (pip install numpy finufft==2.5.1). fhdrecon and
-FINUFFT get --threads threads (OMP_NUM_THREADS and nthreads).
+FINUFFT get --threads threads (OMP_NUM_THREADS and nthreads) and the same
+OpenMP wait policy: fhdrecon's CLI runs with OMP_WAIT_POLICY=passive unless
+the user set one (docs/cpu-backend.md), so this script sets the same for the
+libgomp FINUFFT loads, before it loads, unless OMP_WAIT_POLICY is set.
 """
 import argparse
 import json
@@ -36,7 +39,11 @@ import sys
 import tempfile
 import time
 
-import numpy as np
+# Before finufft's libgomp loads: it reads the policy once (see the docstring).
+if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+    os.environ["OMP_WAIT_POLICY"] = "passive"
+
+import numpy as np  # noqa: E402
 
 try:
     import finufft

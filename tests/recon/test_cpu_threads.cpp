@@ -1,0 +1,54 @@
+// Threads the process may use (recon/cpu_threads.hpp) and the CPU backend's
+// kept NUFFT plans.
+#include "catch.hpp"
+#include "recon/backend.hpp"
+#include "recon/cpu_threads.hpp"
+#include "recon/direct_sum.hpp"
+#include "test_cpu_util.hpp"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+using namespace fhd;
+using namespace fhd::test;
+
+TEST_CASE("cgroup v2 cpu.max: the quota in CPUs, 0 without a limit", "[cpu]") {
+  CHECK(cgroup_v2_quota("max 100000\n") == 0);
+  CHECK(cgroup_v2_quota("200000 100000\n") == 2.0);
+  CHECK(cgroup_v2_quota("150000 100000") == 1.5);
+  CHECK(cgroup_v2_quota("") == 0);
+  CHECK(cgroup_v2_quota("garbage") == 0);
+  CHECK(cgroup_v2_quota("100000 0") == 0);
+}
+
+TEST_CASE("usable_cpus is at least 1 and at most the affinity mask", "[cpu]") {
+  const int n = usable_cpus();
+  CHECK(n >= 1);
+#ifdef _OPENMP
+  // libgomp's default team is the affinity mask; the quota can only lower it.
+  CHECK(size_openmp_to_process() <= std::max(n, omp_get_max_threads()));
+#endif
+}
+
+// fhd() and forward() with the NUFFT keep one plan per grid and tolerance on
+// the uploaded points: calls after the first reuse it and agree with the sums.
+TEST_CASE("cpu backend: the NUFFT plan kept on the points serves every call", "[cpu]") {
+  auto be = make_cpu_backend();
+  const ImageGrid g{12, 10, 8};
+  const Trajectory traj = random_trajectory(2000, g, 61);
+  auto k = be->upload_points(traj);
+  FhdOptions opt;
+  opt.method = FhdMethod::Nufft;
+  opt.nufft_tol = 1e-6;
+  for (int call = 0; call < 3; ++call) {
+    const std::vector<cfloat> mu = random_complex(traj.size(), 62 + call), x = random_complex(g.voxels(), 70 + call);
+    INFO("call " << call);
+    CHECK(rel_l2(be->fhd(*k, mu, g, opt), fhd_reference(traj, mu, g)) < 3e-6);
+    CHECK(rel_l2(be->forward(*k, x, g, opt), forward_reference(traj, x, g)) < 3e-6);
+  }
+  const ImageGrid other{8, 8, 8};  // another grid: its own plan
+  const std::vector<cfloat> mu = random_complex(traj.size(), 80);
+  CHECK(rel_l2(be->fhd(*k, mu, other, opt), fhd_reference(traj, mu, other)) < 3e-6);
+  CHECK_THROWS(be->forward(*k, std::vector<cfloat>(g.voxels() + 1), g, opt));
+}
