@@ -67,7 +67,25 @@ void permute(const std::vector<cfloat>& in, std::vector<cfloat>& out, const Imag
       }
 }
 
-// Host vectors; elementwise ops in double, rounded once to float.
+// Vectors shorter than this run on the calling thread: a parallel region
+// costs a wake-up of every thread (and, on shared cores, a wait for the last
+// of them to be scheduled), more than 64 KB of axpy takes.
+const std::ptrdiff_t kSerialBelow = 1 << 13;
+
+// sum conj(x) y in double over [0, n).
+cdouble dot_range(const cfloat* xs, const cfloat* ys, std::ptrdiff_t n) {
+  double re = 0.0, im = 0.0;
+#pragma omp simd reduction(+ : re, im)
+  for (std::ptrdiff_t i = 0; i < n; ++i) {
+    const double ar = xs[i].real(), ai = xs[i].imag(), br = ys[i].real(), bi = ys[i].imag();
+    re += ar * br + ai * bi;  // conj(x) y
+    im += ar * bi - ai * br;
+  }
+  return {re, im};
+}
+
+// Host vectors; elementwise ops in double, rounded once to float. One
+// parallel region per call (dot2: one for both dots), none for short vectors.
 class CpuVectorOps : public VectorOps {
  public:
   VecPtr upload(const std::vector<cfloat>& host) override { return std::make_unique<CpuVector>(host); }
@@ -81,28 +99,50 @@ class CpuVectorOps : public VectorOps {
     check_same_size(x, y, "axpy");
     const cfloat* xs = as_cpu(x).data.data();
     cfloat* ys = as_cpu(y).data.data();
-#pragma omp parallel for
-    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(y.size()); ++i) ys[i] = cfloat(a * cdouble(xs[i]) + cdouble(ys[i]));
+    const std::ptrdiff_t n = std::ptrdiff_t(y.size());
+#pragma omp parallel for schedule(static) if (n >= kSerialBelow)
+    for (std::ptrdiff_t i = 0; i < n; ++i) ys[i] = cfloat(a * cdouble(xs[i]) + cdouble(ys[i]));
   }
   void xpay(const BackendVector& x, cdouble a, BackendVector& y) override {
     check_same_size(x, y, "xpay");
     const cfloat* xs = as_cpu(x).data.data();
     cfloat* ys = as_cpu(y).data.data();
-#pragma omp parallel for
-    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(y.size()); ++i) ys[i] = cfloat(cdouble(xs[i]) + a * cdouble(ys[i]));
+    const std::ptrdiff_t n = std::ptrdiff_t(y.size());
+#pragma omp parallel for schedule(static) if (n >= kSerialBelow)
+    for (std::ptrdiff_t i = 0; i < n; ++i) ys[i] = cfloat(cdouble(xs[i]) + a * cdouble(ys[i]));
   }
   cdouble dot(const BackendVector& x, const BackendVector& y) override {
     check_same_size(x, y, "dot");
-    const cfloat* xs = as_cpu(x).data.data();
-    const cfloat* ys = as_cpu(y).data.data();
-    double re = 0.0, im = 0.0;
-#pragma omp parallel for reduction(+ : re, im)
-    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(x.size()); ++i) {
-      const double ar = xs[i].real(), ai = xs[i].imag(), br = ys[i].real(), bi = ys[i].imag();
-      re += ar * br + ai * bi;  // conj(x) y
-      im += ar * bi - ai * br;
+    return dot2(x, y, x, y).first;
+  }
+  // Both dots in one pass over the threads' blocks: preconditioned CG asks
+  // for r.r and r.z together every iteration.
+  std::pair<cdouble, cdouble> dot2(const BackendVector& a, const BackendVector& b, const BackendVector& c,
+                                   const BackendVector& d) override {
+    check_same_size(a, b, "dot");
+    check_same_size(c, d, "dot");
+    const cfloat *as = as_cpu(a).data.data(), *bs = as_cpu(b).data.data();
+    const cfloat *cs = as_cpu(c).data.data(), *ds = as_cpu(d).data.data();
+    const std::ptrdiff_t n1 = std::ptrdiff_t(a.size()), n2 = std::ptrdiff_t(c.size());
+    const bool same = as == cs && bs == ds;
+    double r1 = 0, i1 = 0, r2 = 0, i2 = 0;
+#pragma omp parallel reduction(+ : r1, i1, r2, i2) if (std::max(n1, n2) >= kSerialBelow)
+    {
+#ifdef _OPENMP
+      const std::ptrdiff_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+      const std::ptrdiff_t t = 0, nt = 1;
+#endif
+      // Fixed blocks per thread: the same sums, in the same order, every call.
+      const std::ptrdiff_t b1 = n1 * t / nt, e1 = n1 * (t + 1) / nt, b2 = n2 * t / nt, e2 = n2 * (t + 1) / nt;
+      const cdouble s1 = dot_range(as + b1, bs + b1, e1 - b1);
+      const cdouble s2 = same ? s1 : dot_range(cs + b2, ds + b2, e2 - b2);
+      r1 += s1.real();
+      i1 += s1.imag();
+      r2 += s2.real();
+      i2 += s2.imag();
     }
-    return {re, im};
+    return {{r1, i1}, {r2, i2}};
   }
   void multiply(const BackendVector& s, const BackendVector& x, BackendVector& y, bool conjugate) override {
     check_same_size(s, x, "multiply");
@@ -110,16 +150,18 @@ class CpuVectorOps : public VectorOps {
     const cfloat* ss = as_cpu(s).data.data();
     const cfloat* xs = as_cpu(x).data.data();
     cfloat* ys = as_cpu(y).data.data();
-#pragma omp parallel for
-    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(x.size()); ++i) ys[i] = (conjugate ? std::conj(ss[i]) : ss[i]) * xs[i];
+    const std::ptrdiff_t n = std::ptrdiff_t(x.size());
+#pragma omp parallel for schedule(static) if (n >= kSerialBelow)
+    for (std::ptrdiff_t i = 0; i < n; ++i) ys[i] = (conjugate ? std::conj(ss[i]) : ss[i]) * xs[i];
   }
   double magnitude_sse(const BackendVector& x, const BackendVector& ref) override {
     check_same_size(x, ref, "magnitude_sse");
     const cfloat* xs = as_cpu(x).data.data();
     const cfloat* rs = as_cpu(ref).data.data();
+    const std::ptrdiff_t n = std::ptrdiff_t(x.size());
     double sse = 0.0;
-#pragma omp parallel for reduction(+ : sse)
-    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(x.size()); ++i) {
+#pragma omp parallel for schedule(static) reduction(+ : sse) if (n >= kSerialBelow)
+    for (std::ptrdiff_t i = 0; i < n; ++i) {
       const double d = std::abs(cdouble(xs[i])) - double(rs[i].real());
       sse += d * d;
     }

@@ -79,25 +79,28 @@ std::vector<cfloat> toeplitz_spectrum(const std::vector<cfloat>& q, const ImageG
   return k;
 }
 
+// One row (iy, iz) of y += lambda R^H R x.
+void add_roughness_row(const cfloat* x, cfloat* y, const ImageGrid& grid, float lambda, int iy, int iz) {
+  const std::ptrdiff_t sx = 1, sy = grid.nx, sz = std::ptrdiff_t(grid.nx) * grid.ny;
+  for (int ix = 0; ix < grid.nx; ++ix) {
+    const std::ptrdiff_t i = ix + sy * iy + sz * iz;
+    // (R^H R x)_i = sum over neighbours j along each axis of (x_i - x_j).
+    cfloat d = 0.0f;
+    if (ix > 0) d += x[i] - x[i - sx];
+    if (ix < grid.nx - 1) d += x[i] - x[i + sx];
+    if (iy > 0) d += x[i] - x[i - sy];
+    if (iy < grid.ny - 1) d += x[i] - x[i + sy];
+    if (iz > 0) d += x[i] - x[i - sz];
+    if (iz < grid.nz - 1) d += x[i] - x[i + sz];
+    y[i] += lambda * d;
+  }
+}
+
 void add_roughness(const cfloat* x, cfloat* y, const ImageGrid& grid, double lambda) {
   if (lambda == 0.0) return;
-  const float lam = float(lambda);
-  const std::ptrdiff_t sx = 1, sy = grid.nx, sz = std::ptrdiff_t(grid.nx) * grid.ny;
 #pragma omp parallel for collapse(2)
   for (int iz = 0; iz < grid.nz; ++iz)
-    for (int iy = 0; iy < grid.ny; ++iy)
-      for (int ix = 0; ix < grid.nx; ++ix) {
-        const std::ptrdiff_t i = ix + sy * iy + sz * iz;
-        // (R^H R x)_i = sum over neighbours j along each axis of (x_i - x_j).
-        cfloat d = 0.0f;
-        if (ix > 0) d += x[i] - x[i - sx];
-        if (ix < grid.nx - 1) d += x[i] - x[i + sx];
-        if (iy > 0) d += x[i] - x[i - sy];
-        if (iy < grid.ny - 1) d += x[i] - x[i + sy];
-        if (iz > 0) d += x[i] - x[i - sz];
-        if (iz < grid.nz - 1) d += x[i] - x[i + sz];
-        y[i] += lam * d;
-      }
+    for (int iy = 0; iy < grid.ny; ++iy) add_roughness_row(x, y, grid, float(lambda), iy, iz);
 }
 
 ToeplitzOperator::ToeplitzOperator(const std::vector<cfloat>& q, const ImageGrid& grid, double lambda)
@@ -148,12 +151,15 @@ void ToeplitzOperator::apply(const cfloat* x, cfloat* y, int n) {
       buf[t * dvox + i] = {a.real() * k.real() - a.imag() * k.imag(), a.real() * k.imag() + a.imag() * k.real()};
     }
   b.fft->inverse();
+  // crop, and lambda R^H R x added in the same pass (one parallel region).
 #pragma omp parallel for collapse(3)
   for (int t = 0; t < n; ++t)
     for (int iz = 0; iz < nz; ++iz)
-      for (int iy = 0; iy < ny; ++iy)
-        std::copy_n(buf + t * dvox + X * (iy + std::size_t(Y) * iz), nx, y + t * vox + nx * (iy + std::size_t(ny) * iz));
-  for (int t = 0; t < n; ++t) add_roughness(x + t * vox, y + t * vox, grid_, lambda_);
+      for (int iy = 0; iy < ny; ++iy) {
+        const std::size_t row = nx * (iy + std::size_t(ny) * iz);
+        std::copy_n(buf + t * dvox + X * (iy + std::size_t(Y) * iz), nx, y + t * vox + row);
+        if (lambda_ != 0.0) add_roughness_row(x + t * vox, y + t * vox, grid_, float(lambda_), iy, iz);
+      }
 }
 
 }  // namespace fhd

@@ -22,6 +22,8 @@ std::vector<cfloat> toeplitz_spectrum(const std::vector<cfloat>& q, const ImageG
 // y += lambda R^H R x, R = first differences (x[i+1] - x[i], i < n-1) along
 // every axis of length > 1, no wrap-around (Neumann ends).
 void add_roughness(const cfloat* x, cfloat* y, const ImageGrid& grid, double lambda);
+// The same for the one row (iy, iz), lambda != 0.
+void add_roughness_row(const cfloat* x, cfloat* y, const ImageGrid& grid, float lambda, int iy, int iz);
 
 // An in-place FFTW single-precision plan over a grid (x fastest), made with
 // FFTW_ESTIMATE: planning is instant, needs no wisdom, and leaves data alone.
