@@ -12,7 +12,7 @@ namespace fhd::nufft::detail {
 
 namespace generic {
 #include "recon/nufft_spread_impl.hpp"
-const SpreadKernels kernels{"generic", spread, interp};
+const SpreadKernels kernels{"generic", spread, interp, locate};
 }  // namespace generic
 
 const SpreadKernels* generic_kernels() { return &generic::kernels; }

@@ -17,7 +17,7 @@ namespace fhd::nufft::detail {
 #pragma GCC target("avx2,fma")
 namespace avx2 {
 #include "recon/nufft_spread_impl.hpp"
-const SpreadKernels kernels{"avx2", spread, interp};
+const SpreadKernels kernels{"avx2", spread, interp, locate};
 }  // namespace avx2
 #pragma GCC pop_options
 

@@ -35,7 +35,8 @@ inline void prefetch_value(const PointRun& r, std::size_t p, const cfloat* base,
     __builtin_prefetch(v, 0);
 }
 
-// Offsets (floats) of the rows of one axis: index i0 + d - lo, or wrapped by n.
+// Offsets (floats) of the rows of one axis: index i0 + d - lo (a subgrid), or
+// i0 + d wrapped by n (the fine grid).
 inline void row_offsets(int i0, int w, int lo, int n, std::ptrdiff_t stride2, std::ptrdiff_t* off) {
   for (int d = 0; d < w; ++d) off[d] = stride2 * (n ? wrap_once(i0 + d, n) : i0 + d - lo);
 }
@@ -92,8 +93,8 @@ void spread_nv(const SpreadJob& j) {
     x_values<NV>(t, pt.s[0], kxc);
     axis_values(t, wy, pt.s[1], ky);
     axis_values(t, wz, pt.s[2], kz);
-    row_offsets(pt.i0[1], wy, j.lo[1], j.wrap[1], row2, yoff);
-    row_offsets(pt.i0[2], wz, j.lo[2], j.wrap[2], plane2, zoff);
+    row_offsets(pt.i0[1], wy, j.lo[1], 0, row2, yoff);
+    row_offsets(pt.i0[2], wz, j.lo[2], 0, plane2, zoff);
     const cfloat v = j.c[r.perm[p]];
     const v8 vv = {v.real(), v.imag(), v.real(), v.imag(), v.real(), v.imag(), v.real(), v.imag()};
     float* base = j.grid + 2 * std::ptrdiff_t(pt.i0[0] - j.lo[0]);
@@ -151,6 +152,20 @@ void interp_nv(const InterpJob& j) {
     row_offsets(pt.i0[1], wy, 0, j.nf[1], row2, yoff);
     row_offsets(pt.i0[2], wz, 0, j.nf[2], plane2, zoff);
     j.out[r.perm[p]] = interp_one<NV>(j.grid + 2 * std::ptrdiff_t(pt.i0[0]), yoff, zoff, ky, kz, wy, wz, kxc);
+  }
+}
+
+// Plain loops the compiler vectorizes (with AVX, floor and ceil are one
+// instruction each; the baseline target has no rounding instruction).
+void locate(const LocateJob& j) {
+  const double nf = j.nf, inv = 1.0 / j.nf, half = 0.5 * j.w, shift = j.w - 1;
+  for (std::size_t i = 0; i < j.n; ++i) {
+    double u = double(j.k[i]) * j.scale;
+    u -= nf * __builtin_floor(u * inv);
+    u = u >= nf || u < 0.0 ? 0.0 : u;  // rounding at the fold
+    const double first = __builtin_ceil(u - half);
+    j.i0[i] = std::int32_t(first);
+    j.s[i] = float(2.0 * (first - u) + shift);
   }
 }
 
