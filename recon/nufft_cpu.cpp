@@ -39,25 +39,11 @@ namespace fhd::nufft {
 namespace {
 
 const int kBin[3] = {16, 4, 4};      // fine cells per bin and axis
-const int kBlock = 2;                // a subproblem's block: one row of bins x kBlock^2 in y, z
+const int kBlock = 4;                // a subproblem's block: one row of bins x kBlock^2 in y, z
 const std::size_t kMaxRun = 4096;    // points per subproblem
 const int kRowLocks = 4096;          // fine-grid rows share these locks by index
 const std::size_t kLocateBlock = 1024;  // points per call of the locate kernel
 const std::size_t kFineBudget = std::size_t(512) << 20;  // bytes of fine grids one call may hold
-
-bool power_of_two(int m) { return m > 0 && (m & (m - 1)) == 0; }
-
-// fine_size, except powers of two from 256 up: FFTW_ESTIMATE's plans for them
-// thrash the cache (256^3 single precision: 3.2 s, against 0.41 s for 270^3
-// and 0.185 s for a FFTW_MEASURE plan that itself takes 17 s to make; 2 cores,
-// docs/cpu-backend.md, "NUFFT"). The next even 5-smooth size is both faster and more accurate.
-int cpu_fine_size(int n, const KernelParams& kp) {
-  int m = fine_size(n, kp);
-  if (m < 256 || !power_of_two(m)) return m;
-  KernelParams wider = kp;
-  wider.sigma = double(m + 1) / n;
-  return fine_size(n, wider);
-}
 
 int default_threads() {
 #ifdef _OPENMP
@@ -177,7 +163,7 @@ void CpuPlan::Impl::make(const ImageGrid& modes_in, const ImageGrid& image_in, c
     if (n_img[a] == 1 && n_mod[a] != 1) throw std::invalid_argument("nufft: an idle image axis needs 1 mode");
     if (a < 2 && n_img[a] < 2) throw std::invalid_argument("nufft: x and y need at least 2 voxels");
     len[a] = n_mod[a];
-    nf[a] = n_img[a] == 1 ? 1 : cpu_fine_size(n_mod[a], kp);
+    nf[a] = n_img[a] == 1 ? 1 : fine_size(n_mod[a], kp);
     width[a] = n_img[a] == 1 ? 1 : kp.width;
     std::vector<double> d = deapodization(n_mod[a], nf[a], kp);
     deapod[a].assign(d.begin(), d.end());
