@@ -21,35 +21,35 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
+// Gaussian real and imaginary parts, from the top bits of the generator (as
+// phantom/trajectory.cpp's uniform numbers): the same values on every library.
 std::vector<cfloat> random_values(std::size_t n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d;
-  std::vector<cfloat> v(n);
-  for (auto& x : v) x = {d(rng), d(rng)};
-  return v;
+  auto gauss = [&rng] {  // Box-Muller
+    const double u = (double(rng() >> 11) + 0.5) / 9007199254740992.0, v = double(rng() >> 11) / 9007199254740992.0;
+    return float(std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v));
+  };
+  std::vector<cfloat> vals(n);
+  for (auto& x : vals) x = {gauss(), gauss()};
+  return vals;
 }
 
-// The GPU bench's points (cuda/nufft_bench.cpp): 3D radial spokes, or uniform
-// random k in [-N/2, N/2)^3.
+// 3D radial spokes (--spokes x --readout), or `samples` uniform random k in
+// [-N/2, N/2)^3: phantom/trajectory's radial3d and random kinds.
 Trajectory make_points(const NufftBenchOptions& o) {
+  TrajectorySpec spec;
+  spec.nx = spec.ny = spec.nz = o.matrix;
+  spec.seed = o.seed;
   if (o.points == "radial") {
-    TrajectorySpec spec;
     spec.kind = "radial3d";
-    spec.nx = spec.ny = spec.nz = o.matrix;
     spec.readout = o.readout;
     spec.spokes = o.spokes;
-    return make_trajectory(spec);
+  } else {
+    spec.kind = "random";
+    spec.readout = 1;
+    spec.spokes = int(o.samples);
   }
-  std::mt19937_64 rng(o.seed);
-  std::uniform_real_distribution<float> d(-0.5f * o.matrix, 0.5f * o.matrix);
-  Trajectory t;
-  t.resize(o.samples);
-  for (std::size_t i = 0; i < o.samples; ++i) {
-    t.kx[i] = d(rng);
-    t.ky[i] = d(rng);
-    t.kz[i] = d(rng);
-  }
-  return t;
+  return make_trajectory(spec);
 }
 
 // float32 kx[M], ky[M], kz[M], little-endian as this machine writes them.

@@ -78,33 +78,45 @@ inline void x_values(const HornerTable& t, float s, v8* kxc) {
   for (int q = 0; q < NV; ++q) kxc[q] = __builtin_shuffle(k[q / 2], q % 2 ? hi : lo);
 }
 
+// One point's kernel: x values (duplicated for complex cells), y and z
+// factors, and the offsets (floats) of its rows and planes.
+template <int NV>
+struct PointKernel {
+  v8 kxc[NV];
+  alignas(32) float ky[16], kz[16];
+  std::ptrdiff_t yoff[16], zoff[16];
+  // lo: the grid's first cell (subgrid), n: the lengths to wrap by (0: none).
+  void at(const HornerTable& t, const KernelShape& k, const PointPos& pt, const int* lo, const int* n,
+          std::ptrdiff_t row2, std::ptrdiff_t plane2) {
+    x_values<NV>(t, pt.s[0], kxc);
+    axis_values(t, k.wy, pt.s[1], ky);
+    axis_values(t, k.wz, pt.s[2], kz);
+    row_offsets(pt.i0[1], k.wy, lo[1], n[1], row2, yoff);
+    row_offsets(pt.i0[2], k.wz, lo[2], n[2], plane2, zoff);
+  }
+};
+
 template <int NV>
 void spread_nv(const SpreadJob& j) {
   const HornerTable& t = *j.k.table;
   const PointRun& r = j.pts;
   const std::ptrdiff_t row2 = 2 * std::ptrdiff_t(j.row_stride), plane2 = 2 * std::ptrdiff_t(j.plane_stride);
-  const int wy = j.k.wy, wz = j.k.wz;
-  alignas(32) float ky[16], kz[16];
-  std::ptrdiff_t yoff[16], zoff[16];
+  const int wy = j.k.wy, wz = j.k.wz, no_wrap[3] = {0, 0, 0};
+  PointKernel<NV> pk;
   for (std::size_t p = r.begin; p < r.end; ++p) {
     prefetch_value(r, p, j.c, false);
     const PointPos& pt = r.pos[p];
-    v8 kxc[NV];
-    x_values<NV>(t, pt.s[0], kxc);
-    axis_values(t, wy, pt.s[1], ky);
-    axis_values(t, wz, pt.s[2], kz);
-    row_offsets(pt.i0[1], wy, j.lo[1], 0, row2, yoff);
-    row_offsets(pt.i0[2], wz, j.lo[2], 0, plane2, zoff);
+    pk.at(t, j.k, pt, j.lo, no_wrap, row2, plane2);
     const cfloat v = j.c[r.perm[p]];
     const v8 vv = {v.real(), v.imag(), v.real(), v.imag(), v.real(), v.imag(), v.real(), v.imag()};
     float* base = j.grid + 2 * std::ptrdiff_t(pt.i0[0] - j.lo[0]);
     for (int dz = 0; dz < wz; ++dz) {
       v8 a[NV];  // the x row of this plane: v kx kz, added w_y times
-      for (int q = 0; q < NV; ++q) a[q] = kxc[q] * (vv * kz[dz]);
-      float* plane = base + zoff[dz];
+      for (int q = 0; q < NV; ++q) a[q] = pk.kxc[q] * (vv * pk.kz[dz]);
+      float* plane = base + pk.zoff[dz];
       for (int dy = 0; dy < wy; ++dy) {
-        const v8 f = splat(ky[dy]);
-        float* row = plane + yoff[dy];
+        const v8 f = splat(pk.ky[dy]);
+        float* row = plane + pk.yoff[dy];
         for (int q = 0; q < NV; ++q) store8(row + 8 * q, load8(row + 8 * q) + a[q] * f);
       }
     }
@@ -138,20 +150,15 @@ template <int NV>
 void interp_nv(const InterpJob& j) {
   const HornerTable& t = *j.k.table;
   const PointRun& r = j.pts;
-  const int wy = j.k.wy, wz = j.k.wz;
   const std::ptrdiff_t row2 = 2 * std::ptrdiff_t(j.row_stride), plane2 = 2 * std::ptrdiff_t(j.plane_stride);
-  alignas(32) float ky[16], kz[16];
-  std::ptrdiff_t yoff[16], zoff[16];
+  const int origin[3] = {0, 0, 0};
+  PointKernel<NV> pk;
   for (std::size_t p = r.begin; p < r.end; ++p) {
     prefetch_value(r, p, j.out, true);
     const PointPos& pt = r.pos[p];
-    v8 kxc[NV];
-    x_values<NV>(t, pt.s[0], kxc);
-    axis_values(t, wy, pt.s[1], ky);
-    axis_values(t, wz, pt.s[2], kz);
-    row_offsets(pt.i0[1], wy, 0, j.nf[1], row2, yoff);
-    row_offsets(pt.i0[2], wz, 0, j.nf[2], plane2, zoff);
-    j.out[r.perm[p]] = interp_one<NV>(j.grid + 2 * std::ptrdiff_t(pt.i0[0]), yoff, zoff, ky, kz, wy, wz, kxc);
+    pk.at(t, j.k, pt, origin, j.nf, row2, plane2);
+    j.out[r.perm[p]] = interp_one<NV>(j.grid + 2 * std::ptrdiff_t(pt.i0[0]), pk.yoff, pk.zoff, pk.ky, pk.kz, j.k.wy,
+                                      j.k.wz, pk.kxc);
   }
 }
 
