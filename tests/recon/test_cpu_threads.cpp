@@ -1,5 +1,7 @@
 // Threads the process may use (recon/cpu_threads.hpp) and the CPU backend's
 // kept NUFFT plans.
+#include <cstdlib>
+
 #include "catch.hpp"
 #include "recon/backend.hpp"
 #include "recon/cpu_threads.hpp"
@@ -22,12 +24,20 @@ TEST_CASE("cgroup v2 cpu.max: the quota in CPUs, 0 without a limit", "[cpu]") {
   CHECK(cgroup_v2_quota("100000 0") == 0);
 }
 
-TEST_CASE("usable_cpus is at least 1 and at most the affinity mask", "[cpu]") {
+TEST_CASE("usable_cpus is at least 1; OpenMP's count is lowered to it", "[cpu]") {
   const int n = usable_cpus();
   CHECK(n >= 1);
 #ifdef _OPENMP
-  // libgomp's default team is the affinity mask; the quota can only lower it.
-  CHECK(size_openmp_to_process() <= std::max(n, omp_get_max_threads()));
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(n + 3);  // as if libgomp had counted more CPUs than the quota allows
+  const int after = size_openmp_to_process();
+  if (std::getenv("OMP_NUM_THREADS")) {
+    CHECK(after == n + 3);  // the user's choice stands
+  } else {
+    CHECK(after == n);
+    CHECK(omp_get_max_threads() == n);
+  }
+  omp_set_num_threads(before);
 #endif
 }
 
