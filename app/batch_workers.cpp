@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "recon/device/cpu_threads.hpp"
 
 extern char** environ;
 
@@ -51,11 +52,8 @@ std::vector<std::string> visible_gpus() {
   return ids;
 }
 
-int usable_cores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
-}
+// The affinity mask, lowered to a cgroup CPU quota (recon/device/cpu_threads.hpp).
+int usable_cores() { return usable_cpus(); }
 
 // OMP_NUM_THREADS for `workers` children sharing this process's cores, unless the user chose.
 void share_cores(std::vector<Worker>& ws) {

@@ -1,7 +1,10 @@
 // fhdrecon: iterative reconstruction of non-Cartesian MRI (PMPP's IMPATIENT MRI).
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include "app/commands.hpp"
@@ -12,6 +15,7 @@
 #include "app/recon_options.hpp"
 #include "io/atomic_file.hpp"
 #include "io/h5util.hpp"
+#include "recon/device/cpu_threads.hpp"
 #include "recon/plan/qcache.hpp"
 #include "core/error.hpp"
 
@@ -30,10 +34,30 @@ int fail(int code, const std::string& msg) {
   return code;
 }
 
+// OpenMP's threads wait for the next parallel region by spinning (libgomp:
+// up to 300,000 spins, milliseconds) unless OMP_WAIT_POLICY=passive. On cores
+// shared with other busy processes the spinning steals the time the working
+// threads wait for: the default CPU run took 67-73 s instead of 10 s beside two
+// busy processes (docs/cpu-backend.md, "Threads and load"). libgomp reads the
+// variable once, when it loads, so the CLI sets it and runs itself again,
+// unless the user chose a policy (OMP_WAIT_POLICY or GOMP_SPINCOUNT). Linux
+// only (/proc/self/exe); where exec fails the run goes on as it is.
+void prefer_passive_openmp(char** argv) {
+#ifdef __linux__
+  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
+  if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
+  execv("/proc/self/exe", argv);
+#else
+  (void)argv;
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace fhd::app;
+  prefer_passive_openmp(argv);
+  fhd::size_openmp_to_process();  // affinity and cgroup quota (recon/device/cpu_threads.hpp)
   fhd::h5::no_cleanup_at_exit();  // before any HDF5 call (io/h5util.hpp: a failed close crashed at exit)
   fhd::install_interrupt_cleanup();
   fhd::set_q_temporary_hooks(fhd::register_temporary, fhd::forget_temporary);  // Q-cache temporaries too  // SIGINT/SIGTERM remove temporaries, keep earlier outputs

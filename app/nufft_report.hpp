@@ -1,6 +1,6 @@
 #pragma once
-// The GPU NUFFT's benchmark table (stdout) and JSON, with issue 9's goals
-// beside the rows they apply to.
+// The NUFFT's benchmark table (stdout) and JSON, with the goals beside the
+// rows they apply to: issue 9's on the GPU, issue 25's batching goal on the CPU.
 #include <nlohmann/json.hpp>
 
 #include "core/gpu_reports.hpp"

@@ -76,6 +76,11 @@ struct NufftBenchOptions {
   bool sweep = false;  // also time the method/bin/coarsening variants at the last tolerance, sigma 2
   bool q = true;       // time Q (type 1 onto the doubled grid) too
   std::uint64_t seed = 1;
+  // CPU only: also time this many transforms batched in one call against as
+  // many single calls (each its own plan, as coil-by-coil code did), and
+  // write the points (float32 kx, then ky, then kz) for a peer to time.
+  int transforms = 1;
+  std::string points_out;
 };
 
 struct NufftBenchRow {
@@ -85,7 +90,11 @@ struct NufftBenchRow {
   int width = 0;
   ImageGrid fine;
   std::size_t points = 0;
-  double plan_ms = 0;   // plan + set_points
+  double plan_ms = 0;   // plan + set_points (GPU); plan alone where setpts_ms >= 0 (CPU)
+  double setpts_ms = -1;  // set_points apart (CPU)
+  double total_ms = 0;    // plan + set_points + execute (median of the sums; CPU)
+  double reuse_ms = -1;   // execute again on the same plan (CPU)
+  int transforms = 1;     // transforms per row (CPU batched rows)
   double ms = 0, ms_min = 0, ms_max = 0;
   double pairs_per_s = 0;
   double relerr = 0;

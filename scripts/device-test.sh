@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the lent GPU machine: unpack the carried packages the image lacks, build
 # with CUDA, run the [gpu] tests and the benchmarks, write logs under $OUT.
-#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [pcg] [multi] [profile] [issue9] [peer] [peersense] [ops] [compose] [sweep]
+#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [pcg] [multi] [profile] [issue9] [peer] [peersense] [cpunufft] [ops] [compose] [sweep]
 #   (default: build test bench e2e tune validate; sanitize runs compute-sanitizer over
 #   the [gpu] tests, nufft the --fhd exact/nufft end-to-end cases, peer SigPy on the
 #   same kind of data: carry .peers, an optional local copy of the peer tools;
@@ -9,6 +9,9 @@
 #   ops compares this tree with an older one carried in .base (the operator layer's
 #   "nothing moves": validate tables, PSNRs, the 6000 x 256 case's stages); compose
 #   the compositions' accuracy: SENSE with l2, TV and the wavelet, SENSE with a field map)
+#   cpunufft issue 25's CPU half on two idle cores of the host: the CPU NUFFT
+#   against FINUFFT (.peers/whl/finufft*.whl; cuFINUFFT too where cufinufft and
+#   cupy import) and the default run alone and beside two busy processes)
 # Run through the device tool with carry [".devdeps"]; .devdeps holds the .deb
 # files of the packages the GPU machine's image lacks (docs/gpu-backend.md,
 # "Building on the GPU machine"; make it with scripts/fetch-devdeps.sh).
@@ -402,6 +405,41 @@ run_sanitize() {
   return $r
 }
 
+# Issue 25's CPU figures where two cores are really idle (the 2-core build
+# machine never is): everything pinned to cores 0 and 1, as a 2-core machine.
+# About 6 minutes. Needs the fhdrecon target built.
+run_cpunufft() {
+  local site=$PWD/.peers/site pin=(taskset -c 0,1) r=0
+  mkdir -p "$site"
+  if ! python3 -c "import finufft" 2>/dev/null; then
+    compgen -G ".peers/whl/finufft*.whl" >/dev/null &&
+      python3 -m pip install -q --no-index --no-deps --target "$site" .peers/whl/finufft*.whl
+  fi
+  export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
+  for size in "64 192000" "128 1048576"; do
+    set -- $size
+    for pts in uniform radial; do
+      echo "== $1^3, $2 $pts points, 2 pinned cores" | tee -a "$OUT/cpunufft.log"
+      if python3 -c "import finufft" 2>/dev/null; then
+        OMP_NUM_THREADS=2 "${pin[@]}" python3 scripts/peer_nufft.py --fhdrecon "$BUILD/fhdrecon" --matrix "$1" \
+          --samples "$2" --points "$pts" --threads 2 --reps 3 --rounds 2 --check 50 --no-q \
+          $([[ $1 == 64 && $pts == uniform ]] && echo --transforms 8 --gpu) 2>&1 | tee -a "$OUT/cpunufft.log" | tail -8 || r=1
+      else
+        echo "cpunufft: finufft not importable (carry .peers/whl/finufft*.whl): fhdrecon alone" | tee -a "$OUT/cpunufft.log"
+        local radial=()
+        [[ $pts == radial ]] && radial=(--readout $((2 * $1)) --spokes $(($2 / (2 * $1))))
+        OMP_NUM_THREADS=2 "${pin[@]}" "$BUILD/fhdrecon" -q bench-nufft --device cpu --matrix "$1" --samples "$2" \
+          --points "$pts" "${radial[@]}" --tols 1e-6 --reps 3 --no-q 2>&1 | tee -a "$OUT/cpunufft.log" | tail -4 || r=1
+      fi
+    done
+  done
+  echo "== the default run alone and beside two busy processes, 2 pinned cores" | tee -a "$OUT/cpunufft.log"
+  FHDRECON="$BUILD/fhdrecon" ROUNDS=2 "${pin[@]}" bash scripts/cpu-load.sh 2>&1 | tee -a "$OUT/cpunufft.log" || r=1
+  OMP_WAIT_POLICY=active FHDRECON="$BUILD/fhdrecon" ROUNDS=1 "${pin[@]}" bash scripts/cpu-load.sh 2>&1 |
+    sed 's/^/active: /' | tee -a "$OUT/cpunufft.log" || r=1
+  return $r
+}
+
 rc=0
 # Issue 23's "nothing moves": the tree in .base (the code before a change,
 # carried: `git archive REV | tar -x -C .base`) built beside this one, then
@@ -554,4 +592,5 @@ has basebuild && { build_base || rc=1; }
 has ops && { run_ops 2>&1 | tee "$OUT/ops.log" || rc=1; }
 has sweep && { run_sweep 2>&1 | tee "$OUT/sweep.log" || rc=1; }
 has compose && { run_compose 2>&1 | tee "$OUT/compose.log" || rc=1; }
+has cpunufft && { run_cpunufft || rc=1; }
 exit $rc

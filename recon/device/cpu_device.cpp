@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "recon/device/cpu_threads.hpp"
 #include "recon/device/kernels.hpp"
 
 #ifdef _OPENMP
@@ -24,6 +25,23 @@ int cpu_threads() {
 }
 
 namespace {
+
+// Vectors shorter than this run on the calling thread: a parallel region
+// costs a wake-up of every thread (and, on shared cores, a wait for the last
+// of them to be scheduled), more than 64 KB of axpy takes.
+const std::ptrdiff_t kSerialBelow = 1 << 13;
+
+// sum conj(x) y in double over [0, n).
+cdouble dot_range(const cfloat* xs, const cfloat* ys, std::ptrdiff_t n) {
+  double re = 0.0, im = 0.0;
+#pragma omp simd reduction(+ : re, im)
+  for (std::ptrdiff_t i = 0; i < n; ++i) {
+    const double ar = xs[i].real(), ai = xs[i].imag(), br = ys[i].real(), bi = ys[i].imag();
+    re += ar * br + ai * bi;  // conj(x) y
+    im += ar * bi - ai * br;
+  }
+  return {re, im};
+}
 
 // The CPU's work is done when its call returns: the host clock.
 class HostMark : public TimeMark {
@@ -81,6 +99,7 @@ class CpuDevice : public Device {
     return std::make_unique<Points>(std::move(t));
   }
 
+  // One parallel region per call (dot2: one for both dots), none for short vectors.
   void axpby(cdouble a, const DeviceVector& x, cdouble b, DeviceVector& y) override {
     require_same_size(x, y, "axpby");
     const cfloat* xs = mine(x, "axpby");
@@ -89,13 +108,13 @@ class CpuDevice : public Device {
     if (a == 0.0 && b == 0.0) {
       std::fill(ys, ys + n, cfloat(0.0f));
     } else if (a == 0.0) {
-#pragma omp parallel for
+#pragma omp parallel for schedule(static) if (n >= kSerialBelow)
       for (std::ptrdiff_t i = 0; i < n; ++i) ys[i] = cfloat(b * cdouble(ys[i]));
     } else if (b == 1.0) {
-#pragma omp parallel for
+#pragma omp parallel for schedule(static) if (n >= kSerialBelow)
       for (std::ptrdiff_t i = 0; i < n; ++i) ys[i] = cfloat(a * cdouble(xs[i]) + cdouble(ys[i]));
     } else {
-#pragma omp parallel for
+#pragma omp parallel for schedule(static) if (n >= kSerialBelow)
       for (std::ptrdiff_t i = 0; i < n; ++i) ys[i] = cfloat(a * cdouble(xs[i]) + b * cdouble(ys[i]));
     }
   }
@@ -105,34 +124,47 @@ class CpuDevice : public Device {
     const cfloat* ss = mine(s, "multiply");
     const cfloat* xs = mine(x, "multiply");
     cfloat* ys = mine(y, "multiply");
-#pragma omp parallel for
-    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(x.size()); ++i)
-      ys[i] = (conjugate ? std::conj(ss[i]) : ss[i]) * xs[i];
+    const std::ptrdiff_t n = std::ptrdiff_t(x.size());
+#pragma omp parallel for schedule(static) if (n >= kSerialBelow)
+    for (std::ptrdiff_t i = 0; i < n; ++i) ys[i] = (conjugate ? std::conj(ss[i]) : ss[i]) * xs[i];
   }
-  cdouble dot(const DeviceVector& x, const DeviceVector& y) override {
-    require_same_size(x, y, "dot");
-    const cfloat* xs = mine(x, "dot");
-    const cfloat* ys = mine(y, "dot");
-    double re = 0.0, im = 0.0;
-#pragma omp parallel for reduction(+ : re, im)
-    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(x.size()); ++i) {
-      const double ar = xs[i].real(), ai = xs[i].imag(), br = ys[i].real(), bi = ys[i].imag();
-      re += ar * br + ai * bi;  // conj(x) y
-      im += ar * bi - ai * br;
-    }
-    return {re, im};
-  }
+  cdouble dot(const DeviceVector& x, const DeviceVector& y) override { return dot2(x, y, x, y).first; }
+  // Both dots in one pass over the threads' blocks: preconditioned CG asks for
+  // r.r and r.z together every iteration.
   std::pair<cdouble, cdouble> dot2(const DeviceVector& a, const DeviceVector& b, const DeviceVector& c,
                                    const DeviceVector& d) override {
-    return {dot(a, b), dot(c, d)};
+    require_same_size(a, b, "dot");
+    require_same_size(c, d, "dot");
+    const cfloat *as = mine(a, "dot"), *bs = mine(b, "dot"), *cs = mine(c, "dot"), *ds = mine(d, "dot");
+    const std::ptrdiff_t n1 = std::ptrdiff_t(a.size()), n2 = std::ptrdiff_t(c.size());
+    const bool same = as == cs && bs == ds;
+    double r1 = 0, i1 = 0, r2 = 0, i2 = 0;
+#pragma omp parallel reduction(+ : r1, i1, r2, i2) if (std::max(n1, n2) >= kSerialBelow)
+    {
+#ifdef _OPENMP
+      const std::ptrdiff_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+      const std::ptrdiff_t t = 0, nt = 1;
+#endif
+      // Fixed blocks per thread: the same sums, in the same order, every call.
+      const std::ptrdiff_t b1 = n1 * t / nt, e1 = n1 * (t + 1) / nt, b2 = n2 * t / nt, e2 = n2 * (t + 1) / nt;
+      const cdouble s1 = dot_range(as + b1, bs + b1, e1 - b1);
+      const cdouble s2 = same ? s1 : dot_range(cs + b2, ds + b2, e2 - b2);
+      r1 += s1.real();
+      i1 += s1.imag();
+      r2 += s2.real();
+      i2 += s2.imag();
+    }
+    return {{r1, i1}, {r2, i2}};
   }
   double magnitude_sse(const DeviceVector& x, const DeviceVector& ref) override {
     require_same_size(x, ref, "magnitude_sse");
     const cfloat* xs = mine(x, "magnitude_sse");
     const cfloat* rs = mine(ref, "magnitude_sse");
+    const std::ptrdiff_t n = std::ptrdiff_t(x.size());
     double sse = 0.0;
-#pragma omp parallel for reduction(+ : sse)
-    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(x.size()); ++i) {
+#pragma omp parallel for schedule(static) reduction(+ : sse) if (n >= kSerialBelow)
+    for (std::ptrdiff_t i = 0; i < n; ++i) {
       const double e = std::abs(cdouble(xs[i])) - double(rs[i].real());
       sse += e * e;
     }
@@ -162,6 +194,7 @@ const cfloat* host_data(const DeviceVector& v) { return host_data(const_cast<Dev
 
 std::unique_ptr<Device> make_cpu_device() {
   install_cpu_kernels();
+  size_openmp_to_process();  // the CPUs this process may use, unless OMP_NUM_THREADS says
   return std::make_unique<CpuDevice>();
 }
 

@@ -73,6 +73,50 @@ std::vector<cdouble> q_reference(const Trajectory& traj, const std::vector<float
   return gather(traj, weight, grid.doubled(), grid);
 }
 
+std::vector<cdouble> q_reference(const Trajectory& traj, const std::vector<float>& w, const ImageGrid& grid,
+                                 const std::vector<std::size_t>& at) {
+  const ImageGrid dbl = grid.doubled();
+  for (std::size_t v : at)
+    if (v >= dbl.voxels()) throw std::invalid_argument("q_reference: index outside the doubled grid");
+  std::vector<cdouble> weight(traj.size(), 1.0);
+  if (!w.empty()) {
+    check_length(w.size(), traj.size(), "q_reference w");
+    for (std::size_t m = 0; m < w.size(); ++m) weight[m] = w[m];
+  }
+  return gather(traj, weight, dbl, grid, &at);
+}
+
+std::vector<cdouble> forward_reference(const Trajectory& traj, const std::vector<cfloat>& rho,
+                                       const ImageGrid& grid, const std::vector<std::size_t>& at) {
+  check_length(rho.size(), grid.voxels(), "forward_reference rho (vs grid)");
+  for (std::size_t m : at)
+    if (m >= traj.size()) throw std::invalid_argument("forward_reference: sample index outside the trajectory");
+  std::vector<cdouble> data(at.size());
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::ptrdiff_t j = 0; j < std::ptrdiff_t(at.size()); ++j) {
+    const std::size_t m = at[std::size_t(j)];
+    // exp(-i 2 pi k x) per axis, each phase reduced to one turn.
+    auto axis = [&](int n, auto coord_of) {
+      std::vector<cdouble> e(n);
+      for (int i = 0; i < n; ++i) e[i] = std::conj(turn(traj, m, coord_of(axis_coord(i, n, n))));
+      return e;
+    };
+    const auto ex = axis(grid.nx, [](double c) { return Point{c, 0, 0}; });
+    const auto ey = axis(grid.ny, [](double c) { return Point{0, c, 0}; });
+    const auto ez = axis(grid.nz, [](double c) { return Point{0, 0, c}; });
+    cdouble sum = 0.0;
+    for (int iz = 0; iz < grid.nz; ++iz)
+      for (int iy = 0; iy < grid.ny; ++iy) {
+        const cfloat* row = rho.data() + std::size_t(grid.nx) * (iy + std::size_t(grid.ny) * iz);
+        cdouble r = 0.0;
+        for (int ix = 0; ix < grid.nx; ++ix) r += ex[ix] * cdouble(row[ix]);
+        sum += r * ey[iy] * ez[iz];
+      }
+    data[std::size_t(j)] = sum;
+  }
+  return data;
+}
+
 std::vector<cdouble> forward_reference(const Trajectory& traj, const std::vector<cfloat>& rho,
                                        const ImageGrid& grid) {
   check_length(rho.size(), grid.voxels(), "forward_reference rho (vs grid)");

@@ -26,8 +26,18 @@ std::vector<cdouble> fhd_reference(const Trajectory& traj, const std::vector<cfl
 std::vector<cdouble> q_reference(const Trajectory& traj, const std::vector<float>& w,
                                  const ImageGrid& grid);
 
+// The same Q at the doubled grid's points `at` only (indices into grid.doubled()).
+std::vector<cdouble> q_reference(const Trajectory& traj, const std::vector<float>& w, const ImageGrid& grid,
+                                 const std::vector<std::size_t>& at);
+
 // The forward model with Phi = 1: D_m = sum_n rho_n exp(-i 2 pi k_m . x_n).
 std::vector<cdouble> forward_reference(const Trajectory& traj, const std::vector<cfloat>& rho,
                                        const ImageGrid& grid);
+
+// The same at the samples `at` only, for grids too large for the full sum:
+// the phase factors per axis (3 n turns, each reduced as above), then O(N)
+// complex products in double per sample. OpenMP-parallel over the samples.
+std::vector<cdouble> forward_reference(const Trajectory& traj, const std::vector<cfloat>& rho,
+                                       const ImageGrid& grid, const std::vector<std::size_t>& at);
 
 }  // namespace fhd

@@ -1,9 +1,12 @@
-// The NUFFT on the CPU device: recon/nufft/nufft_cpu's plan, made once per
-// operator (before, the CPU backend made one per fhd() and forward() call).
+// The NUFFT on the CPU device: recon/nufft/nufft_cpu's plan (make, set points
+// once), owned by the operator that uses it, n transforms per call.
 #include "recon/nufft/cpu_nufft_kernels.hpp"
 
 #include "recon/device/cpu_device.hpp"
 #include "recon/nufft/nufft_cpu.hpp"
+
+#include <stdexcept>
+#include <string>
 
 namespace fhd {
 namespace {
@@ -11,19 +14,25 @@ namespace {
 class CpuNufftPlan : public NufftPlan {
  public:
   CpuNufftPlan(const Points& k, const ImageGrid& modes, const ImageGrid& image, double tol)
-      : plan_(k.host(), modes, image, options(tol)) {}
+      : plan_(modes, image, options(tol)) {
+    plan_.set_points(k.host());
+  }
   void type1(const DeviceVector& c, DeviceVector& f) override {
-    const cfloat* p = host_data(c);
-    const std::vector<cfloat> out = plan_.type1(std::vector<cfloat>(p, p + c.size()));
-    std::copy(out.begin(), out.end(), host_data(f));
+    check(c, f);
+    plan_.type1(host_data(c), host_data(f), 1);
   }
   void type2(const DeviceVector& f, DeviceVector& c) override {
-    const cfloat* p = host_data(f);
-    const std::vector<cfloat> out = plan_.type2(std::vector<cfloat>(p, p + f.size()));
-    std::copy(out.begin(), out.end(), host_data(c));
+    check(c, f);
+    plan_.type2(host_data(f), host_data(c), 1);
   }
 
  private:
+  void check(const DeviceVector& c, const DeviceVector& f) const {
+    if (c.size() != plan_.points() || f.size() != plan_.modes().voxels())
+      throw std::invalid_argument("cpu nufft: " + std::to_string(c.size()) + " samples and " + std::to_string(f.size()) +
+                                  " modes for a plan of " + std::to_string(plan_.points()) + " and " +
+                                  std::to_string(plan_.modes().voxels()));
+  }
   static nufft::Options options(double tol) {
     nufft::Options o;
     o.tol = tol;

@@ -3,45 +3,54 @@
 // Point m sits at fine-grid coordinate u = k_m nf / N (mod nf) on each axis:
 // exp(+i 2 pi k x_j) with x_j = j/N is N-periodic in k, which is exactly the
 // nf-periodicity of the fine grid, so any k is exact. The kernel covers the
-// w cells i0 .. i0 + w - 1, i0 = ceil(u - w/2).
+// w cells i0 .. i0 + w - 1, i0 = ceil(u - w/2); u is found in double and only
+// the offset i0 - u (within one cell) is rounded to float.
 //
-// Parallel structure (FINUFFT's): points are sorted into bins once, the sorted
-// order is cut into chunks, each thread spreads a chunk into its own subgrid
-// (the chunk's bounding box, no wrap, no atomics), then adds the subgrid into
-// the fine grid row by row under a per-row lock. Interpolation reads the
-// fine grid directly and needs no synchronization.
+// Parallel structure (FINUFFT's): set_points sorts the points into bins of
+// 16 x 8 x 8 fine cells and cuts the sorted order into subproblems, one row of
+// bins (all x, one y and z bin) each, split at kMaxRun points. Each thread
+// spreads a subproblem into its own subgrid (the run's bounding box, no wrap,
+// no atomics) and adds it into the fine grid row by row under a lock of the
+// row. Interpolation reads the fine grid directly. The fine grid's FFT is
+// pruned: type 1 reads only the modes at both ends of each axis, type 2 starts
+// from them (recon/ops/fft_pruned.hpp).
 #include "recon/nufft/nufft_cpu.hpp"
 
-#include <cstdint>
 #include <fftw3.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 
-#include "recon/plan/toeplitz.hpp"
+#include "recon/ops/fft_pruned.hpp"
+#include "recon/nufft/nufft_horner.hpp"
+#include "recon/nufft/nufft_spread.hpp"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace fhd::nufft {
 
 namespace {
 
-const int kMaxChunk = 8192;  // points per subproblem
+const int kBin[3] = {16, 4, 4};      // fine cells per bin and axis
+const int kBlock = 4;                // a subproblem's block: one row of bins x kBlock^2 in y, z
+const std::size_t kMaxRun = 4096;    // points per subproblem
+const int kRowLocks = 4096;          // fine-grid rows share these locks by index
+const std::size_t kLocateBlock = 1024;  // points per call of the locate kernel
+const std::size_t kFineBudget = std::size_t(512) << 20;  // bytes of fine grids one call may hold
 
-// exp(x) for x in [-80, 0] to ~1e-7 relative, in plain float arithmetic the
-// compiler can vectorize: 2^n by the exponent bits, 2^f by a degree-7 Taylor
-// polynomial of e^(f ln 2), |f| <= 1/2.
-inline float exp_neg(float x) {
-  float t = x * 1.44269504f;
-  int n = int(t - 0.5f);  // t <= 0: rounds to nearest
-  float y = (t - float(n)) * 0.693147181f;
-  float p = 1.f + y * (1.f + y * (0.5f + y * (1.f / 6 + y * (1.f / 24 + y * (1.f / 120 +
-            y * (1.f / 720 + y * (1.f / 5040)))))));
-  int bits = (n + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return p * scale;
+int default_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
 }
 
 inline int wrap(int i, int n) {
@@ -49,343 +58,474 @@ inline int wrap(int i, int n) {
   return i < 0 ? i + n : i;
 }
 
-struct Chunk {
-  std::size_t begin, end;  // range of the sorted order
-  int lo[3], size[3];      // bounding box of the kernels' cells (unwrapped)
+// The sort order: blocks of one bin row in x by kBlock x kBlock bins in y
+// and z (z slowest), x bins, then the bins of the block. A subproblem is a
+// block: its subgrid spans kBlock bins in y and z (the kernel's w - 1 extra
+// cells cost less, relative, than over one bin), while consecutive points
+// stay within one bin, whose kernels' rows fit the L1 cache together.
+struct BinOrder {
+  int nb[3], nblock[2];  // bins per axis; blocks in y, z
+  BinOrder(const int nf[3]) {
+    for (int a = 0; a < 3; ++a) nb[a] = (nf[a] + kBin[a] - 1) / kBin[a];
+    for (int a = 1; a < 3; ++a) nblock[a - 1] = (nb[a] + kBlock - 1) / kBlock;
+  }
+  std::size_t keys() const { return std::size_t(nblock[1]) * nblock[0] * nb[0] * kBlock * kBlock; }
+  std::uint32_t key(int cx, int cy, int cz) const {
+    const int bx = cx / kBin[0], by = cy / kBin[1], bz = cz / kBin[2];
+    const std::uint32_t block = std::uint32_t(bz / kBlock) * nblock[0] + by / kBlock;
+    return (block * nb[0] + bx) * (kBlock * kBlock) + (bz % kBlock) * kBlock + by % kBlock;
+  }
+  std::uint32_t block_of(std::uint32_t key) const { return key / (std::uint32_t(nb[0]) * kBlock * kBlock); }
 };
 
-bool power_of_two(int m) { return m > 0 && (m & (m - 1)) == 0; }
-
-// fine_size, except powers of two from 256 up: FFTW_ESTIMATE's plans for them
-// thrash the cache (256^3 single precision: 3.2 s, against 0.41 s for 270^3
-// and 0.185 s for a FFTW_MEASURE plan that itself takes 17 s to make; 2 cores,
-// docs/cpu-backend.md, "NUFFT"). The next even 5-smooth size is both faster and more accurate.
-int cpu_fine_size(int n, const KernelParams& kp) {
-  int m = fine_size(n, kp);
-  if (m < 256 || !power_of_two(m)) return m;
-  KernelParams wider = kp;
-  wider.sigma = double(m + 1) / n;
-  return fine_size(n, wider);
-}
-
-// An in-place FFT of the fine grid in two FFTW_ESTIMATE steps, 2D planes then
-// 1D columns along z: twice as fast as FFTW_ESTIMATE's 3D plan at 128^3 here.
-class FineFft {
- public:
-  FineFft(const ImageGrid& f, cfloat* data, int sign) {
-    auto* b = reinterpret_cast<fftwf_complex*>(data);
-    const int plane[2] = {f.ny, f.nx}, column[1] = {f.nz}, area = f.nx * f.ny;
-    std::lock_guard<std::mutex> guard(fftw_planner_lock());
-    planes_ = fftwf_plan_many_dft(2, plane, f.nz, b, nullptr, 1, area, b, nullptr, 1, area, sign, FFTW_ESTIMATE);
-    if (f.nz > 1)
-      columns_ = fftwf_plan_many_dft(1, column, area, b, nullptr, area, 1, b, nullptr, area, 1, sign, FFTW_ESTIMATE);
-    if (!planes_ || (f.nz > 1 && !columns_)) throw std::runtime_error("FFTW could not make a plan");
-  }
-  ~FineFft() {
-    std::lock_guard<std::mutex> guard(fftw_planner_lock());
-    if (planes_) fftwf_destroy_plan(planes_);
-    if (columns_) fftwf_destroy_plan(columns_);
-  }
-  FineFft(const FineFft&) = delete;
-  FineFft& operator=(const FineFft&) = delete;
-  void execute() {
-    fftwf_execute(planes_);
-    if (columns_) fftwf_execute(columns_);
-  }
-
- private:
-  fftwf_plan planes_ = nullptr, columns_ = nullptr;
+struct Run {
+  std::size_t begin, end;
+  int lo[3], size[3];  // bounding box of the kernels' cells (unwrapped)
 };
+
+// Memory FFTW aligns for its SIMD codelets, freed with fftwf_free.
+struct FftwFree {
+  void operator()(void* p) const { fftwf_free(p); }
+};
+using FineBuffer = std::unique_ptr<cfloat, FftwFree>;
 
 }  // namespace
 
 struct CpuPlan::Impl {
+  Options opt;
   KernelParams kp;
-  ImageGrid modes, finegrid;
+  const HornerTable* table = nullptr;
+  const detail::SpreadKernels* kern = nullptr;
+  ImageGrid modes, image, finegrid;
   int len[3], nf[3], width[3];  // mode length, fine length, kernel width (1 on an idle axis)
-  float half_inv;               // 2 / w
+  std::vector<float> deapod[3];  // 1/phihat per mode, per axis
+  int threads = 1;
+
+  // Points (set_points).
   std::size_t m = 0;
   std::vector<std::uint32_t> perm;  // sorted position -> trajectory index
-  std::vector<int> i0[3];           // first kernel cell per axis, sorted order
-  std::vector<float> x1[3];         // i0 - u, in [-w/2, -w/2 + 1)
-  std::vector<Chunk> chunks;
-  std::vector<float> deapod[3];     // 1/phihat per mode, per axis
-  std::vector<cfloat> grid;         // the fine grid, FFT in place
-  std::unique_ptr<std::mutex[]> row_locks;
-  std::unique_ptr<FineFft> forward, backward;
+  std::vector<detail::PointPos> pos;  // kernel position per point, sorted order
+  std::vector<Run> runs;
 
-  void place_points(const Trajectory& traj, const ImageGrid& image);
-  void make_chunks();
-  // Kernel values of sorted point p along axis a into k[0 .. width[a]).
-  void kernel_values(std::size_t p, int a, float* k) const;
-  void spread_chunk(const Chunk& ch, const cfloat* c, std::vector<float>& sub) const;
-  template <int W>
-  void spread_w(const Chunk& ch, const cfloat* c, std::vector<float>& sub) const;
-  template <int W>
-  void interp_w(const Chunk& ch, cfloat* out) const;
-  void add_subgrid(const Chunk& ch, const std::vector<float>& sub);
-  void interp_chunk(const Chunk& ch, cfloat* out) const;
+  // Execution state, made at first use and kept: fine grids ("lanes") with
+  // their FFTW plans, the subproblems' scratch, the row locks.
+  struct Lane {
+    FineBuffer grid;
+    std::unique_ptr<PrunedFft> fft[2][2];  // [type 2?][threaded?]
+  };
+  std::vector<Lane> lanes;
+  std::unique_ptr<std::mutex[]> row_locks;
+  std::vector<std::vector<float>> subgrids;  // per thread
+
+  void make(const ImageGrid& modes_in, const ImageGrid& image_in, const Options& o);
+  std::vector<std::uint32_t> place(const Trajectory& traj);
+  void cut_runs(const std::vector<std::uint32_t>& rows);
+  int lane_limit() const;
+  cfloat* lane_grid(int lane);
+  PrunedFft& fft(int lane, bool type2, bool threaded);
+  detail::PointRun point_run(const Run& r) const;
+  detail::KernelShape shape() const { return {table, width[1], width[2]}; }
+  void zero(cfloat* g, int nt) const;
+  void spread_runs(const cfloat* c, cfloat* g, int nt, std::vector<float>* own);
+  void add_subgrid(const Run& r, const float* sub, int sx, cfloat* g, bool lock);
+  void fill_halos(cfloat* g, int nt) const;
+  void modes_out(const cfloat* g, cfloat* f, int nt) const;
+  void modes_in(const cfloat* f, cfloat* g, int nt) const;
+  void interp(const cfloat* g, cfloat* c, int nt) const;
+  void one_type1(const cfloat* c, cfloat* f, int lane, bool threaded);
+  void one_type2(const cfloat* f, cfloat* c, int lane, bool threaded);
+  template <class One>
+  void transforms(int n, One one);
+  // Fine grid layout: rows of nf[0] cells with halos (interpolation never
+  // wraps in x) at row_stride, planes at plane_stride; cell (x, y, z) at
+  // cell0() + x + row_offset(y, z).
+  std::size_t row_stride = 0, plane_stride = 0;
+  std::size_t fine_stride() const { return plane_stride * nf[2]; }
+  std::size_t cell0() const { return detail::kHaloLeft; }
+  std::size_t row_offset(std::size_t y, std::size_t z) const { return row_stride * y + plane_stride * z; }
+  GridLayout layout() const {
+    return {{1, std::ptrdiff_t(row_stride), std::ptrdiff_t(plane_stride)}, std::ptrdiff_t(fine_stride())};
+  }
+  void choose_strides();
   std::size_t fine_index(int i, int a) const { return std::size_t(wrap(i - len[a] / 2, nf[a])); }
 };
 
-CpuPlan::CpuPlan(const Trajectory& traj, const ImageGrid& modes, const ImageGrid& image, const Options& opt)
-    : impl_(std::make_unique<Impl>()) {
-  Impl& s = *impl_;
-  s.kp = kernel_for(opt.tol, opt.sigma);
-  s.modes = modes;
+void CpuPlan::Impl::make(const ImageGrid& modes_in, const ImageGrid& image_in, const Options& o) {
+  opt = o;
+  kp = kernel_for(o.tol, o.sigma);
+  table = &horner_table(kp, o.tol);
+  kern = &detail::spread_kernels(o.simd);
+  threads = o.threads > 0 ? o.threads : default_threads();
+  modes = modes_in;
+  image = image_in;
   const int n_img[3] = {image.nx, image.ny, image.nz}, n_mod[3] = {modes.nx, modes.ny, modes.nz};
   for (int a = 0; a < 3; ++a) {
     if (n_img[a] == 1 && n_mod[a] != 1) throw std::invalid_argument("nufft: an idle image axis needs 1 mode");
     if (a < 2 && n_img[a] < 2) throw std::invalid_argument("nufft: x and y need at least 2 voxels");
-    s.len[a] = n_mod[a];
-    s.nf[a] = n_img[a] == 1 ? 1 : cpu_fine_size(n_mod[a], s.kp);
-    s.width[a] = n_img[a] == 1 ? 1 : s.kp.width;
-    std::vector<double> d = deapodization(n_mod[a], s.nf[a], s.kp);
-    s.deapod[a].assign(d.begin(), d.end());
+    len[a] = n_mod[a];
+    nf[a] = n_img[a] == 1 ? 1 : fine_size(n_mod[a], kp);
+    width[a] = n_img[a] == 1 ? 1 : kp.width;
+    std::vector<double> d = deapodization(n_mod[a], nf[a], kp);
+    deapod[a].assign(d.begin(), d.end());
   }
-  s.half_inv = float(2.0 / s.kp.width);
-  s.finegrid = {s.nf[0], s.nf[1], s.nf[2]};
-  s.place_points(traj, image);
-  s.make_chunks();
-  s.grid.assign(s.finegrid.voxels(), cfloat(0));
-  s.row_locks = std::make_unique<std::mutex[]>(std::size_t(s.nf[1]) * s.nf[2]);
-  s.forward = std::make_unique<FineFft>(s.finegrid, s.grid.data(), FFTW_FORWARD);
-  s.backward = std::make_unique<FineFft>(s.finegrid, s.grid.data(), FFTW_BACKWARD);
+  finegrid = {nf[0], nf[1], nf[2]};
+  choose_strides();
+}
+
+// Rows and planes an odd number of cache lines (8 complex values) apart:
+// strides of 2^k bytes put the w rows and w planes a point reads into the same
+// cache sets (the L1 holds 8 lines per set). At 64^3 (fine 128^3) dense rows
+// and planes made interpolation 3x slower than spreading.
+void CpuPlan::Impl::choose_strides() {
+  const std::size_t line = 8;
+  auto odd_lines = [&](std::size_t n) {
+    n = (n + line - 1) / line * line;
+    return (n / line) % 2 ? n : n + line;
+  };
+  row_stride = odd_lines(nf[0] + detail::kHaloLeft + detail::kHaloRight);
+  plane_stride = odd_lines(row_stride * nf[1]);
+}
+
+// Storage that is written before it is read: no zeroing pass over it (a
+// std::vector would write every element once more, on one thread).
+template <class T>
+std::unique_ptr<T[]> uninitialized(std::size_t n) {
+  return std::unique_ptr<T[]>(new T[n]);
+}
+
+// Where every point's kernel sits and its bin (trajectory order, blocks of
+// kLocateBlock points through the SIMD locate kernel), then a counting sort by
+// BinOrder's key that moves the positions into sorted order as it places them.
+// Returns the block of each sorted point.
+std::vector<std::uint32_t> CpuPlan::Impl::place(const Trajectory& traj) {
+  m = traj.size();
+  if (m >= (std::size_t(1) << 32)) throw std::invalid_argument("nufft: too many points");
+  if (traj.ky.size() != m || (width[2] > 1 && traj.kz.size() != m))
+    throw std::invalid_argument("nufft: kx, ky and kz must have one value per point");
+  const float* k[3] = {traj.kx.data(), traj.ky.data(), width[2] > 1 ? traj.kz.data() : nullptr};
+  const int n_img[3] = {image.nx, image.ny, image.nz};
+  const BinOrder order(nf);
+  auto unsorted = uninitialized<detail::PointPos>(m);
+  auto bin_of = uninitialized<std::uint32_t>(m);
+  std::vector<std::uint32_t> rows(m);
+  const int nt = threads;
+  std::vector<std::size_t> count(order.keys() * nt + 1, 0);  // [bin][thread], then prefix sums
+  perm.resize(m);
+  pos.resize(m);
+  const std::size_t blocks = (m + kLocateBlock - 1) / kLocateBlock;
+#pragma omp parallel num_threads(nt)
+  {
+#ifdef _OPENMP
+    const int t = omp_get_thread_num();
+#else
+    const int t = 0;
+#endif
+    std::int32_t i0[3][kLocateBlock] = {};
+    float sv[3][kLocateBlock] = {};
+#pragma omp for schedule(static)
+    for (std::size_t blk = 0; blk < blocks; ++blk) {
+      const std::size_t b0 = blk * kLocateBlock, n = std::min(kLocateBlock, m - b0);
+      for (int a = 0; a < 3; ++a)
+        if (width[a] > 1)
+          kern->locate({k[a] + b0, n, double(nf[a]) / n_img[a], nf[a], width[a], i0[a], sv[a]});
+      for (std::size_t j = 0; j < n; ++j) {
+        detail::PointPos q{{i0[0][j], i0[1][j], i0[2][j]}, {sv[0][j], sv[1][j], sv[2][j]}};
+        int cell[3];
+        for (int a = 0; a < 3; ++a) cell[a] = std::clamp(q.i0[a] + width[a] / 2, 0, nf[a] - 1);
+        const std::uint32_t key = order.key(cell[0], cell[1], cell[2]);
+        unsorted[b0 + j] = q;
+        bin_of[b0 + j] = key;
+        ++count[std::size_t(key) * nt + t + 1];
+      }
+    }
+#pragma omp single
+    for (std::size_t j = 1; j < count.size(); ++j) count[j] += count[j - 1];
+    // Same static split as above: each thread places its own points in order.
+#pragma omp for schedule(static)
+    for (std::size_t blk = 0; blk < blocks; ++blk) {
+      const std::size_t b0 = blk * kLocateBlock, e = std::min(m, b0 + kLocateBlock);
+      for (std::size_t i = b0; i < e; ++i) {
+        const std::size_t d = count[std::size_t(bin_of[i]) * nt + t]++;
+        perm[d] = std::uint32_t(i);
+        pos[d] = unsorted[i];
+        rows[d] = order.block_of(bin_of[i]);
+      }
+    }
+  }
+  return rows;
+}
+
+// Subproblems: one block (`rows`: the block of each sorted point) each, split
+// every kMaxRun points.
+void CpuPlan::Impl::cut_runs(const std::vector<std::uint32_t>& rows) {
+  runs.clear();
+  for (std::size_t b = 0; b < m;) {
+    std::size_t e = b + 1;
+    while (e < m && e - b < kMaxRun && rows[e] == rows[b]) ++e;
+    runs.push_back({b, e, {0, 0, 0}, {1, 1, 1}});
+    b = e;
+  }
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::size_t r = 0; r < runs.size(); ++r)
+    for (int a = 0; a < 3; ++a) {
+      if (width[a] == 1) continue;
+      int lo = pos[runs[r].begin].i0[a], hi = lo;
+      for (std::size_t p = runs[r].begin; p < runs[r].end; ++p) {
+        lo = std::min(lo, pos[p].i0[a]);
+        hi = std::max(hi, pos[p].i0[a]);
+      }
+      runs[r].lo[a] = lo;
+      runs[r].size[a] = hi - lo + width[a];
+    }
+}
+
+// Lanes that fit the fine-grid budget (each lane is one fine grid).
+int CpuPlan::Impl::lane_limit() const {
+  const std::size_t bytes = fine_stride() * sizeof(cfloat);
+  return int(std::max<std::size_t>(1, std::min<std::size_t>(threads, kFineBudget / bytes)));
+}
+
+cfloat* CpuPlan::Impl::lane_grid(int lane) {
+  if (lanes.size() <= std::size_t(lane)) lanes.resize(lane + 1);
+  Lane& l = lanes[lane];
+  if (!l.grid) {
+    l.grid.reset(static_cast<cfloat*>(fftwf_malloc(fine_stride() * sizeof(cfloat))));
+    if (!l.grid) throw std::bad_alloc();
+  }
+  return l.grid.get();
+}
+
+// The modes of axis a sit at fine indices [0, len - len/2) and [nf - len/2, nf).
+// threaded: FFTW's threads (the plan's count) for a transform that has the
+// machine to itself; else one, for a lane beside others.
+PrunedFft& CpuPlan::Impl::fft(int lane, bool type2, bool threaded) {
+  cfloat* data = lane_grid(lane) + cell0();
+  auto& slot = lanes[lane].fft[type2][threaded];
+  if (!slot) {
+    std::array<std::vector<KeptRange>, 3> kept;
+    for (int a = 0; a < 3; ++a) kept[a] = {{0, len[a] - len[a] / 2}, {nf[a] - len[a] / 2, len[a] / 2}};
+    slot = std::make_unique<PrunedFft>(finegrid, layout(), kept,
+                                       type2 ? PrunedFft::Pruned::Input : PrunedFft::Pruned::Output,
+                                       std::array<int, 3>{0, 1, 2}, type2 ? FFTW_FORWARD : FFTW_BACKWARD, 1, data,
+                                       threaded ? threads : 1);
+  }
+  return *slot;
+}
+
+detail::PointRun CpuPlan::Impl::point_run(const Run& r) const { return {pos.data(), perm.data(), r.begin, r.end}; }
+
+void CpuPlan::Impl::zero(cfloat* g, int nt) const {
+  const std::size_t total = fine_stride();
+#pragma omp parallel for schedule(static) num_threads(nt)
+  for (std::size_t i = 0; i < total; ++i) g[i] = cfloat(0.f);
+}
+
+// Adds a subgrid (rows of sx complex values) into the fine grid g, wrapping
+// every axis; x in up to three unwrapped pieces.
+void CpuPlan::Impl::add_subgrid(const Run& r, const float* sub, int sx, cfloat* g, bool lock) {
+  g += cell0();
+  for (int z = 0; z < r.size[2]; ++z)
+    for (int y = 0; y < r.size[1]; ++y) {
+      const std::size_t gy = wrap(r.lo[1] + y, nf[1]), gz = wrap(r.lo[2] + z, nf[2]);
+      std::unique_lock<std::mutex> guard(row_locks[(gy + nf[1] * gz) % kRowLocks], std::defer_lock);
+      if (lock) guard.lock();
+      const float* src = sub + 2 * std::size_t(sx) * (y + std::size_t(r.size[1]) * z);
+      float* dst = reinterpret_cast<float*>(g + row_offset(gy, gz));
+      for (int x = 0; x < r.size[0];) {
+        const int gx = wrap(r.lo[0] + x, nf[0]);
+        const int count = std::min(r.size[0] - x, nf[0] - gx);
+        float* d = dst + 2 * gx;
+        const float* q = src + 2 * x;
+#pragma omp simd
+        for (int i = 0; i < 2 * count; ++i) d[i] += q[i];
+        x += count;
+      }
+    }
+}
+
+// One transform spread by nt threads: each subproblem into the thread's
+// subgrid (`own`, or the plan's per thread), added into g (under the row
+// locks when nt > 1). One thread per transform (a lane) spreads the same way:
+// into the fine grid directly, wrapping rows, was 10-20% slower at 64^3
+// (the subgrid stays in L2; 27.5-30.8 ms against 33-34 ms, one thread).
+void CpuPlan::Impl::spread_runs(const cfloat* c, cfloat* g, int nt, std::vector<float>* own) {
+  zero(g, nt);
+#pragma omp parallel num_threads(nt)
+  {
+#ifdef _OPENMP
+    std::vector<float>& sub = own ? *own : subgrids[omp_get_thread_num()];
+#else
+    std::vector<float>& sub = own ? *own : subgrids[0];
+#endif
+#pragma omp for schedule(dynamic, 1)
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const Run& r = runs[i];
+      // Rows with room for the last point's full vectors.
+      const int sx = r.size[0] + 4;
+      sub.assign(2 * std::size_t(sx) * r.size[1] * r.size[2], 0.f);
+      float* first = sub.data();  // cell lo of the run
+      detail::SpreadJob job{point_run(r), shape(), c, first, std::size_t(sx), std::size_t(sx) * r.size[1],
+                            {r.lo[0], r.lo[1], r.lo[2]}};
+      kern->spread(job);
+      add_subgrid(r, first, sx, g, nt > 1);
+    }
+  }
+}
+
+// Each row's halos: its last kHaloLeft cells before it, its first kHaloRight after it.
+void CpuPlan::Impl::fill_halos(cfloat* g, int nt) const {
+  const int left = detail::kHaloLeft, right = detail::kHaloRight;
+  g += cell0();
+#pragma omp parallel for collapse(2) schedule(static) num_threads(nt)
+  for (int z = 0; z < nf[2]; ++z)
+    for (int y = 0; y < nf[1]; ++y) {
+      cfloat* row = g + row_offset(y, z);
+      for (int i = 0; i < left; ++i) row[i - left] = row[wrap(i - left, nf[0])];
+      for (int i = 0; i < right; ++i) row[nf[0] + i] = row[wrap(i, nf[0])];
+    }
+}
+
+// Type 1's last step: the modes from both ends of each fine axis, deapodized.
+void CpuPlan::Impl::modes_out(const cfloat* g, cfloat* f, int nt) const {
+  const int lx = len[0], ly = len[1], lz = len[2];
+  g += cell0();
+#pragma omp parallel for collapse(2) schedule(static) num_threads(nt)
+  for (int z = 0; z < lz; ++z)
+    for (int y = 0; y < ly; ++y) {
+      const float dyz = deapod[1][y] * deapod[2][z];
+      const cfloat* src = g + row_offset(fine_index(y, 1), fine_index(z, 2));
+      cfloat* dst = f + std::size_t(lx) * (y + std::size_t(ly) * z);
+      for (int x = 0; x < lx; ++x) dst[x] = src[fine_index(x, 0)] * (dyz * deapod[0][x]);
+    }
+}
+
+// Type 2's first step: the fine grid zeroed, the deapodized modes at both ends.
+void CpuPlan::Impl::modes_in(const cfloat* f, cfloat* g, int nt) const {
+  const int lx = len[0], ly = len[1], lz = len[2];
+  zero(g, nt);
+  g += cell0();
+#pragma omp parallel for collapse(2) schedule(static) num_threads(nt)
+  for (int z = 0; z < lz; ++z)
+    for (int y = 0; y < ly; ++y) {
+      const float dyz = deapod[1][y] * deapod[2][z];
+      cfloat* dst = g + row_offset(fine_index(y, 1), fine_index(z, 2));
+      const cfloat* src = f + std::size_t(lx) * (y + std::size_t(ly) * z);
+      for (int x = 0; x < lx; ++x) dst[fine_index(x, 0)] = src[x] * (dyz * deapod[0][x]);
+    }
+}
+
+void CpuPlan::Impl::interp(const cfloat* g, cfloat* c, int nt) const {
+  const float* cell = reinterpret_cast<const float*>(g + cell0());
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    detail::InterpJob job{point_run(runs[i]), shape(), cell, row_stride, plane_stride, {nf[0], nf[1], nf[2]}, c};
+    kern->interp(job);
+  }
+}
+
+// One transform on lane `lane`: threaded, by every thread (subproblems, FFTW's
+// threads); else by the calling thread alone.
+void CpuPlan::Impl::one_type1(const cfloat* c, cfloat* f, int lane, bool threaded) {
+  cfloat* g = lane_grid(lane);
+  PrunedFft& plan = fft(lane, false, threaded);
+  if (threaded)
+    spread_runs(c, g, threads, nullptr);
+  else
+    spread_runs(c, g, 1, &subgrids[lane]);
+  plan.execute();
+  modes_out(g, f, threaded ? threads : 1);
+}
+
+void CpuPlan::Impl::one_type2(const cfloat* f, cfloat* c, int lane, bool threaded) {
+  const int nt = threaded ? threads : 1;
+  cfloat* g = lane_grid(lane);
+  PrunedFft& plan = fft(lane, true, threaded);
+  modes_in(f, g, nt);
+  plan.execute();
+  fill_halos(g, nt);
+  interp(g, c, nt);
+}
+
+// n transforms: with one thread, or as many transforms as lanes at a time,
+// each thread does whole transforms in its own lane (nothing shared, no
+// waiting between steps); the remainder, and a single transform on several
+// threads, run threaded one at a time. Lanes, grids and plans are made before
+// the parallel loop (FFTW planning is serial anyway).
+template <class One>
+void CpuPlan::Impl::transforms(int n, One one) {
+  const int nl = threads == 1 ? 1 : std::min(n, lane_limit());
+  const int by_lanes = threads == 1 ? n : nl > 1 ? n / nl * nl : 0;
+  for (int l = 0; l < (by_lanes > 0 ? nl : 0); ++l) lane_grid(l);
+  if (!row_locks) row_locks = std::make_unique<std::mutex[]>(kRowLocks);
+  if (subgrids.size() < std::size_t(std::max(threads, nl))) subgrids.resize(std::max(threads, nl));
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nl) if (by_lanes > 0 && nl > 1)
+  for (int t = 0; t < by_lanes; ++t) {
+#ifdef _OPENMP
+    const int lane = nl > 1 ? omp_get_thread_num() : 0;
+#else
+    const int lane = 0;
+#endif
+    one(t, lane, false);
+  }
+  for (int t = by_lanes; t < n; ++t) one(t, 0, true);
+}
+
+CpuPlan::CpuPlan(const ImageGrid& modes, const ImageGrid& image, const Options& opt)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->make(modes, image, opt);
+}
+
+CpuPlan::CpuPlan(const Trajectory& traj, const ImageGrid& modes, const ImageGrid& image, const Options& opt)
+    : CpuPlan(modes, image, opt) {
+  set_points(traj);
 }
 
 CpuPlan::~CpuPlan() = default;
 
+void CpuPlan::set_points(const Trajectory& traj) {
+  impl_->cut_runs(impl_->place(traj));
+}
+
 const KernelParams& CpuPlan::kernel() const { return impl_->kp; }
+ImageGrid CpuPlan::modes() const { return impl_->modes; }
 ImageGrid CpuPlan::fine() const { return impl_->finegrid; }
 std::size_t CpuPlan::points() const { return impl_->m; }
+int CpuPlan::threads() const { return impl_->threads; }
+const char* CpuPlan::simd() const { return impl_->kern->name; }
 
-void CpuPlan::Impl::place_points(const Trajectory& traj, const ImageGrid& image) {
-  m = traj.size();
-  if (m >= (std::size_t(1) << 32)) throw std::invalid_argument("nufft: too many points");
-  const std::vector<float>* k[3] = {&traj.kx, &traj.ky, &traj.kz};
-  const int n_img[3] = {image.nx, image.ny, image.nz};
-  const int bin[3] = {16, 4, 4};
-  int nbins[3];
-  for (int a = 0; a < 3; ++a) nbins[a] = (nf[a] + bin[a] - 1) / bin[a];
-  // Fine-grid coordinates and bin of every point (trajectory order).
-  std::vector<int> start[3];
-  std::vector<float> off[3];
-  std::vector<std::uint32_t> bin_of(m);
-  for (int a = 0; a < 3; ++a) {
-    start[a].assign(m, 0);
-    off[a].assign(m, 0.f);
-  }
-#pragma omp parallel for schedule(static)
-  for (std::size_t i = 0; i < m; ++i) {
-    std::size_t b = 0;
-    for (int a = 2; a >= 0; --a) {
-      int cell = 0;
-      if (width[a] > 1) {
-        double u = double((*k[a])[i]) * nf[a] / n_img[a];
-        u -= nf[a] * std::floor(u / nf[a]);
-        if (u >= nf[a]) u = 0;  // rounding of a tiny negative u
-        int s0 = int(std::ceil(u - 0.5 * kp.width));
-        start[a][i] = s0;
-        off[a][i] = float(s0 - u);
-        cell = int(u) / bin[a];
-      }
-      b = b * nbins[a] + cell;
-    }
-    bin_of[i] = std::uint32_t(b);
-  }
-  // Counting sort by bin (z slowest, x fastest).
-  std::vector<std::size_t> count(std::size_t(nbins[0]) * nbins[1] * nbins[2] + 1, 0);
-  for (std::size_t i = 0; i < m; ++i) ++count[bin_of[i] + 1];
-  for (std::size_t b = 1; b < count.size(); ++b) count[b] += count[b - 1];
-  perm.resize(m);
-  for (std::size_t i = 0; i < m; ++i) perm[count[bin_of[i]]++] = std::uint32_t(i);
-  for (int a = 0; a < 3; ++a) {
-    i0[a].resize(m);
-    x1[a].resize(m);
-    for (std::size_t p = 0; p < m; ++p) {
-      i0[a][p] = start[a][perm[p]];
-      x1[a][p] = off[a][perm[p]];
-    }
-  }
+void CpuPlan::type1(const cfloat* c, cfloat* f, int n) {
+  Impl& s = *impl_;
+  const std::size_t m = s.m, v = s.modes.voxels();
+  s.transforms(n, [&](int t, int lane, bool threaded) { s.one_type1(c + t * m, f + t * v, lane, threaded); });
 }
 
-void CpuPlan::Impl::make_chunks() {
-  for (std::size_t b = 0; b < m; b += kMaxChunk) {
-    Chunk ch{b, std::min(m, b + kMaxChunk), {0, 0, 0}, {1, 1, 1}};
-    for (int a = 0; a < 3; ++a) {
-      auto [lo, hi] = std::minmax_element(i0[a].begin() + b, i0[a].begin() + ch.end);
-      ch.lo[a] = *lo;
-      ch.size[a] = *hi - *lo + width[a];
-    }
-    chunks.push_back(ch);
-  }
+void CpuPlan::type2(const cfloat* f, cfloat* c, int n) {
+  Impl& s = *impl_;
+  const std::size_t m = s.m, v = s.modes.voxels();
+  s.transforms(n, [&](int t, int lane, bool threaded) { s.one_type2(f + t * v, c + t * m, lane, threaded); });
 }
 
-void CpuPlan::Impl::kernel_values(std::size_t p, int a, float* k) const {
-  const int w = width[a];
-  if (w == 1) {
-    k[0] = 1.f;
-    return;
-  }
-  const float x = x1[a][p], beta = float(kp.beta);
-#pragma omp simd
-  for (int i = 0; i < w; ++i) {
-    float t = (x + float(i)) * half_inv;
-    float s = 1.f - t * t;
-    k[i] = s > 0.f ? exp_neg(beta * (std::sqrt(s) - 1.f)) : 0.f;
-  }
+namespace {
+
+int transform_count(std::size_t size, std::size_t per, const char* what) {
+  if (per == 0 ? size != 0 : (size == 0 || size % per != 0))
+    throw std::invalid_argument(std::string("nufft ") + what);
+  return per == 0 ? 1 : int(size / per);
 }
 
-// The x width W is a template parameter so that the innermost loops (the hot
-// ones: w^3 complex multiply-adds per point) unroll and vectorize.
-template <int W>
-void CpuPlan::Impl::spread_w(const Chunk& ch, const cfloat* c, std::vector<float>& sub) const {
-  const std::size_t sx = ch.size[0], sy = ch.size[1];
-  sub.assign(2 * sx * sy * ch.size[2], 0.f);
-  const int wy = width[1], wz = width[2];
-  float kx[W], ky[16], kz[16], kx2[2 * W];
-  for (std::size_t p = ch.begin; p < ch.end; ++p) {
-    kernel_values(p, 0, kx);
-    kernel_values(p, 1, ky);
-    kernel_values(p, 2, kz);
-    for (int i = 0; i < W; ++i) kx2[2 * i] = kx2[2 * i + 1] = kx[i];
-    const cfloat v = c[perm[p]];
-    const std::size_t ox = i0[0][p] - ch.lo[0], oy = i0[1][p] - ch.lo[1], oz = i0[2][p] - ch.lo[2];
-    for (int dz = 0; dz < wz; ++dz)
-      for (int dy = 0; dy < wy; ++dy) {
-        const float f = ky[dy] * kz[dz], vr = v.real() * f, vi = v.imag() * f;
-        float* row = sub.data() + 2 * (ox + sx * (oy + dy + sy * (oz + dz)));
-        for (int j = 0; j < 2 * W; j += 2) {
-          row[j] += vr * kx2[j];
-          row[j + 1] += vi * kx2[j + 1];
-        }
-      }
-  }
-}
-
-void CpuPlan::Impl::add_subgrid(const Chunk& ch, const std::vector<float>& sub) {
-  const int sx = ch.size[0], sy = ch.size[1], sz = ch.size[2];
-  std::vector<int> gx(sx);
-  for (int x = 0; x < sx; ++x) gx[x] = wrap(ch.lo[0] + x, nf[0]);
-  for (int z = 0; z < sz; ++z)
-    for (int y = 0; y < sy; ++y) {
-      const std::size_t row = std::size_t(wrap(ch.lo[1] + y, nf[1])) + std::size_t(nf[1]) * wrap(ch.lo[2] + z, nf[2]);
-      const float* src = sub.data() + 2 * std::size_t(sx) * (y + std::size_t(sy) * z);
-      cfloat* dst = grid.data() + row * nf[0];
-      std::lock_guard<std::mutex> guard(row_locks[row]);
-      for (int x = 0; x < sx; ++x) dst[gx[x]] += cfloat(src[2 * x], src[2 * x + 1]);
-    }
-}
-
-template <int W>
-void CpuPlan::Impl::interp_w(const Chunk& ch, cfloat* out) const {
-  const int wy = width[1], wz = width[2];
-  float kx[W], ky[16], kz[16];
-  int gx[W];
-  const float* g = reinterpret_cast<const float*>(grid.data());
-  for (std::size_t p = ch.begin; p < ch.end; ++p) {
-    kernel_values(p, 0, kx);
-    kernel_values(p, 1, ky);
-    kernel_values(p, 2, kz);
-    const int x0 = i0[0][p];
-    const bool inside = x0 >= 0 && x0 + W <= nf[0];
-    for (int dx = 0; dx < W; ++dx) gx[dx] = inside ? x0 + dx : wrap(x0 + dx, nf[0]);
-    float sr = 0.f, si = 0.f;
-    for (int dz = 0; dz < wz; ++dz)
-      for (int dy = 0; dy < wy; ++dy) {
-        const std::size_t row = std::size_t(wrap(i0[1][p] + dy, nf[1])) + std::size_t(nf[1]) * wrap(i0[2][p] + dz, nf[2]);
-        const float* r = g + 2 * row * nf[0];
-        float tr = 0.f, ti = 0.f;
-        if (inside) {
-          const float* q = r + 2 * x0;
-          for (int dx = 0; dx < W; ++dx) {
-            tr += q[2 * dx] * kx[dx];
-            ti += q[2 * dx + 1] * kx[dx];
-          }
-        } else {
-          for (int dx = 0; dx < W; ++dx) {
-            tr += r[2 * gx[dx]] * kx[dx];
-            ti += r[2 * gx[dx] + 1] * kx[dx];
-          }
-        }
-        const float f = ky[dy] * kz[dz];
-        sr += tr * f;
-        si += ti * f;
-      }
-    out[perm[p]] = cfloat(sr, si);
-  }
-}
-
-void CpuPlan::Impl::spread_chunk(const Chunk& ch, const cfloat* c, std::vector<float>& sub) const {
-  switch (width[0]) {
-#define FHD_SPREAD_CASE(W) \
-  case W:                  \
-    return spread_w<W>(ch, c, sub);
-    FHD_SPREAD_CASE(2) FHD_SPREAD_CASE(3) FHD_SPREAD_CASE(4) FHD_SPREAD_CASE(5) FHD_SPREAD_CASE(6)
-    FHD_SPREAD_CASE(7) FHD_SPREAD_CASE(8) FHD_SPREAD_CASE(9) FHD_SPREAD_CASE(10) FHD_SPREAD_CASE(11)
-    FHD_SPREAD_CASE(12) FHD_SPREAD_CASE(13) FHD_SPREAD_CASE(14) FHD_SPREAD_CASE(15) FHD_SPREAD_CASE(16)
-#undef FHD_SPREAD_CASE
-  }
-  throw std::logic_error("nufft: kernel width outside 2..16");
-}
-
-void CpuPlan::Impl::interp_chunk(const Chunk& ch, cfloat* out) const {
-  switch (width[0]) {
-#define FHD_INTERP_CASE(W) \
-  case W:                  \
-    return interp_w<W>(ch, out);
-    FHD_INTERP_CASE(2) FHD_INTERP_CASE(3) FHD_INTERP_CASE(4) FHD_INTERP_CASE(5) FHD_INTERP_CASE(6)
-    FHD_INTERP_CASE(7) FHD_INTERP_CASE(8) FHD_INTERP_CASE(9) FHD_INTERP_CASE(10) FHD_INTERP_CASE(11)
-    FHD_INTERP_CASE(12) FHD_INTERP_CASE(13) FHD_INTERP_CASE(14) FHD_INTERP_CASE(15) FHD_INTERP_CASE(16)
-#undef FHD_INTERP_CASE
-  }
-  throw std::logic_error("nufft: kernel width outside 2..16");
-}
+}  // namespace
 
 std::vector<cfloat> CpuPlan::type1(const std::vector<cfloat>& c) {
-  Impl& s = *impl_;
-  if (c.size() != s.m) throw std::invalid_argument("nufft type 1: need one value per trajectory point");
-  std::fill(s.grid.begin(), s.grid.end(), cfloat(0));
-#pragma omp parallel
-  {
-    std::vector<float> sub;
-#pragma omp for schedule(dynamic, 1)
-    for (std::size_t i = 0; i < s.chunks.size(); ++i) {
-      s.spread_chunk(s.chunks[i], c.data(), sub);
-      s.add_subgrid(s.chunks[i], sub);
-    }
-  }
-  s.backward->execute();
-  std::vector<cfloat> f(s.modes.voxels());
-  const int lx = s.len[0], ly = s.len[1], lz = s.len[2];
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int z = 0; z < lz; ++z)
-    for (int y = 0; y < ly; ++y) {
-      const float dyz = s.deapod[1][y] * s.deapod[2][z];
-      const cfloat* src = s.grid.data() + s.nf[0] * (s.fine_index(y, 1) + std::size_t(s.nf[1]) * s.fine_index(z, 2));
-      cfloat* dst = f.data() + std::size_t(lx) * (y + std::size_t(ly) * z);
-      for (int x = 0; x < lx; ++x) dst[x] = src[s.fine_index(x, 0)] * (dyz * s.deapod[0][x]);
-    }
+  const int n = transform_count(c.size(), points(), "type 1: need one value per trajectory point and transform");
+  std::vector<cfloat> f(impl_->modes.voxels() * n);
+  type1(c.data(), f.data(), n);
   return f;
 }
 
 std::vector<cfloat> CpuPlan::type2(const std::vector<cfloat>& f) {
-  Impl& s = *impl_;
-  if (f.size() != s.modes.voxels()) throw std::invalid_argument("nufft type 2: need one value per mode");
-  std::fill(s.grid.begin(), s.grid.end(), cfloat(0));
-  const int lx = s.len[0], ly = s.len[1], lz = s.len[2];
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int z = 0; z < lz; ++z)
-    for (int y = 0; y < ly; ++y) {
-      const float dyz = s.deapod[1][y] * s.deapod[2][z];
-      cfloat* dst = s.grid.data() + s.nf[0] * (s.fine_index(y, 1) + std::size_t(s.nf[1]) * s.fine_index(z, 2));
-      const cfloat* src = f.data() + std::size_t(lx) * (y + std::size_t(ly) * z);
-      for (int x = 0; x < lx; ++x) dst[s.fine_index(x, 0)] = src[x] * (dyz * s.deapod[0][x]);
-    }
-  s.forward->execute();
-  std::vector<cfloat> c(s.m);
-#pragma omp parallel for schedule(dynamic, 1)
-  for (std::size_t i = 0; i < s.chunks.size(); ++i) s.interp_chunk(s.chunks[i], c.data());
+  const int n = transform_count(f.size(), impl_->modes.voxels(), "type 2: need one value per mode and transform");
+  std::vector<cfloat> c(points() * n);
+  type2(f.data(), c.data(), n);
   return c;
 }
 

@@ -3,6 +3,7 @@
 #include <fftw3.h>
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 #include "recon/device/cpu_device.hpp"
@@ -46,45 +47,16 @@ void FftwPlan::execute() { fftwf_execute(static_cast<fftwf_plan>(plan_)); }
 
 namespace {
 
-// The 1D FFTs along `axis` (0 x, 1 y, 2 z) of the doubled grid, in place,
-// batched over the other axes: faster ones whole, slower ones their lower n.
-fftwf_plan axis_plan(const ImageGrid& n, const ImageGrid& dbl, cfloat* data, int axis, int sign) {
-  const int len[3] = {dbl.nx, dbl.ny, dbl.nz}, low[3] = {n.nx, n.ny, n.nz};
-  const int stride[3] = {1, dbl.nx, dbl.nx * dbl.ny};
-  fftwf_iodim dim{len[axis], stride[axis], stride[axis]};
-  std::vector<fftwf_iodim> batch;
-  for (int b = 0; b < 3; ++b)
-    if (b != axis && len[b] > 1) batch.push_back({b < axis ? len[b] : low[b], stride[b], stride[b]});
-  auto* buf = reinterpret_cast<fftwf_complex*>(data);
-  fftwf_plan p = fftwf_plan_guru_dft(1, &dim, int(batch.size()), batch.data(), buf, buf, sign, FFTW_ESTIMATE);
-  if (!p) throw std::runtime_error("FFTW could not make a plan");
-  return p;
+// Each axis's lower n of the doubled 2n: where pad(x) puts x and crop reads.
+std::array<std::vector<KeptRange>, 3> lower_halves(const ImageGrid& n) {
+  return {{{{0, n.nx}}, {{0, n.ny}}, {{0, n.nz}}}};
 }
 
 }  // namespace
 
-PaddedFftw::PaddedFftw(const ImageGrid& n, const ImageGrid& doubled, cfloat* data) {
-  const int len[3] = {doubled.nx, doubled.ny, doubled.nz};
-  std::lock_guard<std::mutex> guard(fftw_planner_lock());
-  for (int axis = 0; axis < 3; ++axis)
-    if (len[axis] > 1) forward_.push_back(axis_plan(n, doubled, data, axis, FFTW_FORWARD));
-  for (int axis = 2; axis >= 0; --axis)
-    if (len[axis] > 1) inverse_.push_back(axis_plan(n, doubled, data, axis, FFTW_BACKWARD));
-}
-
-PaddedFftw::~PaddedFftw() {
-  std::lock_guard<std::mutex> guard(fftw_planner_lock());
-  for (void* p : forward_) fftwf_destroy_plan(static_cast<fftwf_plan>(p));
-  for (void* p : inverse_) fftwf_destroy_plan(static_cast<fftwf_plan>(p));
-}
-
-void PaddedFftw::forward() {
-  for (void* p : forward_) fftwf_execute(static_cast<fftwf_plan>(p));
-}
-
-void PaddedFftw::inverse() {
-  for (void* p : inverse_) fftwf_execute(static_cast<fftwf_plan>(p));
-}
+PaddedFftw::PaddedFftw(const ImageGrid& n, const ImageGrid& doubled, cfloat* data, int batch)
+    : forward_(doubled, lower_halves(n), PrunedFft::Pruned::Input, {0, 1, 2}, FFTW_FORWARD, batch, data),
+      inverse_(doubled, lower_halves(n), PrunedFft::Pruned::Output, {2, 1, 0}, FFTW_BACKWARD, batch, data) {}
 
 namespace {
 
@@ -109,41 +81,52 @@ std::vector<cfloat> toeplitz_spectrum(const std::vector<cfloat>& q, const ImageG
 }
 
 ToeplitzOperator::ToeplitzOperator(Device& dev, const std::vector<cfloat>& q, const ImageGrid& grid)
-    : HermitianOp(dev, image_shape(grid), "T"),
-      grid_(grid),
-      dbl_(grid.doubled()),
-      spectrum_(toeplitz_spectrum(q, grid)),
-      buffer_(dbl_.voxels()),
-      fft_(grid, dbl_, buffer_.data()) {
+    : HermitianOp(dev, image_shape(grid), "T"), grid_(grid), dbl_(grid.doubled()), spectrum_(toeplitz_spectrum(q, grid)) {
   // Fold the 1/(doubled voxels) of the unnormalized inverse FFT into K.
   const float scale = float(1.0 / double(dbl_.voxels()));
   for (cfloat& v : spectrum_) v *= scale;
 }
 
-void ToeplitzOperator::do_apply(const DeviceVector& x, DeviceVector& y) { apply(host_data(x), host_data(y)); }
+void ToeplitzOperator::do_apply(const DeviceVector& x, DeviceVector& y) { apply(host_data(x), host_data(y), 1); }
 
-void ToeplitzOperator::apply(const cfloat* x, cfloat* y) {
-  const int nx = grid_.nx, ny = grid_.ny, nz = grid_.nz, X = dbl_.nx, Y = dbl_.ny, Z = dbl_.nz;
-  // pad(x): every row of the doubled grid is x's row followed by zeros, or zeros.
-#pragma omp parallel for collapse(2)
-  for (int iz = 0; iz < Z; ++iz)
-    for (int iy = 0; iy < Y; ++iy) {
-      cfloat* row = buffer_.data() + X * (iy + std::size_t(Y) * iz);
-      const bool inside = iz < nz && iy < ny;
-      if (inside) std::copy_n(x + nx * (iy + std::size_t(ny) * iz), nx, row);
-      std::fill(row + (inside ? nx : 0), row + X, cfloat(0.0f));
-    }
-  fft_.forward();
-#pragma omp parallel for
-  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(buffer_.size()); ++i) {
-    const cfloat a = buffer_[i], b = spectrum_[i];
-    buffer_[i] = {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+ToeplitzOperator::Batch& ToeplitzOperator::batch(int n) {
+  Batch& b = batches_[n];
+  if (!b.fft) {
+    b.buffer.assign(dbl_.voxels() * n, cfloat(0.0f));
+    b.fft = std::make_unique<PaddedFftw>(grid_, dbl_, b.buffer.data(), n);
   }
-  fft_.inverse();
+  return b;
+}
+
+void ToeplitzOperator::apply(const cfloat* x, cfloat* y, int n) {
+  if (n < 1) throw std::invalid_argument("toeplitz apply: need at least one vector");
+  Batch& b = batch(n);
+  const int nx = grid_.nx, ny = grid_.ny, nz = grid_.nz, X = dbl_.nx, Y = dbl_.ny, Z = dbl_.nz;
+  const std::size_t vox = grid_.voxels(), dvox = dbl_.voxels();
+  cfloat* buf = b.buffer.data();
+  // pad(x): every row of each doubled grid is x's row followed by zeros, or zeros.
+#pragma omp parallel for collapse(3)
+  for (int t = 0; t < n; ++t)
+    for (int iz = 0; iz < Z; ++iz)
+      for (int iy = 0; iy < Y; ++iy) {
+        cfloat* row = buf + t * dvox + X * (iy + std::size_t(Y) * iz);
+        const bool inside = iz < nz && iy < ny;
+        if (inside) std::copy_n(x + t * vox + nx * (iy + std::size_t(ny) * iz), nx, row);
+        std::fill(row + (inside ? nx : 0), row + X, cfloat(0.0f));
+      }
+  b.fft->forward();
 #pragma omp parallel for collapse(2)
-  for (int iz = 0; iz < nz; ++iz)
-    for (int iy = 0; iy < ny; ++iy)
-      std::copy_n(buffer_.data() + X * (iy + std::size_t(Y) * iz), nx, y + nx * (iy + std::size_t(ny) * iz));
+  for (int t = 0; t < n; ++t)
+    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(dvox); ++i) {
+      const cfloat a = buf[t * dvox + i], k = spectrum_[i];
+      buf[t * dvox + i] = {a.real() * k.real() - a.imag() * k.imag(), a.real() * k.imag() + a.imag() * k.real()};
+    }
+  b.fft->inverse();
+#pragma omp parallel for collapse(3)
+  for (int t = 0; t < n; ++t)
+    for (int iz = 0; iz < nz; ++iz)
+      for (int iy = 0; iy < ny; ++iy)
+        std::copy_n(buf + t * dvox + X * (iy + std::size_t(Y) * iz), nx, y + t * vox + nx * (iy + std::size_t(ny) * iz));
 }
 
 namespace {
