@@ -90,3 +90,25 @@ def empty(shape, dtype, like):
             return cupy.empty(shape, dtype=dtype)
     return np.empty(shape, dtype=dtype)
 
+
+
+def check_out(out, shape):
+    """An `out` argument must take the result in place: complex64, contiguous,
+    of `shape` (or its size, as FINUFFT allows)."""
+    k = kind(out)
+    if k == "torch":
+        import torch
+
+        ok_dtype, contiguous = out.dtype == torch.complex64, out.is_contiguous()
+    else:
+        ok_dtype, contiguous = out.dtype == np.complex64, bool(out.flags.c_contiguous)
+    if not ok_dtype or not contiguous:
+        raise ValueError(f"out must be a contiguous complex64 array (got {out.dtype}, contiguous={contiguous})")
+    size = 1
+    for n in out.shape:
+        size *= int(n)
+    want = 1
+    for n in shape:
+        want *= int(n)
+    if tuple(out.shape) != tuple(shape) and size != want:
+        raise ValueError(f"out has shape {tuple(out.shape)}: expected {tuple(shape)}")

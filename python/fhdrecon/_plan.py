@@ -128,8 +128,8 @@ class Plan:
         out_shape = batch + (self.n_modes if self.type == 1 else (self.nj,))
         if out is None:
             out = _arrays.empty(out_shape, "complex64", self._like)
-        elif tuple(out.shape) != out_shape and int(np.prod(out.shape)) != int(np.prod(out_shape)):
-            raise ValueError(f"out has shape {tuple(out.shape)}: expected {out_shape}")
+        else:
+            _arrays.check_out(out, out_shape)
         c, f = (data, out) if self.type == 1 else (out, data)
         self._handle.execute(c, f)
         return out

@@ -122,8 +122,9 @@ void bind_nufft(nb::module_& m) {
       .def(nb::init<int, const std::vector<int64_t>&, int, int, double, int, std::uintptr_t, double>(),
            nb::arg("type"), nb::arg("n_modes"), nb::arg("isign"), nb::arg("n_trans"), nb::arg("eps"),
            nb::arg("device"), nb::arg("stream") = 0, nb::arg("upsampfac") = 0.0)
-      .def("setpts", &NufftHandle::setpts, nb::arg("x"), nb::arg("y"), nb::arg("z").none() = nb::none())
-      .def("execute", &NufftHandle::execute, nb::arg("c"), nb::arg("f"))
+      .def("setpts", &NufftHandle::setpts, nb::arg("x").noconvert(), nb::arg("y").noconvert(),
+           nb::arg("z").none() = nb::none())
+      .def("execute", &NufftHandle::execute, nb::arg("c").noconvert(), nb::arg("f").noconvert())
       .def_prop_ro("device", &NufftHandle::device)
       .def_prop_ro("type", &NufftHandle::type);
   m.def("has_cuda", [] { return fhd_nufft_has_cuda() != 0; }, "True when this build has the CUDA backend");

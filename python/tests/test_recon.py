@@ -17,8 +17,8 @@ def coil_scan(tmp_path_factory, request):
         pytest.skip(f"no fhdrecon CLI at {exe} (set FHDRECON_EXE)")
     d = tmp_path_factory.mktemp("recon")
     path = str(d / "coils.h5")
-    subprocess.run([exe, "-q", "synth", "--phantom", "shepp3d", "--matrix", "20", "--readout", "40", "--spokes",
-                    "900", "--coils", "4", "--noise", "0.01", "--noise-samples", "256", "-o", path], check=True)
+    subprocess.run([exe, "-q", "synth", "--phantom", "shepp3d", "--matrix", "16", "--readout", "32", "--spokes",
+                    "500", "--coils", "4", "--noise", "0.01", "--noise-samples", "256", "-o", path], check=True)
     return exe, path, d
 
 
@@ -36,7 +36,7 @@ def test_sense_equals_the_cli(coil_scan, maps):
     scan = fhdrecon.read_scan(path)
     images, report = fhdrecon.reconstruct(scan, device="cpu", iters=8, maps=maps, gridding=False)
     got = images["iterative"]
-    assert got.shape == (20, 20, 20) and got.dtype == np.complex64
+    assert got.shape == (16, 16, 16) and got.dtype == np.complex64
     assert np.max(np.abs(got - want)) / np.max(np.abs(want)) < 1e-5
     assert report["backend"].startswith("cpu") and report["cg"]["iterations"] == 8
     assert "coil maps" in [s["name"] for s in report["stages"]]
