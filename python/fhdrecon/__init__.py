@@ -9,7 +9,7 @@
 - An MRI-NUFFT backend named "fhdrecon", registered on import when mrinufft
   is installed.
 """
-from ._core import has_cuda
+from ._core import has_cuda as _has_cuda
 from ._plan import Plan
 from ._io import Scan, read_scan, write_scan, read_cfl, write_cfl
 from ._coils import prewhiten, compress_coils, noise_covariance, whitening_matrix, lowres_maps, espirit_maps
@@ -17,6 +17,13 @@ from ._recon import reconstruct, default_cache_dir
 from . import _mrinufft
 
 __version__ = "0.1.0"
+
+
+def has_cuda():
+    """True when this build of fhdrecon has its CUDA backend (Plan and
+    reconstruct can then run on a GPU)."""
+    return _has_cuda()
+
 
 __all__ = ["Plan", "Scan", "read_scan", "write_scan", "read_cfl", "write_cfl", "prewhiten", "compress_coils",
            "noise_covariance", "whitening_matrix", "lowres_maps", "espirit_maps", "reconstruct",
