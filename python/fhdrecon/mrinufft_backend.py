@@ -171,6 +171,25 @@ class MRIfhdrecon(FourierOperatorSimple, _ToggleGradPlanMixin):
         self.compute_density(self._density_method)
         self._move_to_device()
 
+    @classmethod
+    def pipe(cls, kspace_loc, volume_shape, max_iter=10, osf=2, normalize=True, **kwargs):
+        """Density compensation weights by Pipe and Menon's fixed point
+        d <- d / |A A^H d|, with A fhdrecon's NUFFT onto round(osf N) modes
+        (fhdrecon has no spread-only mode, so the kernel is the modes' Dirichlet
+        kernel, one fine cell wide; below osf 2 it is too wide for the fixed
+        point to follow the sampling density, so osf is at least 2). normalize
+        as MRI-NUFFT's finufft backend: the mean of |A^H d A 1| is 1."""
+        shape = tuple(max(2, int(round(max(osf, 2) * n))) for n in volume_shape)
+        grid_op = cls(kspace_loc, shape, **kwargs)
+        d = np.ones(grid_op.n_samples, dtype=np.complex64)
+        for _ in range(max_iter):
+            d = d / np.abs(_to_host(grid_op.op(grid_op.adj_op(d))).ravel())
+        if normalize:
+            test_op = cls(kspace_loc, volume_shape, **kwargs)
+            ones = np.ones(volume_shape, dtype=np.complex64)
+            d = d / np.mean(np.abs(_to_host(test_op.adj_op(d * _to_host(test_op.op(ones)).ravel()))))
+        return np.abs(d).astype(np.float32)
+
     def _make_plan_grad(self, **kwargs):
         self.raw_op.grad_plan = self.raw_op._make(2, isign=1)
         self.raw_op._set_pts("grad", self._xp_array(np.ascontiguousarray(self.samples, dtype=np.float32)))

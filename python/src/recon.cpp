@@ -31,7 +31,7 @@ std::unique_ptr<Backend> make_backend(const std::string& device, std::string* us
   if (device != "cpu") {
     const int id = device.rfind("gpu:", 0) == 0 ? std::stoi(device.substr(4)) : 0;
     try {
-      auto be = gpu::make_gpu_backend(id);
+      auto be = make_gpu_backend(id);
       *used = be->name();
       return be;
     } catch (const DeviceError&) {
