@@ -17,17 +17,15 @@ namespace nb = nanobind;
 
 // A NumPy array that owns `v` (moved, not copied), of the given shape (C order).
 template <class T>
-nb::ndarray<nb::numpy, T> owned_array(std::vector<T>&& v, std::initializer_list<std::size_t> shape) {
-  auto* held = new std::vector<T>(std::move(v));
-  nb::capsule owner(held, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
-  return nb::ndarray<nb::numpy, T>(held->data(), shape.size(), shape.begin(), owner);
-}
-
-template <class T>
 nb::ndarray<nb::numpy, T> owned_array(std::vector<T>&& v, const std::vector<std::size_t>& shape) {
   auto* held = new std::vector<T>(std::move(v));
   nb::capsule owner(held, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
   return nb::ndarray<nb::numpy, T>(held->data(), shape.size(), shape.data(), owner);
+}
+
+template <class T>
+nb::ndarray<nb::numpy, T> owned_array(std::vector<T>&& v, std::initializer_list<std::size_t> shape) {
+  return owned_array(std::move(v), std::vector<std::size_t>(shape));
 }
 
 // The module's parts, one file each.
