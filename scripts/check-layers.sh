@@ -7,6 +7,7 @@
 #   io/       no app/ or cuda/
 #   core/     nothing of ours outside core/
 #   phantom/  nothing of ours outside core/ and phantom/
+#   capi/     (the C interface) no app/ or io/; CUDA only in its .cu files
 # Prints every offending file:line and exits 1 when there is one.
 #   scripts/check-layers.sh [source root]
 set -euo pipefail
@@ -46,6 +47,8 @@ if [[ $strict_recon == 1 ]]; then
 fi
 includes io "(app|cuda)/" | report "io/ includes app/ or cuda/"
 includes core "$ours" | drop '^[^:]+:[0-9]+:.*[<"]core/' | report "core/ includes a project header outside core/"
+includes capi "(app|io)/" | report "capi/ includes app/ or io/"
+includes capi "cuda/|$cuda_headers" | drop '^[^:]+\.cu:' | report "capi/ includes cuda/ or a CUDA header outside its .cu files"
 includes phantom "$ours" | drop '^[^:]+:[0-9]+:.*[<"](core|phantom)/' |
   report "phantom/ includes a project header outside core/ and phantom/"
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the lent GPU machine: unpack the carried packages the image lacks, build
 # with CUDA, run the [gpu] tests and the benchmarks, write logs under $OUT.
-#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [pcg] [multi] [profile] [issue9] [peer] [peersense] [cpunufft] [ops] [compose] [sweep]
+#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [pcg] [multi] [profile] [issue9] [peer] [peersense] [cpunufft] [python] [ops] [compose] [sweep]
 #   (default: build test bench e2e tune validate; sanitize runs compute-sanitizer over
 #   the [gpu] tests, nufft the --fhd exact/nufft end-to-end cases, peer SigPy on the
 #   same kind of data: carry .peers, an optional local copy of the peer tools;
@@ -12,6 +12,8 @@
 #   cpunufft issue 25's CPU half on two idle cores of the host: the CPU NUFFT
 #   against FINUFFT (.peers/whl/finufft*.whl; cuFINUFFT too where cufinufft and
 #   cupy import) and the default run alone and beside two busy processes)
+#   python the Python package on the GPU: its [gpu] pytest tests on CuPy and
+#   PyTorch arrays and Plan's type 1 against bench-nufft, after build)
 # Run through the device tool with carry [".devdeps"]; .devdeps holds the .deb
 # files of the packages the GPU machine's image lacks (docs/gpu-backend.md,
 # "Building on the GPU machine"; make it with scripts/fetch-devdeps.sh).
@@ -440,6 +442,29 @@ run_cpunufft() {
   return $r
 }
 
+# The Python package (docs/python.md) with CUDA: `pip install
+# --no-build-isolation .` (the image has nanobind and scikit-build-core, no
+# network) against the library the build step made (FHD_PREBUILT_PREFIX: the
+# extension alone is compiled); pytest from .devdeps/wheels when the image has
+# none (scripts/fetch-devdeps.sh). Then the GPU tests (CuPy, PyTorch: -m gpu)
+# and Plan's type 1 at 128^3 / 1M points against `fhdrecon bench-nufft`.
+run_python() {
+  local prefix=$PWD/$BUILD/prefix
+  cmake --install "$BUILD" --prefix "$prefix" >/dev/null || return 1
+  python3 -c "import pytest" 2>/dev/null ||
+    python3 -m pip install -q --no-index --find-links .devdeps/wheels pytest >"$OUT/python-pip.log" 2>&1
+  python3 -m pip install --no-build-isolation --force-reinstall --no-deps . -C build-dir="$BUILD/py" \
+    -C cmake.define.FHD_PREBUILT_PREFIX="$prefix" >"$OUT/python-build.log" 2>&1 ||
+    { tail -30 "$OUT/python-build.log"; return 1; }
+  local r=0
+  (cd /tmp && FHDRECON_EXE="$OLDPWD/$BUILD/fhdrecon" python3 -m pytest -q -p no:cacheprovider -m gpu -rs \
+    "$OLDPWD/python/tests") 2>&1 | tee "$OUT/python-tests.log" | tail -25
+  [[ ${PIPESTATUS[0]} == 0 ]] || r=1
+  python3 python/bench/bench_plan.py --gpu --n 128 --m 1048576 --reps 10 --exe "$BUILD/fhdrecon" 2>&1 |
+    tee "$OUT/python-bench.log"
+  return $r
+}
+
 rc=0
 # Issue 23's "nothing moves": the tree in .base (the code before a change,
 # carried: `git archive REV | tar -x -C .base`) built beside this one, then
@@ -593,4 +618,5 @@ has ops && { run_ops 2>&1 | tee "$OUT/ops.log" || rc=1; }
 has sweep && { run_sweep 2>&1 | tee "$OUT/sweep.log" || rc=1; }
 has compose && { run_compose 2>&1 | tee "$OUT/compose.log" || rc=1; }
 has cpunufft && { run_cpunufft || rc=1; }
+has python && { run_python || rc=1; }
 exit $rc

@@ -6,4 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh fhdrecon
+bash scripts/python.sh install  # the Python package for python3 (docs/python.md)
 exec build/fhdrecon --phantom shepp3d "$@"

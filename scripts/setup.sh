@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every build and test dependency from Debian's packages.
+# Installs every build and test dependency from Debian's packages (the Python
+# package's test dependencies come from PyPI into a venv: scripts/python.sh).
 # Idempotent: packages already present are skipped by apt-get.
 set -euo pipefail
 PKGS=(
@@ -9,6 +10,7 @@ PKGS=(
   catch2 libismrmrd-dev libpugixml-dev libnifti2-dev libpng-dev zlib1g-dev libcairo2-dev fonts-dejavu-core
   bart nifti-bin
   slurm-wlm munge
+  python3-dev python3-venv python3-pip python3-numpy
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,0 +1,60 @@
+"""Coil processing (docs/coils.md): prewhitening, coil compression and the
+sensitivity maps that SENSE uses, as the CLI computes them."""
+import dataclasses
+
+import numpy as np
+
+from . import _core
+from ._io import Scan
+
+
+def _replace(scan, d):
+    return dataclasses.replace(scan, **{k: d[k] for k in ("kspace", "noise")})
+
+
+def prewhiten(scan):
+    """Prewhitens every coil's samples and noise samples with the scan's noise
+    (W with W Psi W^H = mean(diag Psi) I, keeping the data's scale).
+
+    Returns (new Scan, W as a (C, C) complex128 array), or (scan, None) when
+    the scan has no noise samples."""
+    d, w = _core.prewhiten(scan._to_dict())
+    return (_replace(scan, d), w) if w is not None else (scan, None)
+
+
+def compress_coils(scan, k):
+    """Compresses the coils to k virtual coils (SVD of the data; noise too).
+
+    Returns (new Scan, the k x C matrix, every singular value squared, descending)."""
+    d, m, energy = _core.compress_coils(scan._to_dict(), int(k))
+    return _replace(scan, d), m, energy
+
+
+def noise_covariance(noise):
+    """Psi = (1/M) sum_m n_m n_m^H of (C, M) noise samples, (C, C) complex128."""
+    return _core.noise_covariance(np.ascontiguousarray(noise, dtype=np.complex64))
+
+
+def whitening_matrix(psi, keep_scale=True):
+    """W with W Psi W^H = I (keep_scale: mean(diag Psi) I)."""
+    return _core.whitening_matrix(np.ascontiguousarray(psi, dtype=np.complex128), bool(keep_scale))
+
+
+def lowres_maps(scan, calibration=24, crop=0.1, dcf="auto"):
+    """Low-resolution coil maps: the gridded calibration region (calibration
+    samples per axis) under a Hann window, back to the image grid, divided by
+    the root sum of squares; zero where that is below crop times its peak.
+    Returns (C, nz, ny, nx) complex64."""
+    return _core.lowres_maps(scan._to_dict(), int(calibration), float(crop), str(dcf))
+
+
+def espirit_maps(scan, calibration=24, kernel=6, threshold=0.02, crop=0.8, support_crop=0.1, dcf="auto"):
+    """ESPIRiT maps (Uecker et al. 2014) from the calibration region, on the
+    support of the low-resolution maps at support_crop (as SENSE uses them).
+    Returns (C, nz, ny, nx) complex64."""
+    return _core.espirit_maps(scan._to_dict(), int(calibration), int(kernel), float(threshold), float(crop),
+                              float(support_crop), str(dcf))
+
+
+__all__ = ["Scan", "prewhiten", "compress_coils", "noise_covariance", "whitening_matrix", "lowres_maps",
+           "espirit_maps"]

@@ -1,0 +1,168 @@
+"""Scans and their files: fhdrecon's HDF5 scan file, ISMRMRD, BART .cfl/.hdr
+(docs/formats.md). Units are fhdrecon's everywhere: k in cycles/FOV, data the
+plain (non-unitary) sum; BART k-space is rescaled on the way in and out, as
+the CLI does."""
+import dataclasses
+import os
+from typing import Dict, Optional, Tuple
+
+import numpy as np
+
+from . import _core
+
+
+@dataclasses.dataclass
+class Scan:
+    """One scan: every coil's samples on one trajectory.
+
+    kspace : (C, M) complex64, coil c's samples in row c.
+    traj : (M, 3) float32, (kx, ky, kz) per sample in cycles/FOV (kz = 0 in 2D).
+    matrix : (nx, ny, nz), the image grid (nz = 1 in 2D). Images are arrays of
+        shape (nz, ny, nx), x fastest, as the files store them.
+    noise : (C, Mn) complex64 noise-only samples for prewhitening, or None.
+    dcf : (M,) float32 density weights for gridding, or None (computed).
+    phi : (M,) complex64 basis transform Phi(k), or None (Phi = 1).
+    field_map : (nz, ny, nx) float32 off-resonance in Hz, or None; needs sample_times.
+    sample_times : (M,) float32 seconds after excitation, or None.
+    geometry : dict of fov_mm, position, read_dir, phase_dir, slice_dir (LPS, mm), or None.
+    provenance : dict of str.
+    """
+
+    kspace: np.ndarray
+    traj: np.ndarray
+    matrix: Tuple[int, int, int]
+    noise: Optional[np.ndarray] = None
+    dcf: Optional[np.ndarray] = None
+    phi: Optional[np.ndarray] = None
+    field_map: Optional[np.ndarray] = None
+    sample_times: Optional[np.ndarray] = None
+    geometry: Optional[Dict] = None
+    provenance: Dict[str, str] = dataclasses.field(default_factory=dict)
+
+    @property
+    def coils(self):
+        return int(np.shape(self.kspace)[0])
+
+    @property
+    def samples(self):
+        return int(np.shape(self.traj)[0])
+
+    def _to_dict(self):
+        """The compiled core's form: contiguous arrays of the documented dtypes."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        ksp = np.asarray(d["kspace"])
+        if ksp.ndim == 1:
+            ksp = ksp[None, :]
+        d["kspace"] = np.ascontiguousarray(ksp, dtype=np.complex64)
+        d["traj"] = np.ascontiguousarray(d["traj"], dtype=np.float32)
+        d["matrix"] = tuple(int(n) for n in d["matrix"])
+        for key, dt in (("noise", np.complex64), ("dcf", np.float32), ("phi", np.complex64),
+                        ("field_map", np.float32), ("sample_times", np.float32)):
+            if d[key] is not None:
+                d[key] = np.ascontiguousarray(d[key], dtype=dt)
+        if d["noise"] is not None and d["noise"].ndim == 1:
+            d["noise"] = d["noise"][None, :]
+        d["provenance"] = {str(k): str(v) for k, v in (d["provenance"] or {}).items()}
+        return d
+
+    @classmethod
+    def _from_dict(cls, d):
+        return cls(**d)
+
+
+def _format(path, format):
+    if format != "auto":
+        return format
+    ext = os.path.splitext(path)[1].lower()
+    if ext in (".cfl", ".hdr", ""):
+        return "bart"
+    if ext in (".mrd", ".ismrmrd"):
+        return "ismrmrd"
+    return "hdf5"
+
+
+def _bart_base(name):
+    base, ext = os.path.splitext(name)
+    return base if ext in (".cfl", ".hdr") else name
+
+
+def _grid_from_traj(traj, matrix):
+    """The CLI's rule (app/scan_input.cpp): the smallest even N per axis whose
+    band [-N/2, N/2] holds every sample; nz = 1 when kz is all zero."""
+    if matrix is not None:
+        m = tuple(int(n) for n in np.broadcast_to(matrix, (3,))) if np.ndim(matrix) else None
+        if m is None:
+            extent_z = float(np.max(np.abs(traj[:, 2]))) if len(traj) else 0.0
+            n = int(matrix)
+            return (n, n, n if extent_z > 0 else 1)
+        return m
+    ext = np.max(np.abs(traj), axis=0) if len(traj) else np.zeros(3)
+    n = [max(2, 2 * int(np.ceil(e - 1e-3))) for e in ext]
+    return (n[0], n[1], n[2] if ext[2] > 0 else 1)
+
+
+def read_scan(path, traj=None, matrix=None, format="auto", normalized_traj=False):
+    """Reads a scan file, validated as the CLI validates it.
+
+    path : an fhdrecon HDF5 scan file, an ISMRMRD file (found by content), or
+        a BART k-space (NAME, NAME.cfl or NAME.hdr), which needs `traj`.
+    traj : BART only: the trajectory pair [3, readout, spokes] in cycles/FOV.
+    matrix : BART only: the image size (an int for every axis, or (nx, ny, nz));
+        default: the smallest even size whose band holds the trajectory.
+    normalized_traj : ISMRMRD only: trajectories in [-0.5, 0.5] (Gadgetron's habit).
+    Raises ValueError naming the file, field and value for bad input.
+    """
+    fmt = _format(path, format) if traj is None else "bart"
+    if fmt == "bart":
+        if traj is None:
+            raise ValueError(f"{path}: a BART k-space needs its trajectory (traj=...)")
+        dims, t = _core.read_cfl(traj)
+        t = t.reshape(-1, 3).real.astype(np.float32)
+        grid = _grid_from_traj(t, matrix)
+        return Scan._from_dict(_core.read_bart(_bart_base(traj), _bart_base(path), list(grid)))
+    if fmt == "ismrmrd":
+        return Scan._from_dict(_core.read_ismrmrd(path, normalized_traj))
+    if fmt != "hdf5":
+        raise ValueError(f"{path}: format = {format}: expected auto, hdf5, ismrmrd or bart")
+    if not os.path.exists(path):
+        raise ValueError(f"{path}: no such file")
+    if _core.is_ismrmrd_file(path):
+        return Scan._from_dict(_core.read_ismrmrd(path, normalized_traj))
+    return Scan._from_dict(_core.read_scan_h5(path))
+
+
+def write_scan(path, scan, format="auto", readout=0, traj=None):
+    """Writes `scan` atomically (a temporary renamed into place).
+
+    format : auto (by extension: .mrd/.ismrmrd ISMRMRD, .cfl/.hdr/none BART,
+        else fhdrecon HDF5), hdf5, ismrmrd or bart.
+    readout : samples per spoke for ISMRMRD acquisitions and BART's dims
+        (0: one readout of every sample; ISMRMRD needs readout <= 65535).
+    traj : BART only: the trajectory pair's name (default NAME_traj).
+    """
+    fmt = _format(path, format)
+    d = scan._to_dict()
+    if fmt == "bart":
+        base = _bart_base(path)
+        _core.write_bart(_bart_base(traj) if traj else base + "_traj", base, d, int(readout))
+    elif fmt == "ismrmrd":
+        _core.write_ismrmrd(path, d, int(readout))
+    elif fmt == "hdf5":
+        _core.write_scan_h5(path, d)
+    else:
+        raise ValueError(f"{path}: format = {format}: expected auto, hdf5, ismrmrd or bart")
+
+
+def read_cfl(name):
+    """A BART .cfl/.hdr pair as a complex64 array of its dims (dimension 0
+    fastest: returned in Fortran order, trailing 1s dropped)."""
+    dims, data = _core.read_cfl(name)
+    while len(dims) > 1 and dims[-1] == 1:
+        dims = dims[:-1]
+    return data.reshape(dims, order="F")
+
+
+def write_cfl(name, array):
+    """Writes an array as a BART .cfl/.hdr pair (its axis 0 fastest, BART's order)."""
+    a = np.asarray(array, dtype=np.complex64)
+    _core.write_cfl(name, list(a.shape) or [1], np.ascontiguousarray(a.ravel(order="F")))

@@ -1,0 +1,71 @@
+"""Coil processing from Python: prewhitening whitens, compression keeps the
+energy it says, maps have unit root sum of squares on their support."""
+import numpy as np
+import pytest
+
+import fhdrecon
+
+RNG = np.random.default_rng(11)
+
+
+def correlated_scan(coils=4, m=2000, mn=4000):
+    mix = RNG.standard_normal((coils, coils)) + 1j * RNG.standard_normal((coils, coils))
+    noise = mix @ (RNG.standard_normal((coils, mn)) + 1j * RNG.standard_normal((coils, mn)))
+    ksp = mix @ (RNG.standard_normal((coils, m)) + 1j * RNG.standard_normal((coils, m)))
+    traj = RNG.uniform(-4, 4, (m, 3)).astype(np.float32)
+    return fhdrecon.Scan(kspace=ksp.astype(np.complex64), traj=traj, matrix=(8, 8, 8),
+                         noise=noise.astype(np.complex64))
+
+
+def test_prewhitening_makes_the_noise_white():
+    s = correlated_scan()
+    psi = fhdrecon.noise_covariance(s.noise)
+    white, w = fhdrecon.prewhiten(s)
+    after = fhdrecon.noise_covariance(white.noise)
+    scale = np.mean(np.real(np.diag(psi)))
+    np.testing.assert_allclose(after, scale * np.eye(4), atol=1e-3 * scale)
+    np.testing.assert_allclose(w @ psi @ w.conj().T, scale * np.eye(4), atol=1e-6 * scale)
+    np.testing.assert_allclose(white.kspace, (w @ s.kspace).astype(np.complex64), rtol=1e-4, atol=1e-4)
+
+
+def test_compression_keeps_what_it_reports():
+    s = correlated_scan()
+    small, m, energy = fhdrecon.compress_coils(s, 2)
+    assert small.kspace.shape == (2, s.samples) and m.shape == (2, 4)
+    kept = np.sum(np.abs(small.kspace.astype(np.complex128)) ** 2)
+    total = np.sum(np.abs(s.kspace.astype(np.complex128)) ** 2)
+    assert kept / total == pytest.approx(np.sum(energy[:2]) / np.sum(energy), rel=1e-4)
+    np.testing.assert_allclose(m @ m.conj().T, np.eye(2), atol=1e-10)
+
+
+def test_no_noise_no_prewhitening():
+    s = correlated_scan()
+    s.noise = None
+    same, w = fhdrecon.prewhiten(s)
+    assert w is None and same is s
+
+
+@pytest.fixture(scope="module")
+def phantom_coils(tmp_path_factory):
+    import os
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    exe = os.environ.get("FHDRECON_EXE", os.path.join(root, "build", "fhdrecon"))
+    if not os.access(exe, os.X_OK):
+        pytest.skip(f"no fhdrecon CLI at {exe}")
+    path = str(tmp_path_factory.mktemp("maps") / "c.h5")
+    subprocess.run([exe, "-q", "synth", "--matrix", "20", "--readout", "40", "--spokes", "900", "--coils", "4",
+                    "-o", path], check=True)
+    return fhdrecon.read_scan(path)
+
+
+@pytest.mark.parametrize("which", ["lowres", "espirit"])
+def test_maps_have_unit_rss_on_their_support(phantom_coils, which):
+    fn = fhdrecon.lowres_maps if which == "lowres" else fhdrecon.espirit_maps
+    maps = fn(phantom_coils, calibration=12)
+    assert maps.shape == (4, 20, 20, 20) and maps.dtype == np.complex64
+    rss = np.sqrt(np.sum(np.abs(maps) ** 2, axis=0))
+    support = rss > 0
+    assert 0.05 < support.mean() < 1.0
+    np.testing.assert_allclose(rss[support], 1.0, atol=0.05 if which == "espirit" else 1e-4)

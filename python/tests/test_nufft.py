@@ -1,0 +1,193 @@
+"""fhdrecon.Plan against finufft 2.5.1 (the reference), against direct sums
+in float64, the adjoint identity, and FINUFFT's argument rules."""
+import numpy as np
+import pytest
+
+import fhdrecon
+
+RNG = np.random.default_rng(24)
+
+
+def points(m, dim, rng=RNG):
+    return [rng.uniform(-np.pi, np.pi, m).astype(np.float32) for _ in range(dim)]
+
+
+def cvec(shape, rng=RNG):
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+
+
+def rel(a, b):
+    a, b = np.asarray(a, np.complex128), np.asarray(b, np.complex128)
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+def direct(nufft_type, n_modes, pts, data, isign):
+    """FINUFFT's definition in float64: modes -N/2 .. on each axis, first axis with x."""
+    grids = np.meshgrid(*[np.arange(n) - n // 2 for n in n_modes], indexing="ij")
+    k = np.stack([g.ravel() for g in grids])  # (dim, modes)
+    ph = np.exp(isign * 1j * (np.stack(pts).astype(np.float64).T @ k))  # (M, modes)
+    if nufft_type == 1:
+        return (data.astype(np.complex128) @ ph).reshape(n_modes)
+    return ph @ data.astype(np.complex128).ravel()
+
+
+# Our single-precision error is a few times eps down to 1e-5, then float32 rounding.
+def bound(eps):
+    return max(5 * eps, 1e-5)
+
+
+@pytest.mark.parametrize("eps", [1e-3, 1e-4, 1e-5, 1e-6])
+@pytest.mark.parametrize("n_modes", [(32, 24), (16, 20, 12)], ids=["2d", "3d"])
+@pytest.mark.parametrize("nufft_type", [1, 2])
+def test_matches_finufft(nufft_type, n_modes, eps, lib):
+    finufft = pytest.importorskip("finufft")  # from PyPI in CI; the GPU machine has none
+    m = 3000
+    pts = points(m, len(n_modes))
+    data = cvec(m) if nufft_type == 1 else cvec(n_modes)
+    ref = finufft.Plan(nufft_type, n_modes, eps=1e-7, dtype="complex128")
+    ref.setpts(*[p.astype(np.float64) for p in pts])
+    want = ref.execute(data.astype(np.complex128))
+    plan = fhdrecon.Plan(nufft_type, n_modes, eps=eps)
+    plan.setpts(*[lib.put(p) for p in pts])
+    got = lib.get(plan.execute(lib.put(data)))
+    assert got.shape == want.shape
+    assert rel(got, want) < bound(eps)
+
+
+@pytest.mark.parametrize("isign", [1, -1])
+@pytest.mark.parametrize("n_modes", [(7, 9), (5, 6, 3)], ids=["2d-odd", "3d-odd"])
+@pytest.mark.parametrize("nufft_type", [1, 2])
+def test_direct_sum_odd_sizes_and_signs(nufft_type, n_modes, isign, lib):
+    m = 200
+    pts = points(m, len(n_modes))
+    data = cvec(m) if nufft_type == 1 else cvec(n_modes)
+    plan = fhdrecon.Plan(nufft_type, n_modes, eps=1e-6, isign=isign)
+    plan.setpts(*[lib.put(p) for p in pts])
+    got = lib.get(plan.execute(lib.put(data)))
+    assert rel(got, direct(nufft_type, n_modes, pts, data, isign)) < 1e-5
+
+
+def test_points_are_periodic(lib):
+    """FINUFFT takes any real point modulo 2 pi; so does the plan."""
+    n_modes = (12, 10)
+    pts = points(100, 2)
+    c = cvec(100)
+    shifted = [p + np.float32(2 * np.pi) * s for p, s in zip(pts, (1, -2))]
+    outs = []
+    for ps in (pts, shifted):
+        plan = fhdrecon.Plan(1, n_modes)
+        plan.setpts(*[lib.put(p) for p in ps])
+        outs.append(lib.get(plan.execute(lib.put(c))))
+    assert rel(outs[1], outs[0]) < 1e-5
+
+
+@pytest.mark.parametrize("n_modes", [(24, 20), (12, 10, 8)], ids=["2d", "3d"])
+def test_adjoint_identity(n_modes, lib):
+    """<type2(f), c> = <f, type1(c)> with the default signs (type 1 is type 2's adjoint)."""
+    m = 1500
+    pts = [lib.put(p) for p in points(m, len(n_modes))]
+    f, c = cvec(n_modes), cvec(m)
+    t1, t2 = fhdrecon.Plan(1, n_modes), fhdrecon.Plan(2, n_modes)
+    t1.setpts(*pts)
+    t2.setpts(*pts)
+    lhs = np.vdot(c, lib.get(t2.execute(lib.put(f))).astype(np.complex128))
+    rhs = np.vdot(lib.get(t1.execute(lib.put(c))).astype(np.complex128), f)
+    assert abs(lhs - rhs) / abs(lhs) < 1e-5
+
+
+@pytest.mark.parametrize("nufft_type", [1, 2])
+def test_batches_equal_single_transforms(nufft_type, lib):
+    n_modes, m, n_trans = (16, 12), 500, 3
+    pts = [lib.put(p) for p in points(m, 2)]
+    data = cvec((n_trans, m)) if nufft_type == 1 else cvec((n_trans,) + n_modes)
+    batch = fhdrecon.Plan(nufft_type, n_modes, n_trans=n_trans)
+    batch.setpts(*pts)
+    out = lib.get(batch.execute(lib.put(data)))
+    assert out.shape == (n_trans,) + (n_modes if nufft_type == 1 else (m,))
+    one = fhdrecon.Plan(nufft_type, n_modes)
+    one.setpts(*pts)
+    # Equal to float32 rounding, not bit for bit: the CPU plan gives each
+    # transform of a batch one thread (a lane), while a single transform is
+    # spread by every thread into subgrids, which sums in another order.
+    for t in range(n_trans):
+        single = lib.get(one.execute(lib.put(np.ascontiguousarray(data[t]))))
+        np.testing.assert_allclose(out[t], single, rtol=0, atol=1e-6 * np.abs(single).max())
+
+
+def test_out_argument_is_filled_in_place():
+    pts = points(300, 2)
+    plan = fhdrecon.Plan(1, (8, 8))
+    plan.setpts(*pts)
+    out = np.zeros((8, 8), np.complex64)
+    res = plan.execute(cvec(300), out=out)
+    assert res is out and np.any(out != 0)
+
+
+def test_numpy_arrays_are_not_copied():
+    """A complex64 contiguous input reaches the C interface as it is: the
+    core's handle writes into the very buffer given as out."""
+    pts = points(100, 2)
+    plan = fhdrecon.Plan(2, (8, 8))
+    plan.setpts(*pts)
+    f = cvec((8, 8))
+    out = np.empty(100, np.complex64)
+    addr = out.__array_interface__["data"][0]
+    plan.execute(f, out=out)
+    assert out.__array_interface__["data"][0] == addr
+
+
+def test_float64_inputs_are_converted_with_a_warning():
+    pts = [p.astype(np.float64) for p in points(50, 2)]
+    plan = fhdrecon.Plan(1, (8, 8))
+    with pytest.warns(UserWarning, match="dtype"):
+        plan.setpts(*pts)
+    with pytest.warns(UserWarning, match="dtype"):
+        out = plan.execute(cvec(50).astype(np.complex128))
+    assert out.dtype == np.complex64
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, error",
+    [
+        ((3, (8, 8)), {}, ValueError),  # type 3
+        ((1, (8,)), {}, ValueError),  # 1D
+        ((1, (8, 8)), {"dtype": "complex128"}, TypeError),
+        ((1, (8, 8)), {"modeord": 1}, ValueError),
+        ((1, (8, 8)), {"no_such_option": 1}, TypeError),
+        ((1, (8, 8)), {"n_trans": 0}, ValueError),
+    ],
+)
+def test_refused_plans(args, kwargs, error):
+    with pytest.raises(error):
+        fhdrecon.Plan(*args, **kwargs)
+
+
+def test_refusals_name_the_value():
+    plan = fhdrecon.Plan(1, (8, 0))
+    with pytest.raises(ValueError, match=r"n_modes\[0\] = 0"):
+        plan.setpts(*points(10, 2))
+    plan = fhdrecon.Plan(1, (8, 8), eps=0.5)
+    with pytest.raises(ValueError, match="tol"):
+        plan.setpts(*points(10, 2))
+    plan = fhdrecon.Plan(1, (8, 8))
+    with pytest.raises(ValueError, match="before setpts"):
+        plan.execute(cvec(10))
+    plan.setpts(*points(10, 2))
+    with pytest.raises(ValueError, match="shape"):
+        plan.execute(cvec(11))
+
+
+def test_speed_options_of_finufft_are_accepted():
+    plan = fhdrecon.Plan(2, (8, 8), nthreads=2, spread_sort=1, gpu_method=1, upsampfac=1.25, eps=1e-3)
+    pts = points(100, 2)
+    plan.setpts(*pts)
+    f = cvec((8, 8))
+    assert rel(plan.execute(f), direct(2, (8, 8), pts, f, -1)) < 5e-3
+
+
+def test_cpu_plan_refuses_gpu_memory_request():
+    if fhdrecon.has_cuda():
+        pytest.skip("this build has CUDA: device=0 is valid where a GPU exists")
+    plan = fhdrecon.Plan(1, (8, 8), device="cuda")
+    with pytest.raises(RuntimeError, match="without CUDA"):
+        plan.setpts(*points(10, 2))
