@@ -26,23 +26,30 @@ ReadScan read_batch_scan(const ScanJob& job) {
   SourceOptions so;
   so.input = job.file;
   so.traj_file = bart_traj_for(job.file);
-  Source src = make_source(so);
-  check_dcf_option(job.solver.dcf, !job.solver.no_gridding, src.scan, job.file);
+  ReadScan scan;
+  scan.source = std::make_unique<Source>(make_source(so));
+  check_dcf_option(job.solver.dcf, !job.solver.no_gridding, scan.source->scan, job.file);
   OutputOptions oo;
   oo.dir = job.output;
-  return ReadScan{std::move(src), plan_outputs(oo)};
+  scan.plan = plan_outputs(oo);
+  scan.progress = std::make_unique<Progress>(job.progress);
+  scan.options = make_recon_options(job.solver, scan.source.get(), *scan.progress);
+  if (!job.q_cache.empty()) scan.options.q_cache_dir = job.q_cache;
+  scan.coils = coil_list(*scan.source);
+  return scan;
 }
 
-ScanResult reconstruct_batch_scan(WarmState& warm, const ReadScan& scan, const ScanJob& job) {
-  Progress progress(job.progress);
-  ReconOptions ro = make_recon_options(job.solver, &scan.source, progress);
-  if (!job.q_cache.empty()) ro.q_cache_dir = job.q_cache;
-  std::vector<const Scan*> coils = coil_list(scan.source);
+void prepare_batch_scan(ReadScan& scan, bool beside_gpu) {
+  scan.host = prepare_host_work(scan.coils, scan.options, beside_gpu);
+}
+
+ScanResult reconstruct_batch_scan(WarmState& warm, ReadScan& scan, const ScanJob& job) {
   ScanResult out;
-  out.result = reconstruct_for_batch(warm, coils, ro);
-  out.coils = static_cast<int>(coils.size());
-  RunInfo info{command_line(), warm.backend().name(), scan.source.description, to_string(ro.fhd.trig), ro.fhd.kernel,
-               ro.iters, ro.lambda};
+  out.result = reconstruct_for_batch(warm, scan.coils, scan.options, std::move(scan.host));
+  out.coils = static_cast<int>(scan.coils.size());
+  const ReconOptions& ro = scan.options;
+  RunInfo info{command_line(), warm.backend().name(), scan.source->description, to_string(ro.fhd.trig),
+               ro.fhd.kernel, ro.iters, ro.lambda};
   out.report = results_json(out.result, info);
   out.report["batch"] = {
       {"input", job.file}, {"options_fingerprint", job.fingerprint}, {"coils", out.coils}, {"run_id", job.run_id}};
@@ -50,7 +57,7 @@ ScanResult reconstruct_batch_scan(WarmState& warm, const ReadScan& scan, const S
 }
 
 BatchRow write_batch_scan(const ReadScan& scan, const ScanResult& result, const ScanJob& job) {
-  write_outputs(scan.plan, result.result, result.report, scan.source.scan.geometry);
+  write_outputs(scan.plan, result.result, result.report, scan.source->scan.geometry);
   BatchRow row;
   row.file = job.file;
   row.output = job.output;
@@ -59,8 +66,10 @@ BatchRow write_batch_scan(const ReadScan& scan, const ScanResult& result, const 
 }
 
 BatchRow reconstruct_scan(const ScanJob& job) {
-  ReadScan scan = read_batch_scan(job);  // its output set, unless written, is dropped on the way out
   WarmState warm(job.device, make_device_options(job.solver), 0);
+  // Its output set, unless written, is dropped on the way out.
+  ReadScan scan = read_batch_scan(job);
+  prepare_batch_scan(scan, warm.expects_gpu());
   const ScanResult result = reconstruct_batch_scan(warm, scan, job);
   BatchRow row = write_batch_scan(scan, result, job);
   test_fault_after_write(job.file);

@@ -25,20 +25,29 @@ struct ScanJob {
   bool progress = false;
 };
 
-// A scan read and validated, its output directory planned and locked.
+// A scan read and validated, its output directory planned and locked
+// (read_batch_scan), then the reconstruction's host work done (prepare_batch_scan:
+// recon's prepare_host_work, the phantom's reference image and the density
+// weights, with beside_gpu the band-limited ceiling begun), so a warm worker
+// does all of it while the previous scan is reconstructed.
 struct ReadScan {
-  Source source;
+  std::unique_ptr<Source> source;      // the options' truth points into it: it never moves
   OutputPlan plan;
+  std::unique_ptr<Progress> progress;  // the options' observer draws on it
+  ReconOptions options;
+  std::vector<const Scan*> coils;
+  HostWork host;
 };
 ReadScan read_batch_scan(const ScanJob& job);
+void prepare_batch_scan(ReadScan& scan, bool beside_gpu);
 
-// Its reconstruction and the report that goes with it.
+// Its reconstruction (taking the host work) and the report that goes with it.
 struct ScanResult {
   ReconResult result;
   nlohmann::json report;
   int coils = 1;
 };
-ScanResult reconstruct_batch_scan(WarmState& warm, const ReadScan& scan, const ScanJob& job);
+ScanResult reconstruct_batch_scan(WarmState& warm, ReadScan& scan, const ScanJob& job);
 
 // Writes the output set (swapped into place whole) and returns the row (status
 // ok), built from the results in memory.

@@ -54,7 +54,7 @@ std::size_t q_memory_budget(std::size_t workers) {
 }
 
 WarmState::WarmState(std::string device, DeviceOptions options, std::size_t q_memory_bytes)
-    : device_(std::move(device)), options_(std::move(options)), q_(q_memory_bytes) {
+    : device_(std::move(device)), options_(std::move(options)), gpu_(device_ == "gpu"), q_(q_memory_bytes) {
   set_q_memory(&q_);
 }
 
@@ -64,13 +64,16 @@ WarmState::~WarmState() {
 }
 
 Backend& WarmState::backend() {
-  if (!backend_) backend_ = select_backend(device_, options_);
+  if (!backend_) {
+    backend_ = select_backend(device_, options_);
+    gpu_ = backend_->is_gpu();
+  }
   return *backend_;
 }
 
 ReconResult reconstruct_for_batch(WarmState& warm, const std::vector<const Scan*>& coils,
-                                  const ReconOptions& options) {
-  return reconstruct_coils(warm.backend(), coils, options);
+                                  const ReconOptions& options, HostWork host) {
+  return reconstruct_coils(warm.backend(), coils, options, std::move(host));
 }
 
 }  // namespace fhd::app

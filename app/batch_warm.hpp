@@ -4,6 +4,7 @@
 // once and kept, and each trajectory's Q in memory by its content key, so
 // scan after scan pays neither again. And the one call by which batch
 // reconstructs a scan, warm or in a process of its own (reconstruct_for_batch).
+#include <atomic>
 #include <cstddef>
 #include <list>
 #include <memory>
@@ -51,20 +52,25 @@ class WarmState {
   // The backend, made at the first call (select_backend, --device). When that
   // fails the error reaches the scan that asked, and the next call tries again.
   Backend& backend();
+  // Whether its scans run on a GPU: the backend's answer once made, until then
+  // whether --device gpu was asked (auto finds out at the first scan). Any thread.
+  bool expects_gpu() const { return gpu_; }
   const QMemoryCache& q_memory() const { return q_; }
 
  private:
   std::string device_;
   DeviceOptions options_;
   std::unique_ptr<Backend> backend_;
+  std::atomic<bool> gpu_;
   QMemoryCache q_;
 };
 
 // How batch reconstructs one scan's coils: recon's reconstruct_coils on the
-// worker's backend, the call the recon command makes (app/cmd_recon.cpp).
-// When the pipeline takes a plan cache (issue 23's operator layer), this one
-// function is where batch hands it the worker's per-trajectory plans.
+// worker's backend with the host work done while the scan was read, the call
+// the recon command makes (app/cmd_recon.cpp). When the pipeline takes a plan
+// cache (issue 23's operator layer), this one function is where batch hands it
+// the worker's per-trajectory plans.
 ReconResult reconstruct_for_batch(WarmState& warm, const std::vector<const Scan*>& coils,
-                                  const ReconOptions& options);
+                                  const ReconOptions& options, HostWork host);
 
 }  // namespace fhd::app

@@ -123,12 +123,17 @@ class Stages {
 
   // libhdf5 serves one thread at a time in any case, and the reader forks a
   // child to read each file first (io/h5util.hpp): no other thread may hold
-  // libhdf5's lock at that moment, so reading and writing take turns.
+  // libhdf5's lock at that moment, so reading and writing take turns. The
+  // host work (reference image, density weights) is done here too, beside
+  // the previous scan's reconstruction.
   void read_stage() {
     while (std::optional<Item> it = to_read_.pop()) {
       attempt(*it, [&] {
-        std::lock_guard<std::mutex> g(io_mutex_);
-        it->scan.emplace(read_batch_scan(it->job));
+        {
+          std::lock_guard<std::mutex> g(io_mutex_);
+          it->scan.emplace(read_batch_scan(it->job));
+        }
+        prepare_batch_scan(*it->scan, warm_.expects_gpu());
       });
       to_recon_.push(std::move(*it));
     }
