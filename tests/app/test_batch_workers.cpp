@@ -21,6 +21,7 @@
 #include "catch.hpp"
 #include "core/error.hpp"
 #include "recon/qcache.hpp"
+#include "batch_test_util.hpp"
 #include "test_util.hpp"
 
 namespace fs = std::filesystem;
@@ -29,28 +30,11 @@ using fhd::test::run_cli;
 
 namespace {
 
-fs::path fresh(const std::string& name) {
-  fs::path d = fhd::test::fresh_temp_dir("workers", name);
-  fs::create_directories(d);
-  return d;
-}
-
-void synth(const fs::path& file, const std::string& args) {
-  auto r = run_cli("--quiet synth --phantom shepp2d --matrix 16 " + args + " -o " + file.string());
-  INFO(r.out);
-  REQUIRE(r.code == 0);
-}
-
-json read_json(const fs::path& p) {
-  std::ifstream f(p);
-  return json::parse(f);
-}
-
-std::map<std::string, json> rows_by_name(const json& summary) {
-  std::map<std::string, json> rows;
-  for (const json& s : summary["scans"]) rows[fs::path(s["file"].get<std::string>()).filename().string()] = s;
-  return rows;
-}
+fs::path fresh(const std::string& name) { return fhd::test::fresh_dir("workers", name); }
+using fhd::test::file_args;
+using fhd::test::read_json;
+using fhd::test::rows_by_name;
+void synth(const fs::path& file, const std::string& args) { fhd::test::synth_scan(file, args); }
 
 // Runs `command` in the shell and returns its stdout (the tests' background jobs).
 std::string shell(const std::string& command) {
@@ -64,6 +48,26 @@ std::string shell(const std::string& command) {
 }
 
 const std::string kModes[] = {"", " --process-per-scan"};
+
+// One batch of FILES in `mode` into a fresh DIR with a test-only fault: its exit
+// status, output and summary rows.
+struct ModeRun {
+  fs::path dir;
+  int code = -1;
+  std::string out;
+  std::map<std::string, json> rows;
+};
+ModeRun run_mode(const std::string& name, const std::string& mode, const std::string& files,
+                 const std::string& options, const std::string& fault) {
+  ModeRun m;
+  m.dir = fresh(name + std::to_string(mode.size()));
+  auto r = run_cli("--quiet batch" + files + " --out " + m.dir.string() + " --iters 3 --no-cache" + options + mode,
+                   "FHDRECON_TEST_SCAN_FAULT=" + fault);
+  m.code = r.code;
+  m.out = r.out;
+  if (fs::exists(m.dir / "summary.json")) m.rows = rows_by_name(read_json(m.dir / "summary.json"));
+  return m;
+}
 
 }  // namespace
 
@@ -149,8 +153,7 @@ TEST_CASE("warm workers write the rows a process per scan writes, row for row", 
   synth(in / "d.mrd", "--spokes 12");
   synth(in / "a.h5", "--spokes 12 --noise 0.02");
   synth(in / "c.h5", "--spokes 16 --noise 0.1 --coils 2");
-  std::string files;
-  for (const char* f : {"a.h5", "b.h5", "c.h5", "d.mrd", "e.h5"}) files += " " + (in / f).string();
+  const std::string files = file_args(in, {"a.h5", "b.h5", "c.h5", "d.mrd", "e.h5"});
   const std::string opts = " --iters 4 --no-cache";
   auto w = run_cli("--quiet batch" + files + " --out " + warm.string() + opts);
   INFO(w.out);
@@ -185,18 +188,15 @@ TEST_CASE("with scans in flight beside it, a crash and a hang cost one row each"
   const fs::path in = fresh("iso-in");
   synth(in / "good.h5", "--spokes 12");
   for (const char* f : {"crashes.h5", "hangs.h5", "good2.h5"}) fs::copy_file(in / "good.h5", in / f);
-  std::string files;
-  for (const char* f : {"crashes.h5", "good.h5", "hangs.h5", "good2.h5"}) files += " " + (in / f).string();
+  const std::string files = file_args(in, {"crashes.h5", "good.h5", "hangs.h5", "good2.h5"});
   for (const std::string& mode : kModes) {
-    INFO("mode:" << mode);
-    const fs::path out = fresh("iso-out" + std::to_string(mode.size()));
     // crashes.h5 aborts while good.h5 and hangs.h5 are already with its worker;
     // hangs.h5 hangs while good2.h5 is.
-    auto r = run_cli("--quiet batch" + files + " --out " + out.string() + " --iters 3 --scan-timeout 5 --no-cache" + mode,
-                     "FHDRECON_TEST_SCAN_FAULT=abort:crashes,hang:hangs");
-    INFO(r.out);
+    ModeRun r = run_mode("iso-out", mode, files, " --scan-timeout 5", "abort:crashes,hang:hangs");
+    INFO("mode:" << mode << "\n" << r.out);
+    const fs::path& out = r.dir;
+    auto& rows = r.rows;
     CHECK(r.code == 2);
-    auto rows = rows_by_name(read_json(out / "summary.json"));
     REQUIRE(rows.size() == 4);
     CHECK(rows["crashes.h5"]["reason"].get<std::string>().rfind("crashed: signal 6", 0) == 0);
     CHECK(rows["hangs.h5"]["reason"].get<std::string>().rfind("timed out after 5 s", 0) == 0);
@@ -248,18 +248,15 @@ TEST_CASE("an interrupt after a scan's outputs are swapped in: its row says ok, 
   synth(in / "a.h5", "--spokes 12");
   synth(in / "b.h5", "--spokes 12 --noise 0.05");
   synth(in / "c.h5", "--spokes 16");
-  std::string files;
-  for (const char* f : {"a.h5", "b.h5", "c.h5"}) files += " " + (in / f).string();
+  const std::string files = file_args(in, {"a.h5", "b.h5", "c.h5"});
   for (const std::string& mode : kModes) {
-    INFO("mode:" << mode);
-    const fs::path out = fresh("int-out" + std::to_string(mode.size()));
     // The process reconstructing b.h5 sends SIGINT to the batch right after
     // swapping b's outputs in, and waits: the batch ends it before its row comes.
-    auto r = run_cli("--quiet batch" + files + " --out " + out.string() + " --iters 3 --no-cache" + mode,
-                     "FHDRECON_TEST_SCAN_FAULT=interrupt:b.h5");
-    INFO(r.out);
+    ModeRun r = run_mode("int-out", mode, files, "", "interrupt:b.h5");
+    INFO("mode:" << mode << "\n" << r.out);
+    const fs::path& out = r.dir;
+    auto& rows = r.rows;
     CHECK(r.code == 1);
-    auto rows = rows_by_name(read_json(out / "summary.json"));
     REQUIRE(rows.size() == 3);
     REQUIRE(fs::exists(out / "b" / "report.json"));
     CHECK(rows["b.h5"]["status"] == "ok");
