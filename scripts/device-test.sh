@@ -291,6 +291,12 @@ run_multi() {
 run_batch() {
   "$BUILD/tests_app" "[workers],[isolation]" 2>&1 | tail -3
   bash scripts/bench-batch-gpus.sh "$BUILD/fhdrecon" 2>&1 | tee "$OUT/batch.log"
+  # One of its scans alone, with the timeline: reading, host work, GPU stages
+  # and writing on this host (docs/cluster.md's t_read, t_host, t_write).
+  local T=${TMPDIR:-/tmp}/fhdrecon-bench-batch
+  "$BUILD/fhdrecon" --verbose --input "$T/in/scan0.h5" --device gpu --trig sfu --cache-dir "$T/cache-warm" \
+    --out /tmp/batch-timeline 2>&1 | grep -E "making the source|source:|density weights made|backend ready|info: [A-Za-z]|written in|swapped in|exiting" |
+    tee "$OUT/batch-timeline.log"
 }
 
 # Where issue 9's 60 ms go: Nsight Compute's duration of every kernel of the
