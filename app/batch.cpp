@@ -2,12 +2,21 @@
 
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-#include <fstream>
-#include <optional>
+#include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <random>
+
+#include "app/batch_pool.hpp"
 #include "app/batch_scan.hpp"
+#include "app/batch_warm.hpp"
+#include "app/batch_worker.hpp"
 #include "app/batch_workers.hpp"
+#include "app/device.hpp"
 #include "io/atomic_file.hpp"
 #include "core/error.hpp"
 
@@ -70,27 +79,55 @@ std::optional<BatchRow> up_to_date_row(const BatchOptions& o, const BatchRow& ba
 }
 
 std::vector<Worker> workers_for(const BatchOptions& o) {
-  if (o.gpus.empty()) return cpu_workers(o.jobs);
+  if (o.gpus.empty()) {
+    // A host with several GPUs: one worker on each unless told otherwise.
+    if (o.jobs == 0 && o.device != "cpu" && cuda_built() && visible_gpu_count() > 1) {
+      spdlog::info("batch: {} GPUs visible: one worker on each (--gpus all; --gpus 1 for one)", visible_gpu_count());
+      return gpu_workers("all");
+    }
+    return cpu_workers(std::max(1, o.jobs));
+  }
   if (o.device == "cpu") throw InputError("--gpus " + o.gpus + " with --device cpu: choose one");
-  if (o.jobs != 1) throw InputError("--jobs with --gpus: --gpus runs one worker per GPU");
+  if (o.jobs != 0) throw InputError("--jobs with --gpus: --gpus runs one worker per GPU");
   return gpu_workers(o.gpus);
 }
 
-// The row of a child that ended: the one it wrote, or why there is none.
-BatchRow child_row(const BatchRow& base, const std::string& row_file, const ChildEnd& end, double timeout_s) {
+// Refuses --device gpu up front where no GPU can be used (each scan failed
+// with the same line before).
+void check_device(const BatchOptions& o) {
+  std::string why;
+  if (o.device == "gpu" && !gpu_available(&why)) throw DeviceError("batch --device gpu: no usable GPU: " + why);
+}
+
+// Names this run in the reports it writes (report.json's batch.run_id).
+std::string new_run_id() {
+  std::random_device rd;
+  return fnv1a_hex(std::to_string(rd()) + "." + std::to_string(rd()) + "." + std::to_string(::getpid()));
+}
+
+// The row of a scan whose process ended: the row it sent, when it did; else,
+// when this run's outputs are in place (it ended after swapping them in), the
+// row their report gives, so the row and the outputs agree; else why it ended.
+BatchRow ended_row(const BatchRow& base, const std::optional<BatchRow>& sent, const ChildEnd& end, bool started,
+                   const std::string& run_id, double timeout_s) {
+  if (sent) return *sent;
+  if (std::optional<BatchRow> kept = outputs_of_run(base.file, base.output, run_id)) return *kept;
   BatchRow row = base;
   row.status = "failed";
-  if (end.interrupted) {
-    row.reason = "not finished: batch interrupted";
-  } else if (end.timed_out || end.signal) {
+  if (end.interrupted)
+    row.reason = started ? "not finished: batch interrupted" : "not run: batch interrupted";
+  else
     row.reason = describe_end(end, timeout_s);
-  } else {
-    try {
-      std::ifstream f(row_file);
-      row = row_from_json(json::parse(f));
-    } catch (const std::exception&) {
-      row.reason = describe_end(end, timeout_s);
-    }
+  return row;
+}
+
+// The row a child process wrote, if it got that far.
+std::optional<BatchRow> child_row(const std::string& row_file) {
+  std::optional<BatchRow> row;
+  try {
+    std::ifstream f(row_file);
+    if (f) row = row_from_json(json::parse(f));
+  } catch (const std::exception&) {
   }
   std::error_code ec;
   std::filesystem::remove(row_file, ec);
@@ -104,33 +141,66 @@ void log_row(const BatchRow& r, std::size_t done, std::size_t total, const Worke
     spdlog::info("[{}/{}] {} {} on {} ({:.2f} s)", done, total, r.file, r.status, w.label, r.t_total);
 }
 
+// The scans to reconstruct, as indices into the rows.
+using Todo = std::vector<std::size_t>;
+using OnEnd = std::function<void(std::size_t k, std::size_t worker, const BatchRow& row, bool interrupted)>;
+
+// A fresh child process per scan (--process-per-scan).
+bool run_process_per_scan(const BatchOptions& o, const ScanJob& base, const std::vector<BatchRow>& rows,
+                          const Todo& todo, const std::vector<Worker>& workers, const OnEnd& on_end) {
+  TempDir row_dir("rows");
+  auto row_file = [&](std::size_t k) { return row_dir.path() + "/" + std::to_string(k) + ".json"; };
+  std::vector<ChildTask> tasks;
+  for (std::size_t k : todo) {
+    ScanJob job = base;
+    job.file = rows[k].file;
+    job.output = rows[k].output;
+    tasks.push_back({k, scan_child_args(job, row_file(k), !job.progress)});
+  }
+  const std::string exe = o.exe.empty() ? self_exe() : o.exe;
+  return run_children(exe, tasks, workers, o.scan_timeout, [&](std::size_t k, std::size_t w, const ChildEnd& e) {
+    on_end(k, w, ended_row(rows[k], child_row(row_file(k)), e, true, base.run_id, o.scan_timeout), e.interrupted);
+  });
+}
+
+// Warm workers: one process per worker slot, scan after scan.
+bool run_warm(const BatchOptions& o, const ScanJob& base, const std::vector<BatchRow>& rows, const Todo& todo,
+              const std::vector<Worker>& workers, const OnEnd& on_end) {
+  std::vector<PoolTask> tasks;
+  for (std::size_t k : todo) tasks.push_back({k, rows[k].file, rows[k].output});
+  WorkerSetup setup{base, q_memory_budget(workers.size()), 3};
+  const std::string exe = o.exe.empty() ? self_exe() : o.exe;
+  return run_warm_workers(exe, worker_args(setup, !base.progress), tasks, workers, o.scan_timeout,
+                          [&](std::size_t k, std::size_t w, const ScanOutcome& out) {
+                            on_end(k, w, ended_row(rows[k], out.row, out.end, out.started, base.run_id, o.scan_timeout),
+                                   out.end.interrupted);
+                          });
+}
+
 }  // namespace
 
 BatchResult run_batch(const BatchOptions& o) {
   const ScanList list = make_scan_list(o);
   const std::vector<Worker> workers = workers_for(o);
+  check_device(o);
   make_output_dir(o.out);
+  BatchLock lock(o.out, list.shard ? &*list.shard : nullptr);
   const std::string fp = options_fingerprint(o.solver, o.device);
-  const std::string exe = o.exe.empty() ? self_exe() : o.exe;
   std::optional<TempDir> private_cache;
   if (o.solver.no_cache) private_cache.emplace("q");
-  TempDir row_dir("rows");
+  ScanJob base{"", "", fp, private_cache ? private_cache->path() : "", o.solver, o.device, new_run_id(),
+               o.progress && workers.size() == 1};
 
   BatchResult res;
-  std::vector<ChildTask> tasks;
-  std::vector<ScanJob> jobs;
+  Todo todo;
   for (std::size_t k = 0; k < list.files.size(); ++k) {
-    BatchRow base;
-    base.file = list.files[k];
-    base.output = list.outputs[k];
-    base.status = "pending";
-    std::optional<BatchRow> kept = up_to_date_row(o, base, fp);
-    res.rows.push_back(kept ? *kept : base);
-    if (kept) continue;
-    ScanJob job{base.file, base.output, fp, private_cache ? private_cache->path() : "", o.solver, o.device,
-                o.progress && workers.size() == 1};
-    std::string row_file = row_dir.path() + "/" + std::to_string(k) + ".json";
-    tasks.push_back({k, scan_child_args(job, row_file, !job.progress)});
+    BatchRow row;
+    row.file = list.files[k];
+    row.output = list.outputs[k];
+    row.status = "pending";
+    std::optional<BatchRow> kept = up_to_date_row(o, row, fp);
+    res.rows.push_back(kept ? *kept : row);
+    if (!kept) todo.push_back(k);
   }
 
   ShardFile shard;
@@ -139,15 +209,17 @@ BatchResult run_batch(const BatchOptions& o) {
              list.positions, res.rows};
     write_shard(o.out, shard);
   }
-  std::size_t finished = res.rows.size() - tasks.size();
-  bool complete = run_children(exe, tasks, workers, o.scan_timeout, [&](std::size_t k, std::size_t w, const ChildEnd& e) {
-    res.rows[k] = child_row(res.rows[k], row_dir.path() + "/" + std::to_string(k) + ".json", e, o.scan_timeout);
-    log_row(res.rows[k], ++finished, res.rows.size(), workers[w]);
-    if (list.shard && !e.interrupted) {  // a scan the stop cut short stays pending
-      shard.rows[k] = res.rows[k];
+  std::size_t finished = res.rows.size() - todo.size();
+  const OnEnd on_end = [&](std::size_t k, std::size_t w, const BatchRow& row, bool interrupted) {
+    res.rows[k] = row;
+    log_row(row, ++finished, res.rows.size(), workers[w]);
+    if (list.shard && !(interrupted && row.status == "failed")) {  // a scan the stop cut short stays pending
+      shard.rows[k] = row;
       write_shard(o.out, shard);
     }
-  });
+  };
+  const bool complete = o.process_per_scan ? run_process_per_scan(o, base, res.rows, todo, workers, on_end)
+                                           : run_warm(o, base, res.rows, todo, workers, on_end);
   res.interrupted = !complete;
   if (list.shard) {
     shard.state = complete ? "done" : "interrupted";

@@ -1,7 +1,9 @@
 #pragma once
 // The batch job (docs/batch.md, docs/cluster.md): planning in batch_plan, one
-// scan in batch_scan (run in a child process by batch_workers), rows and
-// summaries in batch_summary. Coils are combined in recon (reconstruct_coils).
+// scan in batch_scan, run by warm workers (batch_pool: the batch's side,
+// batch_worker: the worker's) or one child process per scan (batch_workers),
+// rows and summaries in batch_summary. Coils are combined in recon
+// (reconstruct_coils, through batch_warm's reconstruct_for_batch).
 #include <string>
 #include <vector>
 
@@ -26,8 +28,9 @@ struct BatchOptions {
   bool force = false;
   bool progress = false;       // let a lone child draw its progress line (main's --quiet turns it off)
   std::string shard;           // --shard I/N ("" = every file, in the order given)
-  std::string gpus;            // --gpus all|N|LIST ("" = one worker)
-  int jobs = 1;                // --jobs N: CPU workers (without --gpus)
+  std::string gpus;            // --gpus all|N|LIST ("" = all where the host has several, else one worker)
+  int jobs = 0;                // --jobs N: CPU workers (without --gpus); 0 = not given (one)
+  bool process_per_scan = false;  // a fresh child process per scan instead of warm workers
   double scan_timeout = 3600;  // seconds per scan, 0 = no limit
   std::string exe;             // the fhdrecon the children run ("" = this executable)
 };
@@ -38,10 +41,12 @@ struct BatchResult {
   std::string written;       // the summary or shard file written
 };
 
-// Runs every scan (a shard's share with --shard), each in a child process
-// with a time limit; a failure, crash or timeout is recorded in its row and
-// the batch goes on. Writes DIR/summary.csv and DIR/summary.json, or with
-// --shard the shard file merge reads, always, also when interrupted.
+// Runs every scan (a shard's share with --shard) on warm workers, or each in a
+// child process of its own, with a time limit; a failure, crash or timeout is
+// recorded in its row and the batch goes on. Writes DIR/summary.csv and
+// DIR/summary.json, or with --shard the shard file merge reads, always, also
+// when interrupted. Refuses before any work: a second batch into DIR,
+// --device gpu without a usable GPU, a file list that is not one.
 BatchResult run_batch(const BatchOptions& o);
 
 }  // namespace fhd::app

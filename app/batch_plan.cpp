@@ -1,9 +1,16 @@
 #include "app/batch_plan.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
@@ -146,16 +153,50 @@ std::string why_not_up_to_date(const std::string& input, const std::string& dir,
   return "";
 }
 
+namespace {
+
+// Appends the path on one line (trailing blanks and a CR dropped; blank and
+// '#' lines skipped).
+void add_list_line(std::string line, std::vector<std::string>& files) {
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+  if (!line.empty() && line[0] != '#') files.push_back(std::move(line));
+}
+
+}  // namespace
+
 std::vector<std::string> read_file_list(const std::string& path) {
-  std::ifstream f(path);
+  std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw InputError("--files-from " + path + ": cannot be read");
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(f, std::fclose);
+  auto refuse = [&](const std::string& why) {
+    return InputError("--files-from " + path + ": " + why + " (expected a text list of scan paths, one per line)");
+  };
   std::vector<std::string> files;
-  for (std::string line; std::getline(f, line);) {
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
-    files.push_back(line);
+  std::string line;
+  std::size_t lines = 1, total = 0;
+  char buf[65536];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) {
+    total += n;
+    if (total > kMaxFileListBytes)
+      throw refuse("more than " + std::to_string(kMaxFileListBytes >> 20) + " MiB; split the list");
+    for (std::size_t i = 0; i < n; ++i) {
+      const char c = buf[i];
+      if (c == '\n') {
+        add_list_line(std::move(line), files);
+        line.clear();
+        ++lines;
+        continue;
+      }
+      auto at = [&] { return "line " + std::to_string(lines); };
+      if (line.empty() && lines > kMaxFileListEntries)
+        throw refuse("more than " + std::to_string(kMaxFileListEntries) + " lines; split the list");
+      if (c == '\0') throw refuse(at() + " holds a NUL byte");
+      if (line.size() == kMaxPathChars) throw refuse(at() + " is longer than " + std::to_string(kMaxPathChars) + " characters");
+      line += c;
+    }
   }
-  if (f.bad()) throw InputError("--files-from " + path + ": read error");
+  if (std::ferror(f)) throw InputError("--files-from " + path + ": read error");
+  add_list_line(std::move(line), files);
   return files;
 }
 
@@ -183,6 +224,44 @@ std::string list_hash(const std::vector<std::string>& sorted_files) {
   std::string all;
   for (const std::string& f : sorted_files) all += f + '\n';
   return fnv1a_hex(all);
+}
+
+namespace {
+
+// Opens and flocks `path` (created when missing); -1 when another holds it.
+int lock_file(const std::string& path, int how) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw InputError("batch --out: cannot create the lock file " + path + ": " + std::strerror(errno));
+  if (::flock(fd, how | LOCK_NB) == 0) return fd;
+  const int err = errno;
+  ::close(fd);
+  if (err == EWOULDBLOCK) return -1;
+  throw InputError("batch --out: cannot lock " + path + ": " + std::strerror(err));
+}
+
+}  // namespace
+
+BatchLock::BatchLock(const std::string& dir, const Shard* shard) {
+  auto taken = [&](const std::string& by) {
+    return InputError("batch --out " + dir + ": " + by +
+                      " is writing into this directory; wait for it to end or choose another --out");
+  };
+  fd_ = lock_file(dir + "/.fhdrecon-batch.lock", shard ? LOCK_SH : LOCK_EX);
+  if (fd_ < 0) throw taken("another batch");
+  if (!shard) return;
+  fs::create_directories(dir + "/shards");
+  char name[64];
+  std::snprintf(name, sizeof name, "/shards/.shard-%04zu-of-%04zu.lock", shard->index, shard->count);
+  shard_fd_ = lock_file(dir + name, LOCK_EX);
+  if (shard_fd_ < 0) {
+    ::close(fd_);
+    throw taken("another task of shard " + std::to_string(shard->index) + "/" + std::to_string(shard->count));
+  }
+}
+
+BatchLock::~BatchLock() {
+  if (shard_fd_ >= 0) ::close(shard_fd_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 TempDir::TempDir(const std::string& prefix) {

@@ -33,8 +33,14 @@ std::string why_not_up_to_date(const std::string& input, const std::string& dir,
 std::string report_shape_problem(const nlohmann::json& report);
 
 // The scans of --files-from FILE: one path per line, blank lines and lines
-// starting with '#' ignored. Throws InputError naming the file when unreadable.
+// starting with '#' ignored. Throws InputError naming the file when unreadable
+// or not a list of paths: a NUL byte, a line longer than kMaxPathChars, more
+// than kMaxFileListEntries lines or kMaxFileListBytes (`--files-from
+// /dev/zero` read 16.8 GB before).
 std::vector<std::string> read_file_list(const std::string& path);
+constexpr std::size_t kMaxPathChars = 4096;                      // PATH_MAX on Linux
+constexpr std::size_t kMaxFileListEntries = 1'000'000;             // 10 times issue 26's 100,000 scans
+constexpr std::size_t kMaxFileListBytes = std::size_t(256) << 20;  // 256 MiB
 
 // --shard I/N: task I (0-based) of N.
 struct Shard {
@@ -50,6 +56,24 @@ std::vector<std::size_t> shard_positions(std::size_t files, Shard s);
 
 // Identifies a sorted file list, so merge can tell shards of one batch from another's.
 std::string list_hash(const std::vector<std::string>& sorted_files);
+
+// One batch into one --out at a time (docs/batch.md, "Two batches, one
+// directory"): an unsharded batch (and a merge) holds DIR/.fhdrecon-batch.lock
+// exclusively; a shard task holds it shared and DIR/shards/.shard-I-of-N.lock
+// exclusively, so the tasks of one array run side by side but no task twice.
+// flock locks, held until this object or the process goes (a killed batch
+// leaves none); close-on-exec, so no child holds them. Throws InputError
+// naming DIR when it is taken.
+class BatchLock {
+ public:
+  BatchLock(const std::string& dir, const Shard* shard);
+  ~BatchLock();
+  BatchLock(const BatchLock&) = delete;
+  BatchLock& operator=(const BatchLock&) = delete;
+
+ private:
+  int fd_ = -1, shard_fd_ = -1;
+};
 
 // A fresh directory in the system's temporary directory (fhdrecon-PREFIX-RANDOM),
 // removed with everything in it when this object goes.

@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <spdlog/fmt/fmt.h>
 #include <sys/prctl.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,6 +89,8 @@ std::vector<std::size_t> pick_gpus(const std::string& spec) {
   return pick;
 }
 
+std::size_t visible_gpu_count() { return visible_gpus().size(); }
+
 std::vector<Worker> gpu_workers(const std::string& spec) {
   const std::vector<std::string> vis = visible_gpus();
   const std::vector<std::size_t> pick = pick_gpus(spec);
@@ -122,27 +125,7 @@ namespace {
 
 volatile std::sig_atomic_t g_stop = 0;
 void on_stop_signal(int) { g_stop = 1; }
-
-// Catches SIGINT/SIGTERM for its lifetime (the previous handlers come back after).
-class StopSignals {
- public:
-  StopSignals() {
-    g_stop = 0;
-    struct sigaction sa {};
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~StopSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  bool stopped() const { return g_stop != 0; }
-
- private:
-  struct sigaction old_int_ {}, old_term_ {};
-};
+struct sigaction g_old_int {}, g_old_term {};
 
 // environ with `extra` set (replacing what it names), as NAME=VALUE strings.
 std::vector<std::string> child_environment(const std::vector<std::pair<std::string, std::string>>& extra) {
@@ -164,27 +147,6 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
   return p;
 }
 
-// fork + exec in a process group of its own (a timeout kills the whole group),
-// killed when we die (PR_SET_PDEATHSIG), so no scan outlives the batch.
-pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const Worker& w) {
-  std::vector<std::string> argv_s = {exe};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<std::string> env_s = child_environment(w.env);
-  std::vector<char*> argv = c_strings(argv_s), envp = c_strings(env_s);
-  const pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("batch: fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
-    execve(exe.c_str(), argv.data(), envp.data());
-    _exit(127);
-  }
-  setpgid(pid, pid);
-  return pid;
-}
-
 using Clock = std::chrono::steady_clock;
 
 struct Running {
@@ -196,8 +158,6 @@ struct Running {
 };
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-constexpr double kKillGrace = 3.0;  // seconds between SIGTERM and SIGKILL
 
 // Sends SIGTERM to a child that ran too long (or when we were told to stop),
 // then SIGKILL when it is still there kKillGrace seconds later.
@@ -214,6 +174,49 @@ void enforce_limits(Running& r, double timeout_s, bool stop) {
 
 }  // namespace
 
+StopSignals::StopSignals() {
+  g_stop = 0;
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &g_old_int);
+  sigaction(SIGTERM, &sa, &g_old_term);
+}
+
+StopSignals::~StopSignals() {
+  sigaction(SIGINT, &g_old_int, nullptr);
+  sigaction(SIGTERM, &g_old_term, nullptr);
+}
+
+bool StopSignals::stopped() const { return g_stop != 0; }
+
+int spawn_process(const std::string& exe, const std::vector<std::string>& args, const Worker& w, int fd) {
+  std::vector<std::string> argv_s = {exe};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<std::string> env_s = child_environment(w.env);
+  std::vector<char*> argv = c_strings(argv_s), envp = c_strings(env_s);
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("batch: fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    if (fd >= 0 && (fd == 3 ? fcntl(3, F_SETFD, 0) : dup2(fd, 3)) < 0) _exit(127);  // dup2 clears close-on-exec
+    execve(exe.c_str(), argv.data(), envp.data());
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  return pid;
+}
+
+ChildEnd ended_by(int st) {
+  ChildEnd e;
+  if (WIFEXITED(st)) e.exit_code = WEXITSTATUS(st);
+  if (WIFSIGNALED(st)) e.signal = WTERMSIG(st);
+  return e;
+}
+
 bool run_children(const std::string& exe, const std::vector<ChildTask>& tasks, const std::vector<Worker>& workers,
                   double timeout_s, const std::function<void(std::size_t, std::size_t, const ChildEnd&)>& done) {
   StopSignals signals;
@@ -223,7 +226,7 @@ bool run_children(const std::string& exe, const std::vector<ChildTask>& tasks, c
     for (std::size_t w = 0; w < slots.size() && !signals.stopped(); ++w)
       if (!slots[w].pid && next < tasks.size()) {
         slots[w] = Running{};
-        slots[w].pid = spawn(exe, tasks[next].args, workers[w]);
+        slots[w].pid = spawn_process(exe, tasks[next].args, workers[w]);
         slots[w].task = next;
         slots[w].start = Clock::now();
         ++next, ++running;
@@ -235,12 +238,10 @@ bool run_children(const std::string& exe, const std::vector<ChildTask>& tasks, c
       int st = 0;
       if (waitpid(r.pid, &st, WNOHANG) == r.pid) {
         kill(-r.pid, SIGKILL);  // anything the child left running in its group
-        ChildEnd e;
+        ChildEnd e = ended_by(st);
         e.seconds = since(r.start);
         e.timed_out = r.timed_out;
         e.interrupted = r.terminating && !r.timed_out;
-        if (WIFEXITED(st)) e.exit_code = WEXITSTATUS(st);
-        if (WIFSIGNALED(st)) e.signal = WTERMSIG(st);
         r.pid = 0;
         --running;
         done(tasks[r.task].id, w, e);

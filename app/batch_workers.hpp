@@ -26,6 +26,9 @@ std::vector<Worker> gpu_workers(const std::string& spec);
 // rules and messages as gpu_workers); a LIST may repeat a device.
 std::vector<std::size_t> pick_gpus(const std::string& spec);
 
+// How many GPUs this process may use, counted as pick_gpus does.
+std::size_t visible_gpu_count();
+
 // --jobs N: N CPU workers, each child with OMP_NUM_THREADS = cores / N
 // (unless the user set OMP_NUM_THREADS).
 std::vector<Worker> cpu_workers(int jobs);
@@ -57,5 +60,29 @@ bool run_children(const std::string& exe, const std::vector<ChildTask>& tasks, c
 
 // This executable's path (/proc/self/exe).
 std::string self_exe();
+
+// ---------------------------------------------------------------- shared by
+// run_children and the warm workers (app/batch_pool.hpp)
+
+// Catches SIGINT/SIGTERM for its lifetime (the previous handlers come back after).
+class StopSignals {
+ public:
+  StopSignals();
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  bool stopped() const;
+};
+
+// fork + exec of `exe args...` with the worker's environment, in a process
+// group of its own (a time limit kills the whole group), killed when we die
+// (PR_SET_PDEATHSIG), so nothing outlives the batch. `fd` >= 0 becomes the
+// child's descriptor 3 (the warm worker's socket).
+int spawn_process(const std::string& exe, const std::vector<std::string>& args, const Worker& w, int fd = -1);
+
+// How a process ended, from waitpid's status (signal, exit code).
+ChildEnd ended_by(int wait_status);
+
+constexpr double kKillGrace = 3.0;  // seconds between SIGTERM and SIGKILL
 
 }  // namespace fhd::app

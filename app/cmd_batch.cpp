@@ -1,6 +1,8 @@
 // fhdrecon batch FILES... --out DIR: reconstruct many scans (docs/batch.md);
-// --shard I/N and --merge DIR... for clusters (docs/cluster.md). The hidden
-// `batch-scan` subcommand is the child process that reconstructs one scan.
+// --shard I/N and --merge DIR... for clusters (docs/cluster.md). Two hidden
+// subcommands are the processes batch starts: `batch-worker`, a warm worker
+// that reconstructs scan after scan, and `batch-scan`, a child for one scan
+// (--process-per-scan).
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -8,6 +10,8 @@
 
 #include "app/batch.hpp"
 #include "app/batch_scan.hpp"
+#include "app/batch_worker.hpp"
+#include "io/atomic_file.hpp"
 #include "app/commands.hpp"
 #include "app/option_checks.hpp"
 #include "core/error.hpp"
@@ -36,6 +40,8 @@ std::size_t count_not_ok(const std::vector<BatchRow>& rows) {
 void run_merge(const std::vector<std::string>& dirs, std::string out) {
   if (out.empty()) out = dirs.front();
   MergeResult m = merge_shards(dirs);
+  make_output_dir(out);
+  BatchLock lock(out, nullptr);
   write_summary(out, m.rows, {{"shards", m.shards}});
   print_rows(m.rows);
   spdlog::info("merged {} shard files into {}/summary.csv and summary.json", m.shards["merged_from"].get<int>(), out);
@@ -65,6 +71,15 @@ void run(BatchOptions o, const std::vector<std::string>& merge) {
                      " scans failed (see " + res.written + ")");
 }
 
+// The options every hidden subcommand shares: those of job_option_args.
+void add_job_options(CLI::App& sub, ScanJob& job) {
+  sub.add_option("--fingerprint", job.fingerprint)->required();
+  sub.add_option("--device", job.device);
+  sub.add_option("--q-cache", job.q_cache);
+  sub.add_option("--run-id", job.run_id);
+  add_solver_options(sub, job.solver);
+}
+
 void add_batch_scan_command(CLI::App& app) {
   auto job = std::make_shared<ScanJob>();
   auto row_out = std::make_shared<std::string>();
@@ -73,13 +88,23 @@ void add_batch_scan_command(CLI::App& app) {
   sub->add_option("file", job->file)->required();
   sub->add_option("--scan-out", job->output)->required();
   sub->add_option("--row-out", *row_out)->required();
-  sub->add_option("--fingerprint", job->fingerprint)->required();
-  sub->add_option("--device", job->device);
-  sub->add_option("--q-cache", job->q_cache);
-  add_solver_options(*sub, job->solver);
+  add_job_options(*sub, *job);
   sub->callback([job, row_out] {
     job->progress = !global_options().quiet;
     if (int code = run_scan_child(*job, *row_out)) std::exit(code);
+  });
+}
+
+void add_batch_worker_command(CLI::App& app) {
+  auto setup = std::make_shared<WorkerSetup>();
+  CLI::App* sub = app.add_subcommand("batch-worker", "a warm worker of a batch (internal)");
+  sub->group("");  // hidden: batch starts it
+  sub->add_option("--fd", setup->fd)->required();
+  sub->add_option("--q-memory", setup->q_memory_bytes)->required();
+  add_job_options(*sub, setup->base);
+  sub->callback([setup] {
+    setup->base.progress = !global_options().quiet;
+    if (int code = run_batch_worker(*setup)) std::exit(code);
   });
 }
 
@@ -103,16 +128,21 @@ void add_batch_command(CLI::App& app) {
       ->check(finite_number())
       ->check(CLI::Range(0.0, 1e7))
       ->capture_default_str();
-  sub->add_option("--gpus", o->gpus, "one worker per GPU: all | N (the first N) | LIST (e.g. 0,2)");
-  sub->add_option("--jobs", o->jobs, "CPU workers running scans side by side")
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
+  sub->add_option("--gpus", o->gpus,
+                  "one worker per GPU: all | N (the first N) | LIST (e.g. 0,2); default all where the host has "
+                  "several");
+  sub->add_option("--jobs", o->jobs, "CPU workers running scans side by side (default 1)")
+      ->check(CLI::Range(1, 1024));
+  sub->add_flag("--process-per-scan", o->process_per_scan,
+                "a fresh process for every scan instead of warm workers (slower; nothing a scan leaves behind "
+                "reaches the next)");
   sub->add_option("--shard", o->shard, "I/N: only this task's share of the sorted file list (Slurm arrays)");
   sub->add_option("--merge", *merge, "build DIR/summary.* from the shard files in these directories")
       ->expected(1, -1)
       ->check(non_empty_path());
   sub->callback([o, merge] { run(*o, *merge); });
   add_batch_scan_command(app);
+  add_batch_worker_command(app);
 }
 
 }  // namespace fhd::app

@@ -114,6 +114,8 @@ void cleanup_thread() {
 }
 }  // namespace
 
+void forget_swapped_outputs() noexcept { g_swapped = false; }
+
 void install_interrupt_cleanup() {
   if (g_signal_pipe[0] >= 0 || ::pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
   std::thread(cleanup_thread).detach();

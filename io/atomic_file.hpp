@@ -97,6 +97,10 @@ void remove_temporaries_and_hold() noexcept;
 // and then end the process by the same signal (exit status 128 + signal).
 // Uses a signal-safe self-pipe and a helper thread; call once, early in main.
 void install_interrupt_cleanup();
+// For a process that writes one output set after another (a warm batch
+// worker): the sets swapped in so far are done, so an interrupt's line speaks
+// only of what comes after.
+void forget_swapped_outputs() noexcept;
 
 // Test-only (tests/app): FHDRECON_TEST_HOOK=<action>@<point>, action pause
 // (sleep up to 60 s), sigint or sigterm (signal this process), point a file

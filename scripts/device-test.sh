@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the lent GPU machine: unpack the carried packages the image lacks, build
 # with CUDA, run the [gpu] tests and the benchmarks, write logs under $OUT.
-#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [pcg] [multi] [profile] [issue9] [peer] [peersense] [cpunufft] [python] [ops] [compose] [sweep]
+#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [pcg] [multi] [batch] [profile] [issue9] [peer] [peersense] [cpunufft] [python] [ops] [compose] [sweep]
 #   (default: build test bench e2e tune validate; sanitize runs compute-sanitizer over
 #   the [gpu] tests, nufft the --fhd exact/nufft end-to-end cases, peer SigPy on the
 #   same kind of data: carry .peers, an optional local copy of the peer tools;
@@ -289,6 +289,22 @@ run_multi() {
     "$BUILD/fhdrecon" --phantom shepp3d --matrix 128 --samples 1048576 --iters 30 --device gpu --no-cache \
       --no-gridding --gpus $g --out /tmp/multi 2>&1 | grep -E '^(cmpFhD|Q |CG|iterative)'
   done
+}
+
+# Issue 26: warm batch workers on the GPU. The batch tests (isolation, rows
+# equal to a process per scan's) with the GPU as their device, then
+# scripts/bench-batch-gpus.sh: 8 scans at 128^3, warm against a process per
+# scan, 1 GPU against every GPU, each figure beside its goal (run it on
+# nvidia-h100-x2 for the 2-GPU goals).
+run_batch() {
+  "$BUILD/tests_app" "[workers],[isolation]" 2>&1 | tail -3
+  bash scripts/bench-batch-gpus.sh "$BUILD/fhdrecon" 2>&1 | tee "$OUT/batch.log"
+  # One of its scans alone, with the timeline: reading, host work, GPU stages
+  # and writing on this host (docs/cluster.md's t_read, t_host, t_write).
+  local T=${TMPDIR:-/tmp}/fhdrecon-bench-batch
+  "$BUILD/fhdrecon" --verbose --input "$T/in/scan0.h5" --device gpu --trig sfu --cache-dir "$T/cache-warm" \
+    --out /tmp/batch-timeline 2>&1 | grep -E "making the source|source:|density weights made|backend ready|info: [A-Za-z]|written in|swapped in|exiting" |
+    tee "$OUT/batch-timeline.log"
 }
 
 # Where issue 9's 60 ms go: Nsight Compute's duration of every kernel of the
@@ -608,6 +624,7 @@ has fieldexact && { run_fieldexact || rc=1; }
 has quality && { run_quality 2>&1 | tee "$OUT/quality.log" || rc=1; }
 has pcg && { run_pcg 2>&1 | tee "$OUT/pcg.log" || rc=1; }
 has multi && { run_multi || rc=1; }
+has batch && { run_batch || rc=1; }
 has profile && { run_profile 2>&1 | tee "$OUT/profile.log" || rc=1; }
 has issue9 && { run_issue9 2>&1 | tee "$OUT/issue9.log" || rc=1; }
 has peer && { run_peer || rc=1; }

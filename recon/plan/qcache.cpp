@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -98,6 +99,7 @@ bool read_value(std::ifstream& f, T& v) {
 }
 
 void no_hook(const std::string&) {}
+std::atomic<QMemory*> g_memory{nullptr};
 QTemporaryHook g_on_create = no_hook, g_on_done = no_hook;
 
 // Removes <anything>.q.tmp.<pid>.<n> files whose writer is gone (a killed run).
@@ -153,8 +155,11 @@ std::string default_q_cache_dir() {
   return root.empty() ? "" : (fs::path(root) / "q").string();
 }
 
-std::optional<std::vector<cfloat>> load_q(const std::string& dir, const std::string& key) {
-  if (dir.empty()) return std::nullopt;
+void set_q_memory(QMemory* memory) { g_memory = memory; }
+
+namespace {
+
+std::optional<std::vector<cfloat>> load_q_file(const std::string& dir, const std::string& key) {
   const std::string path = path_of(dir, key);
   std::error_code ec;
   if (!fs::exists(path, ec)) return std::nullopt;  // a plain miss: no warning
@@ -183,6 +188,18 @@ std::optional<std::vector<cfloat>> load_q(const std::string& dir, const std::str
   return q;
 }
 
+}  // namespace
+
+std::optional<std::vector<cfloat>> load_q(const std::string& dir, const std::string& key) {
+  if (dir.empty()) return std::nullopt;
+  QMemory* memory = g_memory;
+  if (memory)
+    if (auto q = memory->find(key)) return q;
+  auto q = load_q_file(dir, key);
+  if (q && memory) memory->keep(key, *q);
+  return q;
+}
+
 bool store_q(const std::string& dir, const std::string& key, const std::vector<cfloat>& q) {
   if (dir.empty()) return false;
   const std::string path = path_of(dir, key);
@@ -191,6 +208,7 @@ bool store_q(const std::string& dir, const std::string& key, const std::vector<c
     return false;
   };
   if (points_of_key(key) != q.size()) return fail("Q size does not match the key's grid");
+  if (QMemory* memory = g_memory) memory->keep(key, q);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return fail("cannot create the directory: " + ec.message());

@@ -45,4 +45,18 @@ bool store_q(const std::string& dir, const std::string& key, const std::vector<c
 using QTemporaryHook = void (*)(const std::string& path);
 void set_q_temporary_hooks(QTemporaryHook on_create, QTemporaryHook on_done);
 
+// An in-process layer in front of the disk cache, for a process that
+// reconstructs scan after scan (a warm batch worker: app/batch_warm.hpp owns
+// it): load_q asks it first and hands it what it reads from disk, store_q
+// hands it what it stores, so a trajectory's Q is read from disk at most once
+// per process. It keeps its own copies and may drop them. Default: none.
+class QMemory {
+ public:
+  virtual ~QMemory() = default;
+  virtual std::optional<std::vector<cfloat>> find(const std::string& key) = 0;
+  virtual void keep(const std::string& key, const std::vector<cfloat>& q) = 0;
+};
+// Installs `memory` for this process (nullptr: none); it must outlive its use.
+void set_q_memory(QMemory* memory);
+
 }  // namespace fhd

@@ -15,6 +15,7 @@
 #include "app/batch_workers.hpp"
 #include "catch.hpp"
 #include "core/error.hpp"
+#include "batch_test_util.hpp"
 #include "test_util.hpp"
 
 namespace fs = std::filesystem;
@@ -23,29 +24,10 @@ using fhd::test::run_cli;
 
 namespace {
 
-fs::path fresh(const std::string& name) {
-  fs::path d = fhd::test::fresh_temp_dir("scale", name);
-  fs::create_directories(d);
-  return d;
-}
-
-void synth(const fs::path& file, const std::string& args) {
-  auto r = run_cli("--quiet synth --phantom shepp2d --matrix 16 " + args + " -o " + file.string());
-  INFO(r.out);
-  REQUIRE(r.code == 0);
-}
-
-json read_json(const fs::path& p) {
-  std::ifstream f(p);
-  return json::parse(f);
-}
-
-// file name -> row of a summary.json
-std::map<std::string, json> rows_by_name(const json& summary) {
-  std::map<std::string, json> rows;
-  for (const json& s : summary["scans"]) rows[fs::path(s["file"].get<std::string>()).filename().string()] = s;
-  return rows;
-}
+fs::path fresh(const std::string& name) { return fhd::test::fresh_dir("scale", name); }
+using fhd::test::read_json;
+using fhd::test::rows_by_name;
+void synth(const fs::path& file, const std::string& args) { fhd::test::synth_scan(file, args); }
 
 // Five small scans, two trajectories; the file list sorted.
 std::string five_scans(const fs::path& in) {
@@ -54,9 +36,7 @@ std::string five_scans(const fs::path& in) {
   synth(in / "d.mrd", "--spokes 12");
   synth(in / "a.h5", "--spokes 12 --noise 0.02");
   synth(in / "c.h5", "--spokes 16 --noise 0.1");
-  std::string files;
-  for (const char* f : {"a.h5", "b.h5", "c.h5", "d.mrd", "e.h5"}) files += " " + (in / f).string();
-  return files;
+  return fhd::test::file_args(in, {"a.h5", "b.h5", "c.h5", "d.mrd", "e.h5"});
 }
 
 }  // namespace
@@ -113,8 +93,7 @@ TEST_CASE("a crash or a hang in one scan costs one row; the summary is written",
   synth(in / "good.h5", "--spokes 12");
   fs::copy_file(in / "good.h5", in / "crashes.h5");
   fs::copy_file(in / "good.h5", in / "hangs.h5");
-  std::string files;
-  for (const char* f : {"crashes.h5", "good.h5", "hangs.h5"}) files += " " + (in / f).string();
+  const std::string files = fhd::test::file_args(in, {"crashes.h5", "good.h5", "hangs.h5"});
   // The faults come through the test-only environment variable (docs/batch.md).
   // 5 s: the good scan needs well under 1 s, also on a loaded 2-core machine.
   auto r = run_cli("--quiet batch" + files + " --out " + out.string() + " --iters 3 --scan-timeout 5 --no-cache",
