@@ -11,6 +11,7 @@
 #include "app/recon_options.hpp"
 #include "io/atomic_file.hpp"
 #include "io/h5util.hpp"
+#include "io/reader_child.hpp"
 #include "recon/qcache.hpp"
 #include "core/error.hpp"
 
@@ -25,7 +26,7 @@ namespace {
 
 // Exit codes: 0 ok, 1 internal error, 2 bad input or usage, 3 device problem.
 int fail(int code, const std::string& msg) {
-  std::fprintf(stderr, "fhdrecon: error: %s\n", msg.c_str());
+  std::fprintf(stderr, "fhdrecon: error: %s\n", fhd::printable(msg).c_str());  // no raw ESC/BEL from a file or option
   return code;
 }
 
@@ -33,6 +34,7 @@ int fail(int code, const std::string& msg) {
 
 int main(int argc, char** argv) {
   using namespace fhd::app;
+  fhd::serve_reader_child(argc, argv);  // a reader child (io/reader_child.hpp) ends here
   fhd::h5::no_cleanup_at_exit();  // before any HDF5 call (io/h5util.hpp: a failed close crashed at exit)
   fhd::install_interrupt_cleanup();
   fhd::set_q_temporary_hooks(fhd::register_temporary, fhd::forget_temporary);  // Q-cache temporaries too  // SIGINT/SIGTERM remove temporaries, keep earlier outputs
