@@ -35,22 +35,35 @@ void attr(hid_t f, const char* name, hid_t type, const void* v) {
 // An fhdrecon scan file whose /trajectory and /kspace claim 2^40 samples and
 // store none (HDF5 allocates contiguous storage only when written); `chunked`
 // makes them chunked, which HDF5 may legitimately store sparsely.
-void write_claiming_huge(const std::string& path, bool chunked) {
+// A new scan file with its root attributes (schema, matrix, fov = 1): the
+// caller adds the datasets and closes it.
+hid_t scan_file_with_header(const std::string& path, const char* schema, const int (&matrix)[3]) {
   hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   hid_t str = H5Tcopy(H5T_C_S1);
   H5Tset_size(str, H5T_VARIABLE);
   hid_t scalar = H5Screate(H5S_SCALAR);
   hid_t a = H5Acreate2(f, "fhdrecon_schema", str, scalar, H5P_DEFAULT, H5P_DEFAULT);
-  const char* v = "1.0";
-  H5Awrite(a, str, &v);
+  H5Awrite(a, str, &schema);
   H5Aclose(a);
-  const int matrix[3] = {64, 64, 64};
+  H5Sclose(scalar);
+  H5Tclose(str);
   const float fov[3] = {1, 1, 1};
   attr(f, "matrix", H5T_NATIVE_INT, matrix);
   attr(f, "fov", H5T_NATIVE_FLOAT, fov);
+  return f;
+}
+
+// h5py's complex64: compound {r, i} of float32.
+hid_t complex_type() {
   hid_t cplx = H5Tcreate(H5T_COMPOUND, 8);
   H5Tinsert(cplx, "r", 0, H5T_NATIVE_FLOAT);
   H5Tinsert(cplx, "i", 4, H5T_NATIVE_FLOAT);
+  return cplx;
+}
+
+void write_claiming_huge(const std::string& path, bool chunked) {
+  hid_t f = scan_file_with_header(path, "1.0", {64, 64, 64});
+  hid_t cplx = complex_type();
   const hsize_t tdims[2] = {kHuge, 3}, kdims[1] = {kHuge}, tchunk[2] = {1024, 3}, kchunk[1] = {1024};
   hid_t tsp = H5Screate_simple(2, tdims, nullptr), ksp = H5Screate_simple(1, kdims, nullptr);
   hid_t tpl = H5Pcreate(H5P_DATASET_CREATE), kpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -61,8 +74,8 @@ void write_claiming_huge(const std::string& path, bool chunked) {
   H5Dclose(H5Dcreate2(f, "trajectory", H5T_IEEE_F32LE, tsp, H5P_DEFAULT, tpl, H5P_DEFAULT));
   H5Dclose(H5Dcreate2(f, "kspace", cplx, ksp, H5P_DEFAULT, kpl, H5P_DEFAULT));
   for (hid_t id : {tpl, kpl}) H5Pclose(id);
-  for (hid_t id : {tsp, ksp, scalar}) H5Sclose(id);
-  for (hid_t id : {str, cplx}) H5Tclose(id);
+  for (hid_t id : {tsp, ksp}) H5Sclose(id);
+  H5Tclose(cplx);
   H5Fclose(f);
 }
 
@@ -93,27 +106,14 @@ namespace {
 // claims 1,024 coils. `deflate`: chunks compressed (all written, zeros).
 void write_claiming_coils(const std::string& path, int written, bool deflate = false) {
   constexpr hsize_t kM = 64, kCoils = 1024, kPerChunk = 16;
-  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  hid_t str = H5Tcopy(H5T_C_S1);
-  H5Tset_size(str, H5T_VARIABLE);
-  hid_t scalar = H5Screate(H5S_SCALAR);
-  hid_t a = H5Acreate2(f, "fhdrecon_schema", str, scalar, H5P_DEFAULT, H5P_DEFAULT);
-  const char* v = "1.1";
-  H5Awrite(a, str, &v);
-  H5Aclose(a);
-  const int matrix[3] = {16, 16, 1};
-  const float fov[3] = {1, 1, 1};
-  attr(f, "matrix", H5T_NATIVE_INT, matrix);
-  attr(f, "fov", H5T_NATIVE_FLOAT, fov);
+  hid_t f = scan_file_with_header(path, "1.1", {16, 16, 1});
   std::vector<float> k(3 * kM, 0.0f);
   for (hsize_t i = 0; i < kM; ++i) k[3 * i] = float(i % 8) - 4, k[3 * i + 1] = float(i / 8) - 4;
   const hsize_t tdims[2] = {kM, 3};
   hid_t tsp = H5Screate_simple(2, tdims, nullptr);
   hid_t t = H5Dcreate2(f, "trajectory", H5T_IEEE_F32LE, tsp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   H5Dwrite(t, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, k.data());
-  hid_t cplx = H5Tcreate(H5T_COMPOUND, 8);
-  H5Tinsert(cplx, "r", 0, H5T_NATIVE_FLOAT);
-  H5Tinsert(cplx, "i", 4, H5T_NATIVE_FLOAT);
+  hid_t cplx = complex_type();
   const hsize_t kdims[2] = {kCoils, kM}, chunk[2] = {kPerChunk, kM};
   hid_t ksp = H5Screate_simple(2, kdims, nullptr), pl = H5Pcreate(H5P_DATASET_CREATE);
   H5Pset_chunk(pl, 2, chunk);
@@ -129,8 +129,8 @@ void write_claiming_coils(const std::string& path, int written, bool deflate = f
   }
   H5Dclose(d), H5Dclose(t);
   H5Pclose(pl);
-  for (hid_t id : {tsp, ksp, scalar}) H5Sclose(id);
-  for (hid_t id : {str, cplx}) H5Tclose(id);
+  for (hid_t id : {tsp, ksp}) H5Sclose(id);
+  H5Tclose(cplx);
   H5Fclose(f);
 }
 
