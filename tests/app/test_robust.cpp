@@ -39,6 +39,15 @@ std::string scratch(const std::string& name) { return (g_scratch.dir / name).str
 
 const std::string kTiny = "--phantom shepp2d --matrix 16 --spokes 16 --no-cache --quiet";
 
+// The issue's bound on every case: 10 s. The sanitizers make a run several
+// times slower (and CI runs them on a loaded 2-core machine): there the bound
+// only tells an end from a hang.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr double kWithin = 30;
+#else
+constexpr double kWithin = 10;
+#endif
+
 // A run that fails: exit 2, one line naming `what`, no raw control byte.
 void one_line_error(const CliRun& r, const std::string& what) {
   INFO(r.out);
@@ -108,7 +117,7 @@ TEST_CASE("CG with nothing finite to plot still finishes: the figure is skipped 
     const CliRun r = timed_cli(c.args + " --save png,h5 --out " + out, took);
     INFO(c.args << "\n" << r.out);
     CHECK(r.code == 0);
-    CHECK(took < 10);
+    CHECK(took < kWithin);
     CHECK(fs::exists(out + "/images.h5"));
     CHECK(fs::exists(out + "/montage.png"));
     const bool drawn = fs::exists(out + "/convergence.png");
@@ -123,7 +132,7 @@ TEST_CASE("the reader child: a spin in libhdf5 ends the run within 10 s, one lin
   const CliRun r = timed_cli("--input " + in + " --no-cache --quiet --out " + scratch("spin-out"), took,
                              "FHDRECON_TEST_HOOK=spin@reader-child");
   one_line_error(r, in + ": file = " + in + ": libhdf5 did not finish reading it in 6 s");
-  CHECK(took < 10);
+  CHECK(took < kWithin);
   CHECK(!reader_child_alive(in));
 }
 
@@ -158,7 +167,7 @@ TEST_CASE("claims beyond memory or beyond the file's data are refused from the h
                        took, "FHDRECON_MEMORY_LIMIT=4G");
   one_line_error(r, "--matrix 16 --samples 20000000 --coils 1024: matrix = 16x16x1 with 20000000 samples x 1024 coil(s)");
   CHECK(r.out.find("GiB of memory") != std::string::npos);
-  CHECK(took < 10);
+  CHECK(took < kWithin);
   r = run_cli("synth --phantom shepp2d --matrix 16 --coils 1024 --noise 0.01 --noise-samples 16777216 -o " +
                   scratch("s.h5"),
               "FHDRECON_MEMORY_LIMIT=4G");
@@ -174,7 +183,7 @@ TEST_CASE("claims beyond memory or beyond the file's data are refused from the h
   r = timed_cli("--input " + k + ".cfl --traj-file " + t + " --no-cache --quiet --out " + scratch("o"), took);
   one_line_error(r, k + ".cfl: dims = [1 4 1 1000000]");
   CHECK(r.out.find("at most 1024 coils") != std::string::npos);
-  CHECK(took < 10);
+  CHECK(took < kWithin);
 }
 
 TEST_CASE("options that would be ignored, or that wrap, are refused by name", "[cli][robust]") {
