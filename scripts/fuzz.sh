@@ -6,7 +6,8 @@
 # (log_path): the fuzzer's children and the readers' own children (the libhdf5
 # guard, io/reader_child.hpp, whose stderr is closed). Prints the counts;
 # exit 0 only with 0 crashes, 0 hangs, 0 unexpected errors and 0 sanitizer
-# reports. Failing inputs and the reports are kept in $KEEP.
+# reports of ours (scripts/sanitizer-reports.sh: libhdf5's own errors in a
+# reader child are counted apart). Failing inputs and the reports are kept in $KEEP.
 #   scripts/fuzz.sh [files per reader = 1000] [seed = 1]
 #   BUILD_SAN=build scripts/fuzz.sh ...   runs a Release build instead
 set -euo pipefail

@@ -295,7 +295,7 @@ TEST_CASE("bart: multi-coil phantom, SENSE and RSS images on the single-coil sca
   REQUIRE(four.size() == 4);
   const double single = ls_scale(ours_coils(one, "rss").methods[0].image, ref);
   for (const char* combine : {"sense", "rss"}) {
-    const std::vector<cfloat>& image = ours_coils(four, combine).methods[0].image;
+    const std::vector<cfloat> image = ours_coils(four, combine).methods[0].image;
     const double on_seen = ls_scale(image, seen), on_ref = ls_scale(image, ref);
     INFO(combine << ": scale " << on_seen << " on phantom x gain, " << on_ref << " on the phantom; single coil "
                  << single);
