@@ -1,11 +1,13 @@
 // fhdrecon synth: write a synthesized phantom scan to a file.
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <memory>
 
 #include "app/option_checks.hpp"
 #include "app/commands.hpp"
 #include "app/scan_input.hpp"
+#include "io/atomic_file.hpp"
 #include "core/error.hpp"
 #include "app/source.hpp"
 
@@ -24,6 +26,10 @@ void run(const SynthCommand& c) {
   if (c.source.virtual_coils > 0)
     throw InputError("synth: --virtual-coils = " + std::to_string(c.source.virtual_coils) +
                      ": synth writes the coils as received (compress when reconstructing)");
+  // Before any synthesis: `-o /tmp` used to write /tmp.cfl, /tmp.hdr and /tmp_traj.* (a BART base name).
+  if (std::filesystem::path(c.output).filename().empty())
+    throw InputError(c.output, "-o", c.output, "names a directory, not a file");
+  check_writable_file(c.output, "-o");
   SourceOptions so = c.source;
   // The file keeps the coils as received and their noise samples, unless asked
   // to prewhiten them (for formats without noise samples: BART's .cfl).

@@ -15,6 +15,7 @@
 #include "app/recon_options.hpp"
 #include "io/atomic_file.hpp"
 #include "io/h5util.hpp"
+#include "io/reader_child.hpp"
 #include "recon/device/cpu_threads.hpp"
 #include "recon/plan/qcache.hpp"
 #include "core/error.hpp"
@@ -30,7 +31,7 @@ namespace {
 
 // Exit codes: 0 ok, 1 internal error, 2 bad input or usage, 3 device problem.
 int fail(int code, const std::string& msg) {
-  std::fprintf(stderr, "fhdrecon: error: %s\n", msg.c_str());
+  std::fprintf(stderr, "fhdrecon: error: %s\n", fhd::printable(msg).c_str());  // no raw ESC/BEL from a file or option
   return code;
 }
 
@@ -56,6 +57,7 @@ void prefer_passive_openmp(char** argv) {
 
 int main(int argc, char** argv) {
   using namespace fhd::app;
+  fhd::serve_reader_child(argc, argv);  // a reader child (io/reader_child.hpp) ends here
   prefer_passive_openmp(argv);
   fhd::size_openmp_to_process();  // affinity and cgroup quota (recon/device/cpu_threads.hpp)
   fhd::h5::no_cleanup_at_exit();  // before any HDF5 call (io/h5util.hpp: a failed close crashed at exit)

@@ -1,5 +1,6 @@
 #include "app/option_checks.hpp"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
@@ -31,6 +32,19 @@ const CLI::Validator& lambda_value() {
         return x >= 0 && x <= 1e6 ? "" : "must be auto or a number in [0, 1e6], not " + s;
       },
       "auto|NUMBER");
+  return v;
+}
+
+const CLI::Validator& seed_value() {
+  static const CLI::Validator v(
+      [](std::string& s) -> std::string {
+        const bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+        if (!digits) return "must be a whole number 0 .. 18446744073709551615, not " + s;
+        errno = 0;
+        std::strtoull(s.c_str(), nullptr, 10);
+        return errno == ERANGE ? "must be at most 18446744073709551615 (2^64-1), not " + s : "";
+      },
+      "0..2^64-1");
   return v;
 }
 

@@ -14,6 +14,10 @@ const CLI::Validator& finite_number();
 // --lambda: "auto" or a finite number in [0, 1e6].
 const CLI::Validator& lambda_value();
 
+// --seed: a whole number 0 .. 2^64-1 as written. CLI11 reads "-1" as 2^64-1 and
+// 2^64 as 2^64-1 (saturated); both are refused by value.
+const CLI::Validator& seed_value();
+
 // Refuses an empty string: "" as a path would mean the current directory or
 // the filesystem root, never what the user meant.
 const CLI::Validator& non_empty_path();

@@ -181,6 +181,21 @@ void run_output_tasks(const OutputSet& set, const std::vector<OutputTask>& tasks
   if (first) std::rethrow_exception(first);
 }
 
+// The convergence figure is drawn from finite values only: CG on all-zero
+// k-space (0/0) or on samples that overflow float (1e36) has none to draw, so
+// the figure is left out with a warning; the other outputs are written.
+bool convergence_drawable(const ReconResult& res) {
+  auto finite = [](double v) { return std::isfinite(v); };
+  const auto& r = res.cg.residuals;
+  if (std::any_of(r.begin(), r.end(), [](double v) { return std::isfinite(v) && v > 0; }) ||
+      std::any_of(res.cg_psnr.begin(), res.cg_psnr.end(), finite))
+    return true;
+  spdlog::warn("convergence.png not drawn: CG reported no finite residual ({} value(s), none finite and positive: "
+               "all-zero or overflowing k-space?)",
+               r.size());
+  return false;
+}
+
 // The tasks --save asks for; staging paths are taken here, on one thread.
 std::vector<OutputTask> output_tasks(const OutputPlan& plan, const ReconResult& res, const Magnitudes& mag,
                                      const std::optional<ScanGeometry>& geometry, nlohmann::json& files) {
@@ -207,8 +222,10 @@ std::vector<OutputTask> output_tasks(const OutputPlan& plan, const ReconResult& 
   if (plan.formats.count("png")) {
     if (figures_available()) {
       tasks.push_back({"montage.png", [path = set.file("montage.png"), &res, &mag] { write_montage(path, res, mag); }});
-      tasks.push_back({"convergence.png", [path = set.file("convergence.png"), &res] { write_convergence(path, res); }});
-      files["convergence"] = set.dir() + "/convergence.png";
+      if (convergence_drawable(res)) {
+        tasks.push_back({"convergence.png", [path = set.file("convergence.png"), &res] { write_convergence(path, res); }});
+        files["convergence"] = set.dir() + "/convergence.png";
+      }
     } else {
       tasks.push_back({"montage.png", [path = set.file("montage.png"), &res, &mag] { write_plain_preview(path, res, mag); }});
     }

@@ -87,6 +87,7 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
   cmd.add_option("--maps-crop", o.maps_crop,
                  "sense's maps (lowres, espirit, true) are zero where the low-resolution root sum of squares is below this "
                  "fraction of its peak (outside the object; 0 = nowhere)")
+      ->check(finite_number())
       ->check(CLI::Range(0.0, 0.9))
       ->capture_default_str();
   cmd.add_flag("--no-gridding", o.no_gridding, "skip the gridding baselines");

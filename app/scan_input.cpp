@@ -8,6 +8,7 @@
 #include "app/memory_check.hpp"
 #include "io/cfl.hpp"
 #include "io/h5util.hpp"
+#include "io/reader_child.hpp"
 #include "io/scan_file.hpp"
 #include "core/error.hpp"
 #ifdef FHD_HAVE_ISMRMRD
@@ -93,20 +94,49 @@ std::vector<Scan> read_hdf5(const std::string& path) {
   return read_scan_coils(path, nullptr, memory_check_for(path));
 }
 
+// What the reader child (io/reader_child.hpp) runs: the same read, result dropped.
+constexpr const char* kHdf5Reader = "hdf5-scan";
+const bool kHdf5ReaderAdded = add_child_reader(kHdf5Reader, [](const std::string& path) { read_hdf5(path); });
+
+// What the file system says of `path` (a symlink loop, a bad permission) as one
+// InputError; false when it does not exist.
+bool input_exists(const std::string& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw InputError(path, "--input", path, "cannot be opened: " + ec.message());
+  return std::filesystem::exists(st);
+}
+
+bool is_hdf5_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  h5::QuietErrors quiet;
+  return H5Fis_hdf5(path.c_str()) > 0;
+}
+
 }  // namespace
 
-std::vector<Scan> read_scans_any(const std::string& path, const std::string& traj_file, int matrix) {
+bool is_bart_input(const std::string& path, const std::string& traj_file) {
   const std::string e = extension(path);
-  if (!traj_file.empty() || e == ".cfl" || e == ".hdr" || (is_bart_name(path) && !std::filesystem::exists(path)))
-    return read_bart(path, traj_file, matrix);
-  if (!std::filesystem::exists(path)) throw InputError(path, "--input", path, "no such file");
+  return !traj_file.empty() || e == ".cfl" || e == ".hdr" || (is_bart_name(path) && !input_exists(path));
+}
+
+std::vector<Scan> read_scans_any(const std::string& path, const std::string& traj_file, int matrix) {
+  if (!traj_file.empty() && is_hdf5_file(path))
+    throw InputError(path, "--traj-file", traj_file,
+                     "is for a BART k-space --input; this file is HDF5 (fhdrecon or ISMRMRD) and carries its own "
+                     "trajectory (leave --traj-file out)");
+  if (is_bart_input(path, traj_file)) return read_bart(path, traj_file, matrix);
+  if (!input_exists(path)) throw InputError(path, "--input", path, "no such file");
   // Once in a child: a corrupt file that crashes or hangs libhdf5 becomes one line.
-  h5::read_in_child_first(path, [&] { read_hdf5(path); });
+  read_in_child_first(path, kHdf5Reader);
   return read_hdf5(path);
 }
 
-std::string write_scan_any(const std::string& path, const std::string& format, const std::vector<Scan>& coils,
-                           int readout) {
+namespace {
+std::string write_scan_as(const std::string& path, const std::string& format, const std::vector<Scan>& coils,
+                          int readout) {
   std::string e = extension(path);
   std::string f = format != "auto" ? format
                   : (e == ".mrd" || e == ".ismrmrd") ? "ismrmrd"
@@ -133,6 +163,19 @@ std::string write_scan_any(const std::string& path, const std::string& format, c
   }
   write_scan_coils(path, coils);
   return path;
+}
+}  // namespace
+
+// A failure other than bad input (a full disk: "HDF5: flush") names the file.
+std::string write_scan_any(const std::string& path, const std::string& format, const std::vector<Scan>& coils,
+                           int readout) {
+  try {
+    return write_scan_as(path, format, coils, readout);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": not written (" + e.what() + ")");
+  }
 }
 
 }  // namespace fhd::app

@@ -14,6 +14,10 @@ namespace fhd::app {
 // file, field and value.
 std::vector<Scan> read_scans_any(const std::string& path, const std::string& traj_file, int matrix);
 
+// Whether read_scans_any reads `path` as a BART k-space: a --traj-file given,
+// a .cfl/.hdr name, or a name without extension that is not a file (a base name).
+bool is_bart_input(const std::string& path, const std::string& traj_file);
+
 // Writes a scan's coils (sharing coils[0]'s trajectory) as `format` (fhdrecon |
 // ismrmrd | bart | auto: from the name: .mrd/.ismrmrd -> ISMRMRD, .cfl/.hdr or
 // no extension -> BART, else fhdrecon HDF5). Noise samples go where the format

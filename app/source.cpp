@@ -38,7 +38,9 @@ void add_source_options(CLI::App& cmd, SourceOptions& o) {
   cmd.add_option("--noise", o.noise, "complex Gaussian noise, sigma relative to the RMS of |D|")
       ->check(finite_number())
       ->check(CLI::Range(0.0, 10.0));
-  cmd.add_option("--seed", o.seed, "seed for noise and random trajectories")->capture_default_str();
+  cmd.add_option("--seed", o.seed, "seed for noise and random trajectories (0 .. 2^64-1)")
+      ->check(seed_value())
+      ->capture_default_str();
   cmd.add_option("--coils", o.coils, "receive coils of a synthesized scan (smooth analytic maps, correlated noise)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
@@ -63,6 +65,11 @@ void add_source_options(CLI::App& cmd, SourceOptions& o) {
       ->capture_default_str();
   cmd.add_option("--field-map", o.field_map, "HDF5 file whose /field_map (Hz, the image grid) is the scan's field map")
       ->check(CLI::ExistingFile);
+  // Which of them were given: with --input most would be ignored (check_source_options).
+  for (const char* name : {"--phantom", "--traj-file", "--matrix", "--traj", "--readout", "--spokes", "--samples",
+                           "--noise", "--seed", "--coils", "--noise-samples", "--off-resonance", "--readout-ms",
+                           "--te-ms"})
+    cmd.get_option(name)->each([&o, name](const std::string&) { o.given.insert(name); });
 }
 
 std::size_t default_samples(int matrix, bool is3d) {
@@ -74,6 +81,17 @@ std::size_t default_samples(int matrix, bool is3d) {
 }
 
 namespace {
+
+// What a synthesized scan claims, as the options that claim it (memory errors name them).
+std::string claimed_by(const SourceOptions& o, int matrix) {
+  std::string s = "--matrix " + std::to_string(matrix);
+  if (o.samples) s += " --samples " + std::to_string(o.samples);
+  if (o.spokes) s += " --spokes " + std::to_string(o.spokes);
+  if (o.readout) s += " --readout " + std::to_string(o.readout);
+  if (o.coils > 1) s += " --coils " + std::to_string(o.coils);
+  if (o.coils > 1 && o.noise > 0) s += " --noise-samples " + std::to_string(o.noise_samples);
+  return s;
+}
 
 // The synthetic field of the phantom (phantom/offresonance.hpp) and every
 // sample's time: the scan carries the field map at the voxels and the times.
@@ -158,7 +176,9 @@ Source from_phantom(const SourceOptions& o) {
   s.grid = {spec.nx, spec.ny, spec.nz};
   try {
     TrajectoryLayout layout = trajectory_layout(spec);
-    check_host_memory(s.grid, layout.samples(), 1, "--matrix " + std::to_string(n));
+    // Every coil's samples and noise samples are synthesized before anything is written or reconstructed.
+    check_host_memory(s.grid, layout.samples(), std::size_t(o.coils), claimed_by(o, n),
+                      o.coils > 1 && o.noise > 0 ? o.noise_samples : 0);
     s.traj = make_trajectory(spec);
     src.readout = layout.readout;
   } catch (const std::invalid_argument& e) {
@@ -208,7 +228,7 @@ Source from_file(const SourceOptions& o) {
     try {
       src.phantom = make_phantom(it->second);
     } catch (const std::invalid_argument&) {
-      spdlog::warn("{}: provenance phantom = {} is unknown: no PSNR", o.input, it->second);
+      spdlog::warn("{}: provenance phantom = {} is unknown: no PSNR", printable(o.input), printable(it->second));
     }
   }
   const ImageGrid& g = src.scan.grid;  // memory checked by the reader, before the samples were read
@@ -241,6 +261,10 @@ void normalize_maps(Source& src) {
 
 // Prewhitening (before anything else: the noise as received), then compression.
 void process_coils(Source& src, const SourceOptions& o) {
+  const int have = 1 + int(src.more_coils.size());
+  if (o.virtual_coils > have)
+    throw InputError("--virtual-coils", "value", std::to_string(o.virtual_coils),
+                     "the scan has only " + std::to_string(have) + " coil(s): compress to fewer");
   if (src.more_coils.empty() || (!o.prewhiten && o.virtual_coils == 0)) return;
   std::vector<Scan> coils;
   coils.push_back(std::move(src.scan));
@@ -285,7 +309,29 @@ void use_field_map(Source& src, const SourceOptions& o) {
   for (Scan& c : src.more_coils) c.field.hz = hz;
 }
 
+void check_source_options(const SourceOptions& o) {
+  auto given = [&o](const char* opt) { return o.given.count(opt) > 0; };
+  if (o.input.empty()) {
+    if (given("--traj-file"))
+      throw InputError("--traj-file", "value", o.traj_file, "is the trajectory of a BART k-space --input; there is no --input");
+    if (o.virtual_coils > o.coils)
+      throw InputError("--virtual-coils", "value", std::to_string(o.virtual_coils),
+                       "the scan has only " + std::to_string(o.coils) + " coil(s) (--coils): compress to fewer");
+    return;
+  }
+  // A file brings its own trajectory, samples, coils and noise: these would be ignored.
+  for (const char* opt : {"--phantom", "--traj", "--readout", "--spokes", "--samples", "--noise", "--seed", "--coils",
+                          "--noise-samples", "--off-resonance", "--readout-ms", "--te-ms"})
+    if (given(opt))
+      throw InputError(opt, "with --input", o.input,
+                       "sets up a synthesized scan; a file brings its own, so it would be ignored (leave it out)");
+  if (given("--matrix") && !is_bart_input(o.input, o.traj_file))
+    throw InputError("--matrix", "with --input", o.input,
+                     "the file holds its own matrix; --matrix sets the grid of a BART k-space (or of a synthesized scan)");
+}
+
 Source make_source(const SourceOptions& o) {
+  check_source_options(o);
   Source src = o.input.empty() ? from_phantom(o) : from_file(o);
   use_field_map(src, o);
   if (!src.scan.field.hz.empty()) check_field(src.scan.field, src.scan.grid, src.scan.traj.size(),

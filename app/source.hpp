@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "phantom/phantom.hpp"
@@ -32,6 +33,7 @@ struct SourceOptions {
   double readout_ms = 10;            // each readout's duration (first to last sample)
   double te_ms = 1;                  // the first sample's time after excitation
   std::string field_map;             // HDF5 file whose /field_map replaces the source's map
+  std::set<std::string> given;       // the options above given on the command line (add_source_options)
 };
 
 void add_source_options(CLI::App& cmd, SourceOptions& o);
@@ -51,8 +53,15 @@ struct Source {
   std::string description;           // one line for the log and report
 };
 
-// Throws InputError for bad combinations (naming the option and value).
+// Throws InputError for bad combinations (naming the option and value):
+// options that only a synthesized scan uses, given with --input (they would be
+// ignored), --traj-file without a BART --input, --matrix with an HDF5 --input,
+// --virtual-coils beyond the scan's coils; then the memory a synthesized scan
+// claims (--matrix, --samples or --spokes, --coils, --noise-samples).
 Source make_source(const SourceOptions& o);
+
+// The option checks of make_source that need no file: refuse before any work.
+void check_source_options(const SourceOptions& o);
 
 // Default sample count of a synthesized 3D/2D problem (docs/usage.md).
 std::size_t default_samples(int matrix, bool is3d);

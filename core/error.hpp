@@ -7,14 +7,34 @@
 
 namespace fhd {
 
+// `s` with every control byte (0x00-0x1f and 0x7f; tab and newline included)
+// written as \xNN: a value taken from a damaged file (an attribute holding ESC
+// or BEL) can neither drive the user's terminal nor break an error into two lines.
+inline std::string printable(const std::string& s) {
+  static const char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
 // Bad user input: a file, an option, a dataset. Message format:
-//   "<where>: <field> = <value>: <problem>"
+//   "<where>: <field> = <value>: <problem>", control bytes escaped (printable).
 class InputError : public std::runtime_error {
  public:
   InputError(const std::string& where, const std::string& field, const std::string& value,
              const std::string& problem)
-      : std::runtime_error(where + ": " + field + " = " + value + ": " + problem) {}
-  explicit InputError(const std::string& msg) : std::runtime_error(msg) {}
+      : std::runtime_error(printable(where + ": " + field + " = " + value + ": " + problem)) {}
+  explicit InputError(const std::string& msg) : std::runtime_error(printable(msg)) {}
 };
 
 // A library option that cannot work: `field` is the option's name in the

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -90,6 +91,41 @@ void remove_temporaries_and_hold() noexcept {
 }
 
 namespace {
+std::mutex& children_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::set<int>& children() {
+  static std::set<int> c;
+  return c;
+}
+
+// SIGKILL to every registered child, then up to a second for them to end, so
+// that nothing they hold (a file, a lock) outlives this process.
+void kill_children() noexcept {
+  std::lock_guard<std::mutex> g(children_mutex());
+  for (int pid : children()) ::kill(pid, SIGKILL);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  for (int pid : children())
+    while (std::chrono::steady_clock::now() < until) {
+      siginfo_t info{};
+      if (::waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == pid) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+}
+}  // namespace
+
+void register_child_process(int pid) {
+  std::lock_guard<std::mutex> g(children_mutex());
+  children().insert(pid);
+}
+
+void forget_child_process(int pid) {
+  std::lock_guard<std::mutex> g(children_mutex());
+  children().erase(pid);
+}
+
+namespace {
 int g_signal_pipe[2] = {-1, -1};
 std::atomic<bool> g_swapped{false};  // an output set of this run is in place (the interrupt message says so)
 
@@ -105,6 +141,7 @@ void cleanup_thread() {
   unsigned char s = 0;
   while (::read(g_signal_pipe[0], &s, 1) < 0 && errno == EINTR) {
   }
+  kill_children();
   remove_temporaries_and_hold();  // an output set swaps whole or not at all, and nothing new appears until _Exit
   std::fprintf(stderr, "fhdrecon: interrupted (%s): temporaries removed, %s\n", ::strsignal(s),
                g_swapped.load() ? "the new outputs were already in place" : "earlier outputs left as they were");
@@ -136,6 +173,11 @@ void test_hook(const std::string& point) {
   if (action == "sigint" || action == "sigterm") ::kill(::getpid(), action == "sigint" ? SIGINT : SIGTERM);
   if (action == "pause" || action == "sigint" || action == "sigterm")  // the signal ends us meanwhile
     std::this_thread::sleep_for(std::chrono::seconds(60));
+  if (action == "spin") {  // busy for up to 60 s, as libhdf5 spinning on a damaged heap
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }
 }
 
 // ------------------------------------------------------------ one file

@@ -93,8 +93,16 @@ void remove_temporary(const std::string& path) noexcept;
 // registry locked, so no thread registers, creates or swaps one afterwards.
 void remove_temporaries_and_hold() noexcept;
 
-// SIGINT, SIGTERM and SIGHUP remove the registered temporaries, print one line
-// and then end the process by the same signal (exit status 128 + signal).
+// Child processes to kill when this process is interrupted (thread-safe), so
+// none outlives it (a reader child spinning in libhdf5, io/reader_child.hpp).
+// Forget a child once it has ended and before reaping it: its pid is then not
+// reused while registered.
+void register_child_process(int pid);
+void forget_child_process(int pid);
+
+// SIGINT, SIGTERM and SIGHUP kill the registered children, remove the
+// registered temporaries, print one line and then end the process by the
+// same signal (exit status 128 + signal).
 // Uses a signal-safe self-pipe and a helper thread; call once, early in main.
 void install_interrupt_cleanup();
 // For a process that writes one output set after another (a warm batch
@@ -103,9 +111,11 @@ void install_interrupt_cleanup();
 void forget_swapped_outputs() noexcept;
 
 // Test-only (tests/app): FHDRECON_TEST_HOOK=<action>@<point>, action pause
-// (sleep up to 60 s), sigint or sigterm (signal this process), point a file
-// number k (before the k-th file of an output set, from 1) or "swap" (just
-// before the swap). Never set by users; documented in docs/formats.md.
+// (sleep up to 60 s), spin (busy up to 60 s), sigint or sigterm (signal this
+// process), point a file number k (before the k-th file of an output set,
+// from 1), "swap" (just before the swap) or "reader-child" (in the reader
+// child, before it reads: io/reader_child.hpp). Never set by users;
+// documented in docs/formats.md.
 void test_hook(const std::string& point);
 
 }  // namespace fhd

@@ -145,16 +145,20 @@ std::vector<Scan> read_bart_scan(const std::string& traj_name, const std::string
                                  const SizeCheck& check) {
   const std::string tfile = cfl_base(traj_name) + ".cfl", kfile = cfl_base(ksp_name) + ".cfl";
   validate_grid(grid, tfile, "matrix");
-  CflArray t = read_cfl(traj_name);
-  require(t.dims[0] == 3, tfile, "dims", t.dims, "trajectory must be [3, readout, spokes]");
+  // Both headers first: nothing is read for dimensions the other file or the
+  // coil limit refuses (a sparse .cfl may claim 10^6 coils at no disk cost).
+  const CflDims td = read_cfl_dims(traj_name);
+  require(td[0] == 3, tfile, "dims", td, "trajectory must be [3, readout, spokes]");
   for (int i = 3; i < kCflDims; ++i)
-    require(t.dims[i] == 1, tfile, "dims", t.dims, "only [3, readout, spokes] trajectories are supported");
+    require(td[i] == 1, tfile, "dims", td, "only [3, readout, spokes] trajectories are supported");
   const CflDims kd = read_cfl_dims(ksp_name);
   require(kd[0] == 1, kfile, "dims", kd, "non-Cartesian k-space must be [1, readout, spokes, coils]");
-  require(kd[1] == t.dims[1] && kd[2] == t.dims[2], kfile, "dims", kd,
-          "readout and spokes must match the trajectory " + dims_text(t.dims));
+  require(kd[1] == td[1] && kd[2] == td[2], kfile, "dims", kd,
+          "readout and spokes must match the trajectory " + dims_text(td));
   for (int i = 4; i < kCflDims; ++i)
     require(kd[i] == 1, kfile, "dims", kd, "only [1, readout, spokes, coils] is supported (no maps/time)");
+  require(std::size_t(kd[3]) <= kMaxCoils, kfile, "dims", kd, "at most " + std::to_string(kMaxCoils) + " coils (dims[3])");
+  CflArray t = read_cfl(traj_name);
 
   const std::size_t m = std::size_t(t.dims[1]) * t.dims[2];
   Trajectory traj;

@@ -194,6 +194,24 @@ double nice_step(double span, int n) {
   return 10 * p;
 }
 
+// Tick values (multiples of a nice step) in [lo, hi], about n of them and never
+// more than kMaxTicks; none when the range is not finite and positive. Every
+// axis loop runs over this list, so no data (NaN, Inf, a span of 1e300, or one
+// that rounds to nothing next to its values) can make a loop run without bound.
+constexpr int kMaxTicks = 24;
+std::vector<double> ticks(double lo, double hi, int n) {
+  std::vector<double> t;
+  if (!(std::isfinite(lo) && std::isfinite(hi) && hi > lo && std::isfinite(hi - lo))) return t;
+  const double step = nice_step(hi - lo, n), first = std::ceil(lo / step);
+  if (!(std::isfinite(step) && step > 0 && std::isfinite(first))) return t;
+  for (int i = 0; i < kMaxTicks; ++i) {
+    const double v = (first + i) * step;
+    if (v > hi + 1e-9) break;
+    t.push_back(v);
+  }
+  return t;
+}
+
 // ------------------------------------------------------------ montage
 
 struct SliceView {
@@ -231,8 +249,7 @@ void color_bar(Canvas& cv, double x, double y, double h, float hi, const std::st
   const int steps = int(h);
   for (int i = 0; i < steps; ++i) cv.rect(x, y + h - 1 - i, 16, 1, heat_of(float(hi * i / (steps - 1)), hi));
   cv.line(x, y, x, y + h, kBlack);
-  const double step = nice_step(hi, 4);
-  for (double v = 0; v <= hi * 1.0001; v += step) {
+  for (double v : ticks(0, hi * 1.0001, 4)) {
     const double ty = y + h - h * v / hi;
     cv.line(x + 16, ty, x + 21, ty, kBlack);
     cv.text(fmt_num(v), x + 24, ty - 7, 12);
@@ -372,22 +389,31 @@ struct Axes {
   }
 };
 
+// Decades on a log axis: every one up to 12 of them, else every k-th
+// (y0, y1 are exponents; a residual of 1e-300 is a possible value).
+std::vector<double> decades(double y0, double y1) {
+  std::vector<double> t;
+  if (!(std::isfinite(y0) && std::isfinite(y1) && y1 > y0)) return t;
+  const double every = std::ceil((y1 - y0) / 12);
+  for (double e = std::ceil(y0 / every) * every; e <= y1 && t.size() < std::size_t(kMaxTicks); e += every)
+    t.push_back(e);
+  return t;
+}
+
 void draw_axes(Canvas& cv, const Axes& a, const std::string& title, const std::string& xlabel,
                const std::string& ylabel) {
-  const double xs = nice_step(a.x1 - a.x0, 6);
-  for (double v = std::ceil(a.x0 / xs) * xs; v <= a.x1 + 1e-9; v += xs) {
+  for (double v : ticks(a.x0, a.x1, 6)) {
     cv.line(a.px(v), a.y, a.px(v), a.y + a.h, kGrid);
     cv.text(fmt_num(v, 4), a.px(v), a.y + a.h + 6, 12, 0.5);
   }
   if (a.log_y) {
-    for (int e = int(std::ceil(a.y0)); e <= int(std::floor(a.y1)); ++e) {
+    for (double e : decades(a.y0, a.y1)) {
       const double yy = a.y + a.h - a.h * (e - a.y0) / (a.y1 - a.y0);
       cv.line(a.x, yy, a.x + a.w, yy, kGrid);
-      cv.text("1e" + std::to_string(e), a.x - 6, yy - 8, 12, 1);
+      cv.text("1e" + fmt_num(e, 4), a.x - 6, yy - 8, 12, 1);
     }
   } else {
-    const double ys = nice_step(a.y1 - a.y0, 6);
-    for (double v = std::ceil(a.y0 / ys) * ys; v <= a.y1 + 1e-9; v += ys) {
+    for (double v : ticks(a.y0, a.y1, 6)) {
       cv.line(a.x, a.py(v), a.x + a.w, a.py(v), kGrid);
       cv.text(fmt_num(v, 4), a.x - 6, a.py(v) - 8, 12, 1);
     }
@@ -413,14 +439,30 @@ void polyline(Canvas& cv, const Axes& a, const std::vector<double>& y, Rgb c) {
   cairo_stroke(cv.cr());
 }
 
-// [lo, hi] of the finite (positive, for a log axis) values, padded.
-std::pair<double, double> range_of(const std::vector<double>& v, bool positive) {
+// [lo, hi] of the finite values ({0, 1} when there is none; widened by 1 when
+// they are all equal, or by half their size where 1 is lost in rounding).
+std::pair<double, double> range_of(const std::vector<double>& v) {
   double lo = INFINITY, hi = -INFINITY;
   for (double x : v)
-    if (std::isfinite(x) && (!positive || x > 0)) lo = std::min(lo, x), hi = std::max(hi, x);
+    if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
   if (!(hi >= lo)) return {0, 1};
-  if (hi == lo) return {lo - 1, hi + 1};
+  if (hi == lo) {
+    const double pad = std::max(1.0, std::abs(lo) / 2);
+    return {lo - pad, hi + pad};
+  }
   return {lo, hi};
+}
+
+// The decades [floor(log10 lo), ceil(log10 hi)] of the finite positive values
+// (the residuals' log axis); [-1, 0] when there is none.
+std::pair<double, double> decade_range(const std::vector<double>& v) {
+  std::vector<double> logs;
+  for (double x : v)
+    if (std::isfinite(x) && x > 0) logs.push_back(std::log10(x));
+  if (logs.empty()) return {-1, 0};
+  auto [lo, hi] = range_of(logs);
+  lo = std::floor(lo), hi = std::ceil(hi);
+  return {lo, hi > lo ? hi : lo + 1};
 }
 
 }  // namespace
@@ -432,16 +474,15 @@ Figure render_convergence(const std::vector<double>& residuals, const std::vecto
   Canvas cv(width, height);
   cv.text(title, 12, 10, 18, 0, true);
   const double n = std::max<double>(1, double(std::max(residuals.size(), psnr.size())) - 1);
-  auto [rlo, rhi] = range_of(residuals, true);
-  Axes ra{90, 90, panel - 120.0, 300, 0, n, std::floor(std::log10(rlo)), std::ceil(std::log10(rhi)), true};
-  if (ra.y1 <= ra.y0) ra.y1 = ra.y0 + 1;
+  const auto [rlo, rhi] = decade_range(residuals);
+  Axes ra{90, 90, panel - 120.0, 300, 0, n, rlo, rhi, true};
   draw_axes(cv, ra, "relative residual ||r|| / ||FhD||", "CG iteration", "relative residual");
   polyline(cv, ra, residuals, {40, 90, 170});
   if (two) {
     std::vector<double> all = psnr;
     for (const RefLevel& l : levels) all.push_back(l.value);
-    auto [plo, phi] = range_of(all, false);
-    const double pad = 0.08 * (phi - plo);
+    auto [plo, phi] = range_of(all);
+    const double pad = std::isfinite(phi - plo) ? 0.08 * (phi - plo) : 0;
     Axes pa{panel + 110.0, 90, panel - 120.0, 300, 0, n, plo - pad, phi + pad, false};
     draw_axes(cv, pa, "PSNR against the phantom", "CG iteration", "PSNR (dB)");
     // Labels right-aligned above their lines, top to bottom; levels closer than
@@ -472,7 +513,9 @@ Figure render_convergence(const std::vector<double>& residuals, const std::vecto
     }
   }
   cv.text("iterative (CG) after " + std::to_string(residuals.empty() ? 0 : residuals.size() - 1) + " iterations; " +
-              (residuals.empty() ? std::string("-") : "final residual " + fmt_num(residuals.back(), 3)),
+              (residuals.empty()                     ? std::string("-")
+               : std::isfinite(residuals.back()) ? "final residual " + fmt_num(residuals.back(), 3)
+                                                 : std::string("final residual not a finite number")),
           ra.x, ra.y + ra.h + 48, 13, 0, true, {40, 90, 170});
   return cv.finish();
 }
@@ -490,12 +533,14 @@ Figure render_bars(const std::vector<LabelledBar>& bars, const std::vector<RefLe
   Canvas cv(width, height);
   cv.text(title, 12, 10, 18, 0, true);
   double vmax = 0;
-  for (const LabelledBar& b : bars) vmax = std::max(vmax, b.value);
-  for (const RefLevel& c : ceilings) vmax = std::max(vmax, c.value);
+  for (const LabelledBar& b : bars)
+    if (std::isfinite(b.value)) vmax = std::max(vmax, b.value);
+  for (const RefLevel& c : ceilings)
+    if (std::isfinite(c.value)) vmax = std::max(vmax, c.value);
   vmax = vmax > 0 ? vmax * 1.05 : 1;
   auto px = [&](double v) { return left + plot_w * v / vmax; };
-  const double step = nice_step(vmax, 6), bottom = top + row * std::max<int>(1, int(bars.size()));
-  for (double v = 0; v <= vmax; v += step) {
+  const double bottom = top + row * std::max<int>(1, int(bars.size()));
+  for (double v : ticks(0, vmax, 6)) {
     cv.line(px(v), top, px(v), bottom, kGrid);
     cv.text(fmt_num(v, 3), px(v), bottom + 6, 12, 0.5);
   }
@@ -504,7 +549,7 @@ Figure render_bars(const std::vector<LabelledBar>& bars, const std::vector<RefLe
     const LabelledBar& b = bars[i];
     const double y = top + i * row;
     cv.text(b.label, left - 10, y + 7, 13, 1);
-    if (b.value > 0) {
+    if (std::isfinite(b.value) && b.value > 0) {
       cv.rect(left, y + 4, px(b.value) - left, row - 8, b.color);
       const std::string v = fmt_num(b.value, 3);
       const bool inside = px(b.value) - left > cv.text_width(v, 12) + 12;
@@ -517,6 +562,7 @@ Figure render_bars(const std::vector<LabelledBar>& bars, const std::vector<RefLe
   cv.line(left, top, left, bottom, kBlack, 1.5);
   for (std::size_t i = 0; i < ceilings.size(); ++i) {
     const RefLevel& c = ceilings[i];
+    if (!std::isfinite(c.value)) continue;
     cv.line(px(c.value), top - 8, px(c.value), bottom, c.color, 2, true);
     cv.text(c.label + " " + fmt_num(c.value, 3), std::min(px(c.value), left + plot_w - 4.0), top - 28 - 16.0 * i, 12,
             px(c.value) > left + plot_w * 0.6 ? 1 : 0, false, c.color);

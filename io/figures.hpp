@@ -58,7 +58,7 @@ Figure render_convergence(const std::vector<double>& residuals, const std::vecto
                           const std::vector<RefLevel>& levels, const std::string& title);
 
 // Horizontal bars, one labelled row each with its value printed; `ceilings`
-// as labelled vertical lines. Values <= 0 draw "failed" instead of a bar.
+// as labelled vertical lines. Values <= 0 or not finite draw "failed" instead of a bar.
 struct LabelledBar {
   std::string label;
   double value = 0;

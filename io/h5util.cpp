@@ -1,18 +1,7 @@
 #include "io/h5util.hpp"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <stdexcept>
-
-#include <cerrno>
-#include <cstdio>
 
 #include "core/error.hpp"
 
@@ -55,109 +44,6 @@ void check(herr_t status, const std::string& what) {
 hid_t check_id(hid_t id, const std::string& what) {
   if (id < 0) throw std::runtime_error("HDF5: " + what);
   return id;
-}
-
-namespace {
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAsan = true;  // ASan reserves terabytes of address space: no RLIMIT_AS
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAsan = true;
-#else
-constexpr bool kAsan = false;
-#endif
-#else
-constexpr bool kAsan = false;
-#endif
-
-unsigned read_timeout_s() {
-  const char* v = std::getenv("FHDRECON_READ_TIMEOUT");
-  const long s = v ? std::atol(v) : 0;
-  return s > 0 ? unsigned(s) : 120;
-}
-
-// Address space now (VmSize), from /proc/self/statm (pages).
-double address_space_bytes() {
-  long pages = 0;
-  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
-    std::fclose(f);
-  }
-  return double(pages) * double(sysconf(_SC_PAGE_SIZE));
-}
-
-// In the child: run `read`, write 'O', or 'E' + the InputError, or 'X' + another error.
-[[noreturn]] void child_read(int fd, double file_bytes, const std::function<void()>& read) {
-  if (!kAsan) {
-    // The readers' own checks keep a valid file's needs to a few times its size.
-    const double cap = address_space_bytes() + 8.0 * file_bytes + double(1u << 30);
-    const rlimit r{rlim_t(cap), rlim_t(cap)};
-    setrlimit(RLIMIT_AS, &r);
-  }
-  alarm(read_timeout_s());
-  // The child's result goes through the pipe; what a crash prints (libhdf5's
-  // traces, a sanitizer's report) would break the CLI's one-line error.
-  const int null = ::open("/dev/null", O_WRONLY);
-  if (null >= 0) ::dup2(null, 2);
-  std::string msg = "O";
-  try {
-    read();
-  } catch (const InputError& e) {
-    msg = std::string("E") + e.what();
-  } catch (const std::exception& e) {
-    msg = std::string("X") + e.what();
-  }
-  for (std::size_t at = 0; at < msg.size();) {
-    const ssize_t n = ::write(fd, msg.data() + at, msg.size() - at);
-    if (n <= 0) break;
-    at += std::size_t(n);
-  }
-  _exit(0);
-}
-
-}  // namespace
-
-void read_in_child_first(const std::string& path, const std::function<void()>& read) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  int fds[2];
-  if (ec || ::pipe(fds) != 0) return read();  // cannot isolate: read in-process as before
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]), ::close(fds[1]);
-    return read();
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    child_read(fds[1], double(size), read);
-  }
-  ::close(fds[1]);
-  std::string msg;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    msg.append(buf, std::size_t(n));
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-    throw InputError(path, "file", path, "libhdf5 did not finish reading it in " + std::to_string(read_timeout_s()) +
-                                             " s (corrupt HDF5 structure? FHDRECON_READ_TIMEOUT sets the limit)");
-  if (WIFSIGNALED(status) || msg.empty())
-    throw InputError(path, "file", path, "libhdf5 crashed reading it (corrupt HDF5 structure; signal " +
-                                             std::to_string(WIFSIGNALED(status) ? WTERMSIG(status) : 0) + ")");
-  if (msg[0] == 'E') throw InputError(msg.substr(1));
-  if (msg[0] == 'X') {
-    std::string why = msg.substr(1);
-    for (char& c : why)
-      if (c == '\n') c = ' ';
-    throw InputError(path, "file", path, "unreadable (corrupt?): " + why);
-  }
 }
 
 Handle complex_type() {

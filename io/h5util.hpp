@@ -2,7 +2,6 @@
 // Small HDF5 (C API) helpers shared by io/ readers and writers. Internal to io/.
 #include <hdf5.h>
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -74,16 +73,6 @@ void write_dataset(hid_t loc, const char* name, hid_t mem_type, hid_t file_type,
                    const void* data);
 // A 1-D attribute of n values.
 void write_attr(hid_t obj, const char* name, hid_t mem_type, hid_t file_type, hsize_t n, const void* data);
-
-// A corrupt HDF5 *internal* structure (a global heap under a variable-length
-// read, a B-tree) can crash libhdf5 or make it allocate without bound before it
-// returns any error; no check of ours can see it first. So `read` runs once in a
-// forked child, with its address space limited to what a file of this size can
-// justify and a time limit (FHDRECON_READ_TIMEOUT seconds, default 120):
-//   the child survived            -> returns; the caller reads for real
-//   the child threw InputError    -> the same InputError here
-//   it crashed, timed out, or ran out of its memory -> one InputError naming `path`.
-void read_in_child_first(const std::string& path, const std::function<void()>& read);
 
 // Throws std::runtime_error("HDF5: <what>") if status < 0. For writer-side failures.
 void check(herr_t status, const std::string& what);

@@ -108,6 +108,9 @@ void check_record(const AcqRecord& r, hsize_t i, const std::string& path) {
   const std::string field = "/dataset/data[" + std::to_string(i) + "]";
   const AcqHead& h = r.head;
   const std::size_t want_traj = std::size_t(h.samples) * h.tdims, want_data = 2 * std::size_t(h.samples) * h.channels;
+  if (h.channels > kMaxCoils)
+    throw InputError(path, field + ".active_channels", std::to_string(h.channels),
+                     "at most " + std::to_string(kMaxCoils) + " channels");
   if (r.traj.len != want_traj)
     throw InputError(path, field + ".trajectory_dimensions", std::to_string(h.tdims),
                      "number_of_samples " + std::to_string(h.samples) + " x trajectory_dimensions needs " +
@@ -343,7 +346,8 @@ void check_coils(const std::string& path, const std::vector<Scan>& coils, int re
                      "must be 1..65535 (number_of_samples is 16-bit) and divide " + std::to_string(m) + " samples");
   if (m / r > 65536)
     throw InputError(path, "readout", std::to_string(r), "too many acquisitions for kspace_encode_step_1 (16-bit)");
-  if (coils.size() > 1024) throw InputError(path, "coils", std::to_string(coils.size()), "ISMRMRD allows 1024 channels");
+  if (coils.size() > kMaxCoils)
+    throw InputError(path, "coils", std::to_string(coils.size()), "at most " + std::to_string(kMaxCoils) + " channels");
   for (std::size_t c = 0; c < coils.size(); ++c)
     if (coils[c].noise.size() != coils[0].noise.size())
       throw InputError(path, "coil " + std::to_string(c) + " noise length", std::to_string(coils[c].noise.size()),

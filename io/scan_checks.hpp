@@ -9,6 +9,10 @@
 
 namespace fhd {
 
+// The most coils (receive channels) any reader accepts or writer writes: ISMRMRD's
+// limit, and --coils' range. A file claiming more is refused from its header.
+constexpr std::size_t kMaxCoils = 1024;
+
 // Tolerance (cycles/FOV) on the band |k_axis| <= N/2: float32 rounding of a
 // sample placed exactly on the band edge must not be rejected.
 constexpr double kBandTolerance = 1e-3;

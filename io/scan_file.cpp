@@ -169,23 +169,51 @@ struct Reader {
     }
   }
 
-  // A contiguous dataset must store every byte its shape claims (a 12 KB file
-  // cannot hold 2^40 samples); then the values must fit in memory. Chunked
-  // datasets may be compressed or sparse: only the memory check applies.
+  // A dataset must store the data its shape claims (a 12 KB file cannot hold
+  // 2^40 samples, nor 1,024 coils) and fit in memory. A contiguous one stores
+  // every byte. A chunked one (h5py's compressed datasets) stores every chunk
+  // (a missing chunk reads as fill values: a sparse dataset backs nothing),
+  // and at least 1/kMaxRatio of the bytes: deflate, the filter every HDF5
+  // has, packs at most about 1032:1.
   void expect_stored(hid_t d, const std::string& name, const std::vector<hsize_t>& dims) const {
     double points = 1;
     for (hsize_t v : dims) points *= double(v);
     Handle t(H5Dget_type(d), H5Tclose);
     const double bytes = points * double(H5Tget_size(t.get()));
+    const double stored = double(H5Dget_storage_size(d));
+    auto refuse = [&](const std::string& what) {
+      throw InputError(file, "/" + name + " shape", dims_text(dims),
+                       "claims " + std::to_string(std::uint64_t(bytes)) + " bytes but the file stores " + what);
+    };
     Handle plist(H5Dget_create_plist(d), H5Pclose);
-    if (plist.ok() && H5Pget_layout(plist.get()) == H5D_CONTIGUOUS) {
-      const double stored = double(H5Dget_storage_size(d));
-      if (stored != bytes)
-        throw InputError(file, "/" + name + " shape", dims_text(dims),
-                         "claims " + std::to_string(std::uint64_t(bytes)) + " bytes but the file stores " +
-                             std::to_string(std::uint64_t(stored)) + " (truncated or corrupt)");
-    }
+    const H5D_layout_t layout = plist.ok() ? H5Pget_layout(plist.get()) : H5D_LAYOUT_ERROR;
+    if (layout == H5D_CONTIGUOUS && stored != bytes)
+      refuse(std::to_string(std::uint64_t(stored)) + " (truncated or corrupt)");
     check_allocation(points * 8.0, file, "/" + name + " shape", dims_text(dims));
+    if (layout == H5D_CHUNKED) {
+      const auto [have, want] = chunks(d, plist.get(), dims);
+      if (have < want)
+        refuse("only " + std::to_string(std::uint64_t(have)) + " of its " + std::to_string(std::uint64_t(want)) +
+               " chunks (a sparse dataset: the rest would be fill values)");
+      constexpr double kMaxRatio = 1100;
+      if (stored * kMaxRatio < bytes)
+        refuse(std::to_string(std::uint64_t(stored)) + ", more than deflate's 1032:1 could pack (corrupt)");
+    }
+  }
+
+  // Chunks written in the file, and chunks the shape needs.
+  static std::pair<double, double> chunks(hid_t d, hid_t plist, const std::vector<hsize_t>& dims) {
+    std::vector<hsize_t> chunk(dims.size(), 0);
+    if (dims.empty() || H5Pget_chunk(plist, int(dims.size()), chunk.data()) != int(dims.size())) return {0, 1};
+    double want = 1;
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      if (chunk[i] == 0) return {0, 1};
+      want *= std::ceil(double(dims[i]) / double(chunk[i]));
+    }
+    hsize_t have = 0;
+    Handle space(H5Dget_space(d), H5Sclose);
+    if (!space.ok() || H5Dget_num_chunks(d, space.get(), &have) < 0) return {0, want};
+    return {double(have), want};
   }
 
   std::vector<cfloat> complex(const std::string& name, std::size_t m, bool required) const {
@@ -209,11 +237,12 @@ struct Reader {
     auto dims = h5::shape(d);
     const std::size_t c = dims.size() == 2 ? dims[0] : 1, n = dims.empty() ? 0 : dims.back();
     const bool ok = (dims.size() == 1 || dims.size() == 2) && c > 0 && n > 0 && (m == 0 || n == m) &&
-                    (coils == 0 || c == coils) && c <= 1024;
+                    (coils == 0 || c == coils) && c <= kMaxCoils;
     if (!ok) {
       std::string want = m ? "[" + std::to_string(m) + "] or [C," + std::to_string(m) + "]" : "[M] or [C,M], M > 0";
       if (coils) want += " with C = " + std::to_string(coils) + " (the coils of /kspace)";
-      throw InputError(file, "/" + name + " shape", dims_text(dims), "expected " + want + ", C <= 1024");
+      throw InputError(file, "/" + name + " shape", dims_text(dims),
+                       "expected " + want + ", C <= " + std::to_string(kMaxCoils));
     }
     expect_stored(d, name, dims);
     return {c, n};

@@ -33,7 +33,7 @@ else
 fi
 
 # (a) references to documents outside the repository.
-outside='CONVENTIONS\.md|ARCHITECTURE\.md|DEVICE\.md|\.\./shared|shared/docs|/work/|/check/'
+outside='BART\.md|CONVENTIONS\.md|ARCHITECTURE\.md|DEVICE\.md|\.\./shared|shared/docs|/work/|/check/'
 for f in "${files[@]}"; do
   [[ $f == "$self" || ! -f $f ]] && continue
   while IFS= read -r hit; do

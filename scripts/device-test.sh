@@ -41,8 +41,8 @@ build() {
   nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv >"$OUT/gpu.txt" 2>&1
   cat "$OUT/gpu.txt"
   # Build logs stay in the build dir ($OUT brings back only 8 files); the
-  # compiler's register report is kept.
-  cmake -S . -B "$BUILD" -G Ninja -DFHD_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 >"$BUILD.configure.log" 2>&1 ||
+  # compiler's register report (FHD_PTXAS_VERBOSE) is kept.
+  cmake -S . -B "$BUILD" -G Ninja -DFHD_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DFHD_PTXAS_VERBOSE=ON >"$BUILD.configure.log" 2>&1 ||
     { tail -40 "$BUILD.configure.log"; return 1; }
   # TARGETS="tests_gpu fhdrecon" builds only those.
   cmake --build "$BUILD" -j"$(nproc)" ${TARGETS:+--target $TARGETS} >"$BUILD.build.log" 2>&1 ||

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -68,6 +69,23 @@ inline CliRun run_cli(const std::string& args, const std::string& env = "") {
   int status = pclose(p);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Runs a shell script (bash), returns its output; FHD is the executable.
+inline std::string shell(const std::string& script) {
+  std::string out;
+  FILE* p = popen(("FHD=" + std::string(FHDRECON_EXE) + " bash -c '" + script + "' 2>&1").c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  pclose(p);
+  return out;
+}
+
+// The status `echo rc=$?` printed after a command (-1 when missing).
+inline int exit_status(const std::string& out, const std::string& tag = "rc=") {
+  const std::size_t at = out.rfind(tag);
+  return at == std::string::npos ? -1 : std::atoi(out.c_str() + at + tag.size());
 }
 
 // An empty path in the temporary directory, named fhdrecon-<prefix>-<name>.

@@ -57,7 +57,8 @@ TEST_CASE("impossible combinations name the option and value", "[cli]") {
   // A 2D trajectory for a 3D phantom.
   require_one_line_error(fhdrecon("--phantom shepp3d --traj radial2d --matrix 16"), 2, "radial2d");
   // Far more memory than any machine here has.
-  require_one_line_error(fhdrecon("--phantom shepp3d --matrix 1024 --spokes 4"), 2, "--matrix 1024: matrix = 1024x1024x1024");
+  require_one_line_error(fhdrecon("--phantom shepp3d --matrix 1024 --spokes 4"), 2,
+                         "--matrix 1024 --spokes 4: matrix = 1024x1024x1024");
 }
 
 TEST_CASE("a missing or corrupt input file is one line naming the file", "[cli]") {

@@ -24,7 +24,9 @@
 
 namespace fs = std::filesystem;
 using fhd::test::CliRun;
+using fhd::test::exit_status;
 using fhd::test::run_cli;
+using fhd::test::shell;
 
 namespace {
 
@@ -96,23 +98,6 @@ std::map<std::string, std::string> good_set(const fs::path& d) {
   auto s = snapshot(d);
   REQUIRE(s.count("report.json"));
   return s;
-}
-
-// Runs a shell script (bash), returns its output; FHD is the executable.
-std::string shell(const std::string& script) {
-  std::string out;
-  FILE* p = popen(("FHD=" + std::string(FHDRECON_EXE) + " bash -c '" + script + "' 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, p)) out += buf;
-  pclose(p);
-  return out;
-}
-
-// The status `echo rc=$?` printed after a command (-1 when missing).
-int exit_status(const std::string& out, const std::string& tag = "rc=") {
-  const std::size_t at = out.rfind(tag);
-  return at == std::string::npos ? -1 : std::atoi(out.c_str() + at + tag.size());
 }
 
 // How many lines of `out` start with "fhdrecon: error: ".

@@ -11,7 +11,8 @@
 //   hang       the child outlived the time limit
 // Exit status 0 only when other, crash and hang are all 0.
 //
-//   fhd_fuzz [--per-reader N] [--seconds S] [--seed X] [--readers a,b] [--keep DIR] [--limit-s T]
+//   fhd_fuzz [--per-reader N] [--seconds S] [--min-per-reader K] [--seed X] [--readers a,b] [--keep DIR]
+//            [--limit-s T]
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
@@ -33,6 +34,7 @@
 #include "app/scan_input.hpp"
 #include "cuda/gather/tune.hpp"
 #include "io/cfl.hpp"
+#include "io/reader_child.hpp"
 #include "io/scan_file.hpp"
 #include "core/error.hpp"
 #include "recon/plan/qcache.hpp"
@@ -122,6 +124,7 @@ struct Reader {
   std::string name;
   std::vector<std::string> files;       // the seed's files, relative to the seed dir
   std::vector<bool> text;               // per file: mutate as text
+  std::vector<std::size_t> targets;     // the files mutated (one per mutant, at random)
   std::function<void(const fs::path& seed_dir)> seed;  // writes valid files
   std::function<bool(const fs::path& dir)> read;       // true: accepted, false: fallback (rejected)
 };
@@ -150,7 +153,7 @@ std::string q_seed_key() {
 
 std::vector<Reader> readers() {
   std::vector<Reader> v;
-  v.push_back({"hdf5-scan", {"scan.h5"}, {false},
+  v.push_back({"hdf5-scan", {"scan.h5"}, {false}, {0},
                [](const fs::path& d) {
                  Scan s = seed_scan(kSeedGrid, 64, 1);
                  s.dcf.assign(64, 1.0f);
@@ -158,29 +161,41 @@ std::vector<Reader> readers() {
                },
                [](const fs::path& d) { return !app::read_scans_any((d / "scan.h5").string(), "", 0).empty(); }});
 #if defined(FHD_HAVE_ISMRMRD)
-  v.push_back({"ismrmrd", {"raw.mrd"}, {false},
+  // One coil, and two coils with noise acquisitions (the multi-coil reader's paths).
+  v.push_back({"ismrmrd-1coil", {"raw.mrd"}, {false}, {0},
+               [](const fs::path& d) { write_ismrmrd((d / "raw.mrd").string(), {seed_scan(kSeedGrid, 64, 2)}, 16); },
+               [](const fs::path& d) { return !app::read_scans_any((d / "raw.mrd").string(), "", 0).empty(); }});
+  v.push_back({"ismrmrd-coils", {"raw.mrd"}, {false}, {0},
                [](const fs::path& d) {
                  Scan a = seed_scan(kSeedGrid, 64, 2), b = a;
                  for (auto& x : b.data) x *= 2.0f;
+                 a.noise.assign(32, cfloat(0.1f, -0.1f));
+                 b.noise.assign(32, cfloat(-0.2f, 0.1f));
                  write_ismrmrd((d / "raw.mrd").string(), {a, b}, 16);
                },
                [](const fs::path& d) { return !app::read_scans_any((d / "raw.mrd").string(), "", 0).empty(); }});
 #endif
-  v.push_back({"bart", {"k_traj.hdr", "k_traj.cfl", "k.hdr", "k.cfl"}, {true, false, true, false},
-               [](const fs::path& d) {
-                 write_bart_scan((d / "k_traj").string(), (d / "k").string(), {seed_scan(kSeedGrid, 64, 3)}, 16);
-               },
-               [](const fs::path& d) {
-                 return !app::read_scans_any((d / "k.cfl").string(), (d / "k_traj").string(), 0).empty();
-               }});
-  v.push_back({"qcache", {q_seed_key() + ".q"}, {false},
+  // A 2-coil BART pair; the k-space's and the trajectory's files are mutated apart.
+  auto bart_seed = [](const fs::path& d) {
+    Scan a = seed_scan(kSeedGrid, 64, 3), b = a;
+    for (auto& x : b.data) x *= -1.0f;
+    write_bart_scan((d / "k_traj").string(), (d / "k").string(), {a, b}, 16);
+  };
+  auto bart_read = [](const fs::path& d) {
+    return !app::read_scans_any((d / "k.cfl").string(), (d / "k_traj").string(), 0).empty();
+  };
+  v.push_back({"bart-kspace", {"k_traj.hdr", "k_traj.cfl", "k.hdr", "k.cfl"}, {true, false, true, false}, {2, 3},
+               bart_seed, bart_read});
+  v.push_back({"bart-traj", {"k_traj.hdr", "k_traj.cfl", "k.hdr", "k.cfl"}, {true, false, true, false}, {0, 1},
+               bart_seed, bart_read});
+  v.push_back({"qcache", {q_seed_key() + ".q"}, {false}, {0},
                [](const fs::path& d) {
                  std::vector<cfloat> q(kSeedGrid.doubled().voxels());
                  for (std::size_t i = 0; i < q.size(); ++i) q[i] = cfloat(float(i), 1.0f);
                  store_q(d.string(), q_seed_key(), q);
                },
                [](const fs::path& d) { return load_q(d.string(), q_seed_key()).has_value(); }});
-  v.push_back({"profile", {"tune-gpu.json"}, {true},
+  v.push_back({"profile", {"tune-gpu.json"}, {true}, {0},
                [](const fs::path& d) {
                  const std::string p = (d / "tune-gpu.json").string();
                  tune::write_profile(p, "gpu", tune::kKernelVersion, "coarsened", "sfu", {256, 2, 8, 1024},
@@ -219,6 +234,7 @@ struct Counts {
 struct Options {
   long per_reader = 1000;
   double seconds = 0;  // 0: no time bound
+  long min_per_reader = 25;  // files each reader gets even past its time share
   std::uint64_t seed = 1;
   int limit_s = 20;
   std::string only, keep;
@@ -230,6 +246,7 @@ Options parse(int argc, char** argv) {
     const std::string a = argv[i], v = argv[i + 1];
     if (a == "--per-reader") o.per_reader = std::stol(v);
     else if (a == "--seconds") o.seconds = std::stod(v);
+    else if (a == "--min-per-reader") o.min_per_reader = std::stol(v);
     else if (a == "--seed") o.seed = std::stoull(v);
     else if (a == "--limit-s") o.limit_s = std::stoi(v);
     else if (a == "--readers") o.only = "," + v + ",";
@@ -245,7 +262,7 @@ void run_one(const Reader& rd, const fs::path& seed_dir, const fs::path& work, R
   fs::remove_all(work);
   fs::create_directories(work);
   for (const auto& f : rd.files) fs::copy_file(seed_dir / f, work / f);
-  const std::size_t target = pick(rng, rd.files.size());
+  const std::size_t target = rd.targets[pick(rng, rd.targets.size())];
   Bytes b = slurp(seed_dir / rd.files[target]);
   const Bytes other = slurp(seed_dir / rd.files[pick(rng, rd.files.size())]);
   mutate(b, other, rng, rd.text[target]);
@@ -273,6 +290,7 @@ void run_one(const Reader& rd, const fs::path& seed_dir, const fs::path& work, R
 }  // namespace
 
 int main(int argc, char** argv) {
+  fhd::serve_reader_child(argc, argv);  // the readers' libhdf5 guard starts this executable again
   Options o;
   try {
     o = parse(argc, argv);
@@ -283,14 +301,14 @@ int main(int argc, char** argv) {
   // Bounds what a mutant may make a reader allocate, whatever this machine has.
   ::setenv("FHDRECON_MEMORY_LIMIT", "1G", 1);
   ::setenv("FHDRECON_NO_TUNE", "0", 1);
-  // The readers' libhdf5 guard (io/h5util.hpp) must give up before our own limit.
+  // The readers' libhdf5 guard (io/reader_child.hpp) must give up before our own limit.
   ::setenv("FHDRECON_READ_TIMEOUT", std::to_string(std::max(1, o.limit_s / 4)).c_str(), 1);
   const fs::path root = fs::temp_directory_path() / ("fhd-fuzz-" + std::to_string(::getpid()));
   const auto t0 = std::chrono::steady_clock::now();
   const auto all = readers();
   long active = 0;
   for (const auto& rd : all) active += o.only.empty() || o.only.find("," + rd.name + ",") != std::string::npos;
-  std::printf("%-10s %7s %9s %9s %6s %8s %6s\n", "reader", "files", "rejected", "accepted", "other", "crashes",
+  std::printf("%-14s %7s %9s %9s %6s %8s %6s\n", "reader", "files", "rejected", "accepted", "other", "crashes",
               "hangs");
   Counts total;
   int done = 0;
@@ -305,17 +323,20 @@ int main(int argc, char** argv) {
     const double share = o.seconds > 0 ? (o.seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) / double(active - done) : 0;
     const auto start = std::chrono::steady_clock::now();
     for (long i = 0; i < o.per_reader; ++i) {
-      if (o.seconds > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > share) break;
+      // A time share never starves a slow reader (ISMRMRD: a child process per file) below its minimum.
+      if (o.seconds > 0 && i >= o.min_per_reader &&
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > share)
+        break;
       run_one(rd, seed_dir, work, rng, o, i, c);
     }
     ++done;
-    std::printf("%-10s %7ld %9ld %9ld %6ld %8ld %6ld\n", rd.name.c_str(), c.files, c.rejected, c.accepted, c.other,
+    std::printf("%-14s %7ld %9ld %9ld %6ld %8ld %6ld\n", rd.name.c_str(), c.files, c.rejected, c.accepted, c.other,
                 c.crashes, c.hangs);
     std::fflush(stdout);
     total.files += c.files, total.rejected += c.rejected, total.accepted += c.accepted;
     total.other += c.other, total.crashes += c.crashes, total.hangs += c.hangs;
   }
-  std::printf("%-10s %7ld %9ld %9ld %6ld %8ld %6ld\n", "total", total.files, total.rejected, total.accepted,
+  std::printf("%-14s %7ld %9ld %9ld %6ld %8ld %6ld\n", "total", total.files, total.rejected, total.accepted,
               total.other, total.crashes, total.hangs);
   std::error_code ec;
   fs::remove_all(root, ec);

@@ -1,5 +1,6 @@
-// BART .cfl/.hdr: round trips, layout as bart reads it, and BART.md's facts
-// about sign, orientation and scaling checked with bart itself.
+// BART .cfl/.hdr: round trips, layout as bart reads it, and the interop facts
+// of docs/conventions.md ("Interop": sign, orientation and scaling) checked
+// with bart itself.
 #include <cmath>
 #include <complex>
 #include <filesystem>

@@ -164,3 +164,38 @@ TEST_CASE("write_figure writes a PNG of the figure's size, atomically", "[figure
   CHECK(be32(20) == unsigned(f.height));
   CHECK(dir.entries() == 1);
 }
+
+TEST_CASE("figures are drawn from finite data only, with a bounded number of ticks", "[figures][hostile]") {
+  // Each of these made an axis loop run for ever (issue 28): the residual of CG
+  // on all-zero k-space is 0/0, one of zero iterations may be 0, a sample of
+  // 1e36 overflows to Inf, and a range whose width rounds away next to its
+  // values (1e36 +- 1) made a tick step of 0.
+  if (!figures_available()) FHD_SKIP("built without Cairo");
+  const double nan = std::nan(""), inf = INFINITY;
+  auto no_bad_numbers = [](const Figure& f) {
+    CHECK(f.texts.size() < 120);
+    for (const TextBox& t : f.texts) {
+      INFO(t.text);
+      CHECK(t.text.find("nan") == std::string::npos);
+      CHECK(t.text.find("inf") == std::string::npos);
+    }
+  };
+  const std::vector<std::vector<double>> residuals = {{nan}, {0.0}, {}, {inf, nan}, {1e-300, 1e300}, {1.0}};
+  const std::vector<std::vector<double>> psnrs = {{}, {1e36, 1e36}, {inf, -inf, nan}, {-1e308, 1e308}, {30.0}};
+  for (const auto& r : residuals)
+    for (const auto& p : psnrs) {
+      const Figure f = render_convergence(r, p, {{"gridding-kb", nan}, {"ceiling", 1e300}}, "hostile");
+      REQUIRE(f.argb.size() == std::size_t(f.width) * f.height);
+      no_bad_numbers(f);
+    }
+  // Zero iterations (--iters 0, --tol 1): one residual, the figure says so.
+  const Figure zero = render_convergence({1.0}, {}, {}, "zero");
+  CHECK(has_text(zero, "after 0 iterations"));
+  // Residuals over 600 decades: every 50th is labelled, at most 13 of them.
+  const Figure wide = render_convergence({1e-300, 1e300}, {}, {}, "wide");
+  int decades = 0;
+  for (const TextBox& t : wide.texts) decades += t.text.rfind("1e", 0) == 0;
+  CHECK(decades >= 2);
+  CHECK(decades <= 13);
+  no_bad_numbers(render_bars({{"a", inf}, {"b", nan}, {"c", 1e308}}, {{"ceiling", inf}}, "ladder", "u"));
+}

@@ -35,22 +35,35 @@ void attr(hid_t f, const char* name, hid_t type, const void* v) {
 // An fhdrecon scan file whose /trajectory and /kspace claim 2^40 samples and
 // store none (HDF5 allocates contiguous storage only when written); `chunked`
 // makes them chunked, which HDF5 may legitimately store sparsely.
-void write_claiming_huge(const std::string& path, bool chunked) {
+// A new scan file with its root attributes (schema, matrix, fov = 1): the
+// caller adds the datasets and closes it.
+hid_t scan_file_with_header(const std::string& path, const char* schema, const int (&matrix)[3]) {
   hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   hid_t str = H5Tcopy(H5T_C_S1);
   H5Tset_size(str, H5T_VARIABLE);
   hid_t scalar = H5Screate(H5S_SCALAR);
   hid_t a = H5Acreate2(f, "fhdrecon_schema", str, scalar, H5P_DEFAULT, H5P_DEFAULT);
-  const char* v = "1.0";
-  H5Awrite(a, str, &v);
+  H5Awrite(a, str, &schema);
   H5Aclose(a);
-  const int matrix[3] = {64, 64, 64};
+  H5Sclose(scalar);
+  H5Tclose(str);
   const float fov[3] = {1, 1, 1};
   attr(f, "matrix", H5T_NATIVE_INT, matrix);
   attr(f, "fov", H5T_NATIVE_FLOAT, fov);
+  return f;
+}
+
+// h5py's complex64: compound {r, i} of float32.
+hid_t complex_type() {
   hid_t cplx = H5Tcreate(H5T_COMPOUND, 8);
   H5Tinsert(cplx, "r", 0, H5T_NATIVE_FLOAT);
   H5Tinsert(cplx, "i", 4, H5T_NATIVE_FLOAT);
+  return cplx;
+}
+
+void write_claiming_huge(const std::string& path, bool chunked) {
+  hid_t f = scan_file_with_header(path, "1.0", {64, 64, 64});
+  hid_t cplx = complex_type();
   const hsize_t tdims[2] = {kHuge, 3}, kdims[1] = {kHuge}, tchunk[2] = {1024, 3}, kchunk[1] = {1024};
   hid_t tsp = H5Screate_simple(2, tdims, nullptr), ksp = H5Screate_simple(1, kdims, nullptr);
   hid_t tpl = H5Pcreate(H5P_DATASET_CREATE), kpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -61,8 +74,8 @@ void write_claiming_huge(const std::string& path, bool chunked) {
   H5Dclose(H5Dcreate2(f, "trajectory", H5T_IEEE_F32LE, tsp, H5P_DEFAULT, tpl, H5P_DEFAULT));
   H5Dclose(H5Dcreate2(f, "kspace", cplx, ksp, H5P_DEFAULT, kpl, H5P_DEFAULT));
   for (hid_t id : {tpl, kpl}) H5Pclose(id);
-  for (hid_t id : {tsp, ksp, scalar}) H5Sclose(id);
-  for (hid_t id : {str, cplx}) H5Tclose(id);
+  for (hid_t id : {tsp, ksp}) H5Sclose(id);
+  H5Tclose(cplx);
   H5Fclose(f);
 }
 
@@ -84,6 +97,59 @@ TEST_CASE("hostile scan file: a 12 KB file claiming 2^40 samples", "[io][hostile
     CHECK(contains(e, path + ": /trajectory shape = [1099511627776,3]: needs about"));
     CHECK(contains(e, "GiB available"));
   }
+}
+
+namespace {
+
+// A valid 64-sample trajectory and a chunked /kspace [1024, 64] of which only
+// `written` chunks (of 16 coils each) are stored: a file of a few KB that
+// claims 1,024 coils. `deflate`: chunks compressed (all written, zeros).
+void write_claiming_coils(const std::string& path, int written, bool deflate = false) {
+  constexpr hsize_t kM = 64, kCoils = 1024, kPerChunk = 16;
+  hid_t f = scan_file_with_header(path, "1.1", {16, 16, 1});
+  std::vector<float> k(3 * kM, 0.0f);
+  for (hsize_t i = 0; i < kM; ++i) k[3 * i] = float(i % 8) - 4, k[3 * i + 1] = float(i / 8) - 4;
+  const hsize_t tdims[2] = {kM, 3};
+  hid_t tsp = H5Screate_simple(2, tdims, nullptr);
+  hid_t t = H5Dcreate2(f, "trajectory", H5T_IEEE_F32LE, tsp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  H5Dwrite(t, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, k.data());
+  hid_t cplx = complex_type();
+  const hsize_t kdims[2] = {kCoils, kM}, chunk[2] = {kPerChunk, kM};
+  hid_t ksp = H5Screate_simple(2, kdims, nullptr), pl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(pl, 2, chunk);
+  if (deflate) H5Pset_deflate(pl, 9);
+  hid_t d = H5Dcreate2(f, "kspace", cplx, ksp, H5P_DEFAULT, pl, H5P_DEFAULT);
+  std::vector<float> zeros(2 * kPerChunk * kM, 0.0f);
+  for (int c = 0; c < written; ++c) {
+    const hsize_t start[2] = {hsize_t(c) * kPerChunk, 0};
+    hid_t fs = H5Dget_space(d), ms = H5Screate_simple(2, chunk, nullptr);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, chunk, nullptr);
+    H5Dwrite(d, cplx, ms, fs, H5P_DEFAULT, zeros.data());
+    H5Sclose(fs), H5Sclose(ms);
+  }
+  H5Dclose(d), H5Dclose(t);
+  H5Pclose(pl);
+  for (hid_t id : {tsp, ksp}) H5Sclose(id);
+  H5Tclose(cplx);
+  H5Fclose(f);
+}
+
+}  // namespace
+
+TEST_CASE("hostile scan file: a few KB claiming 1,024 coils in a sparse chunked /kspace", "[io][hostile]") {
+  TempDir dir;
+  const std::string path = dir.file("coils.h5");
+  write_claiming_coils(path, 1);
+  REQUIRE(std::filesystem::file_size(path) < 24000);
+  CHECK(contains(error_of([&] { read_scan_coils(path); }),
+                 path + ": /kspace shape = [1024,64]: claims 524288 bytes but the file stores only 1 of its 64 "
+                        "chunks (a sparse dataset"));
+  // Every chunk stored, compressed: the data is there, the file is read.
+  write_claiming_coils(path, 64, true);
+  REQUIRE(std::filesystem::file_size(path) < 60000);
+  std::vector<Scan> coils;
+  CHECK(error_of([&] { coils = read_scan_coils(path); }) == "no error");
+  CHECK(coils.size() == 1024);
 }
 
 TEST_CASE("hostile scan file: the size check runs before the samples are read", "[io][hostile]") {
@@ -195,31 +261,114 @@ TEST_CASE("hostile ISMRMRD: headers that claim more than the file stores", "[io]
 }
 #endif
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <csignal>
 
-#include "io/h5util.hpp"
+#include "io/reader_child.hpp"
+
+namespace {
+// Readers for the child (io/reader_child.hpp); this executable serves them
+// (tests/catch_main.cpp). Each marks that it ran in a file beside the input.
+void mark(const std::string& path) { std::ofstream(path + ".ran") << ::getpid(); }
+const bool kReaders[] = {
+    add_child_reader("test-ok", [](const std::string& p) { mark(p); }),
+    add_child_reader("test-crash", [](const std::string& p) {
+      mark(p);
+      std::signal(SIGSEGV, SIG_DFL);  // a plain crash, not the sanitizer's report of one
+      std::raise(SIGSEGV);
+    }),
+    add_child_reader("test-input-error", [](const std::string& p) { throw InputError(p, "/kspace", "x", "bad"); }),
+    add_child_reader("test-sleep", [](const std::string& p) { mark(p); for (;;) pause(); }),
+    add_child_reader("test-spin", [](const std::string& p) {
+      mark(p);
+      for (volatile unsigned long i = 0;; i = i + 1) {
+      }
+    }),
+    add_child_reader("test-alloc", [](const std::string&) { std::vector<char> v(std::size_t(64) << 30); }),
+    add_child_reader("test-fd", [](const std::string& p) {  // is the descriptor named in p.fd open here?
+      std::ifstream in(p + ".fd");
+      int fd = -1;
+      in >> fd;
+      std::ofstream(p + ".ran") << (::fcntl(fd, F_GETFD) == -1 ? "closed" : "open");
+    }),
+};
+
+std::string slurp(const std::string& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+struct ReadTimeout {
+  explicit ReadTimeout(const char* s) { ::setenv("FHDRECON_READ_TIMEOUT", s, 1); }
+  ~ReadTimeout() { ::unsetenv("FHDRECON_READ_TIMEOUT"); }
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+}  // namespace
 
 TEST_CASE("read_in_child_first turns crashes, hangs and memory blow-ups into one InputError", "[io][hostile]") {
   TempDir dir;
   const std::string f = dir.file("any.h5");
   std::ofstream(f) << "0123456789";
-  int calls = 0;
-  CHECK(error_of([&] { h5::read_in_child_first(f, [&] { ++calls; }); }) == "no error");
-  CHECK(calls == 0);  // the child's count; the parent reads for real afterwards
-  CHECK(contains(error_of([&] { h5::read_in_child_first(f, [] {
-                   std::signal(SIGSEGV, SIG_DFL);  // not the test framework's handler
-                   std::raise(SIGSEGV);
-                 }); }),
-                 f + ": file = " + f + ": libhdf5 crashed reading it (corrupt HDF5 structure; signal"));
-  CHECK(error_of([&] { h5::read_in_child_first(f, [&] { throw InputError(f, "/kspace", "x", "bad"); }); }) ==
-        f + ": /kspace = x: bad");
-  ::setenv("FHDRECON_READ_TIMEOUT", "1", 1);
-  CHECK(contains(error_of([&] { h5::read_in_child_first(f, [] { for (;;) pause(); }); }),
-                 "libhdf5 did not finish reading it in 1 s"));
-  ::unsetenv("FHDRECON_READ_TIMEOUT");
+  CHECK(error_of([&] { read_in_child_first(f, "test-ok"); }) == "no error");
+  const std::string child = slurp(f + ".ran");
+  CHECK(!child.empty());
+  CHECK(child != std::to_string(::getpid()));  // it ran in another process
+  CHECK(contains(error_of([&] { read_in_child_first(f, "test-crash"); }),
+                 f + ": file = " + f + ": libhdf5 crashed reading it (corrupt HDF5 structure; signal 11)"));
+  CHECK(error_of([&] { read_in_child_first(f, "test-input-error"); }) == f + ": /kspace = x: bad");
+  CHECK(contains(error_of([&] { read_in_child_first(f, "no-such-reader"); }), "no reader named no-such-reader"));
 #if !defined(__SANITIZE_ADDRESS__)
   // 64 GB for a 10-byte file: the child's address-space cap refuses it.
-  CHECK(contains(error_of([&] { h5::read_in_child_first(f, [] { std::vector<char> v(std::size_t(64) << 30); }); }),
-                 "unreadable (corrupt?)"));
+  CHECK(contains(error_of([&] { read_in_child_first(f, "test-alloc"); }), "unreadable (corrupt?)"));
 #endif
+}
+
+TEST_CASE("read_in_child_first: a sleeping or spinning child is ended at its time, never later", "[io][hostile]") {
+  TempDir dir;
+  const std::string f = dir.file("any.h5");
+  std::ofstream(f) << "0123456789";
+  ReadTimeout limit("2.5");  // time enough for a sanitized child to start on a loaded machine
+  for (const char* reader : {"test-sleep", "test-spin"}) {
+    INFO(reader);
+    std::filesystem::remove(f + ".ran");
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK(contains(error_of([&] { read_in_child_first(f, reader); }), "libhdf5 did not finish reading it in 2.5 s"));
+    const double took = seconds_since(t0);
+    CHECK(took >= 2.5);
+    CHECK(took < 6);
+    // The child is gone: its pid no longer names a process.
+    const std::string pid = slurp(f + ".ran");
+    REQUIRE(!pid.empty());
+    CHECK(::kill(std::stoi(pid), 0) != 0);
+  }
+}
+
+TEST_CASE("read_in_child_first: the default time is 6 s plus 1 s per 64 MiB", "[io][hostile]") {
+  ::unsetenv("FHDRECON_READ_TIMEOUT");
+  CHECK(reader_child_seconds(12e3) == Approx(6.0 + 12e3 / (64 << 20)));
+  CHECK(reader_child_seconds(double(1u << 30)) == Approx(22.0));
+  ReadTimeout limit("2.5");
+  CHECK(reader_child_seconds(1e12) == 2.5);
+}
+
+TEST_CASE("read_in_child_first: the child inherits no descriptor but its pipe (no lock outlives us)", "[io][hostile]") {
+  TempDir dir;
+  const std::string f = dir.file("any.h5");
+  std::ofstream(f) << "0123456789";
+  // A descriptor without O_CLOEXEC, as a library might leave one (the output
+  // directory's flock is one with it): the child must not hold it.
+  const int opened = ::open(f.c_str(), O_RDONLY);
+  const int fd = ::fcntl(opened, F_DUPFD, 20);  // above the child's result descriptor, 3
+  ::close(opened);
+  REQUIRE(fd >= 20);
+  std::ofstream(f + ".fd") << fd;
+  CHECK(error_of([&] { read_in_child_first(f, "test-fd"); }) == "no error");
+  ::close(fd);
+  CHECK(slurp(f + ".ran") == "closed");
 }

@@ -1,0 +1,257 @@
+#include "io/reader_child.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/error.hpp"
+#include "io/atomic_file.hpp"
+#include "io/h5util.hpp"
+
+namespace fhd {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kFlag = "--fhdrecon-reader-child";  // argv[1] of a reader child
+constexpr int kResultFd = 3;                              // the child's end of the pipe
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAsan = true;  // ASan reserves terabytes of address space: no RLIMIT_AS
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAsan = true;
+#else
+constexpr bool kAsan = false;
+#endif
+#else
+constexpr bool kAsan = false;
+#endif
+
+std::map<std::string, ChildReader>& readers() {
+  static std::map<std::string, ChildReader> r;
+  return r;
+}
+
+// ------------------------------------------------------------ the child
+
+// Address space now (VmSize), from /proc/self/statm (pages).
+double address_space_bytes() {
+  long pages = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+    std::fclose(f);
+  }
+  return double(pages) * double(sysconf(_SC_PAGE_SIZE));
+}
+
+void cap_address_space(const std::string& path) {
+  if (kAsan) return;
+  std::error_code ec;
+  const double size = double(fs::file_size(path, ec));
+  // The readers' own checks keep a valid file's needs to a few times its size.
+  const double cap = address_space_bytes() + 8.0 * (ec ? 0 : size) + double(1u << 30);
+  const rlimit r{rlim_t(cap), rlim_t(cap)};
+  setrlimit(RLIMIT_AS, &r);
+}
+
+void write_all(int fd, const std::string& msg) {
+  for (std::size_t at = 0; at < msg.size();) {
+    const ssize_t n = ::write(fd, msg.data() + at, msg.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    at += std::size_t(n);
+  }
+}
+
+// 'O' (read), 'E' + the InputError, or 'X' + another error.
+std::string run_reader(const std::string& name, const std::string& path) {
+  const auto it = readers().find(name);
+  if (it == readers().end()) return "Xno reader named " + name + " in this executable";
+  try {
+    it->second(path);
+  } catch (const InputError& e) {
+    return std::string("E") + e.what();
+  } catch (const std::exception& e) {
+    return std::string("X") + e.what();
+  }
+  return "O";
+}
+
+// ------------------------------------------------------------ the parent
+
+// The result pipe's read end, non-blocking; `out` gets what the child wrote.
+// Returns false when the deadline passed before the child closed its end.
+bool read_until_eof(int fd, Clock::time_point deadline, std::string& out) {
+  char buf[4096];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    const int r = ::poll(&p, 1, int(std::min<long long>(left, 1000)));
+    if (r < 0 && errno != EINTR) return true;  // cannot wait on it: treat as the end
+    if (r <= 0) continue;
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) return true;
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n < 0) return true;
+    out.append(buf, std::size_t(n));
+  }
+}
+
+// Waits (without reaping) until `pid` has ended or the deadline passed.
+bool ended_by(pid_t pid, Clock::time_point deadline) {
+  for (;;) {
+    siginfo_t info{};
+    if (::waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) return errno != EINTR;
+    if (info.si_pid == pid) return true;
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+// Ends the child when it ran past the deadline, then reaps it. Forgotten by the
+// interrupt's cleanup only once it has ended and before it is reaped, so the
+// cleanup never signals a pid that was reused.
+int finish_child(pid_t pid, Clock::time_point deadline, bool& timed_out) {
+  if (!ended_by(pid, deadline)) {
+    timed_out = true;
+    ::kill(pid, SIGKILL);
+    ended_by(pid, Clock::time_point::max());
+  }
+  forget_child_process(pid);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+std::string this_executable() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("/proc/self/exe") : p.string();
+}
+
+// fork + exec of this executable in reader mode, its pipe end as fd 3. Between
+// fork and exec only async-signal-safe calls (raw syscalls where a sanitizer
+// could intercept them): the child of a threaded process may not take a lock.
+// Returns -1 when no child could be started.
+pid_t spawn_reader(const std::string& name, const std::string& path, int write_fd) {
+  const std::string exe = this_executable();
+  std::vector<std::string> args = {exe, kFlag, name, path};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  const pid_t parent = ::getpid();
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  ::syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (::getppid() != parent) ::_exit(127);  // the parent is already gone
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (write_fd == kResultFd ? ::fcntl(kResultFd, F_SETFD, 0) != 0 : ::dup2(write_fd, kResultFd) != kResultFd)
+    ::_exit(127);
+  ::syscall(SYS_close_range, kResultFd + 1, ~0U, 0);  // no inherited lock or pipe survives exec
+  ::execv("/proc/self/exe", argv.data());
+  if (::write(kResultFd, "N", 1) < 0) {
+  }  // exec failed: the parent reads in-process; nothing else to do here
+  ::_exit(127);
+}
+
+[[noreturn]] void refuse(const std::string& path, const std::string& problem) {
+  throw InputError(path, "file", path, problem);
+}
+
+}  // namespace
+
+bool add_child_reader(const std::string& name, ChildReader read) {
+  readers()[name] = read;
+  return true;
+}
+
+double reader_child_seconds(double file_bytes) {
+  if (const char* v = std::getenv("FHDRECON_READ_TIMEOUT")) {
+    const double s = std::strtod(v, nullptr);
+    if (s > 0 && std::isfinite(s)) return s;
+  }
+  return 6.0 + file_bytes / double(64u << 20);
+}
+
+void serve_reader_child(int argc, char** argv) {
+  if (argc != 4 || std::strcmp(argv[1], kFlag) != 0) return;
+  h5::no_cleanup_at_exit();
+  const std::string name = argv[2], path = argv[3];
+  cap_address_space(path);
+  // The result goes through the pipe; what a crash prints (libhdf5's traces)
+  // would break the CLI's one-line error, and stdout is the parent's table.
+  // Sanitizer reports are kept by ASAN_OPTIONS=log_path (scripts/fuzz.sh,
+  // scripts/sanitize.sh), which does not use stderr.
+  const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null >= 0) ::dup2(null, 1), ::dup2(null, 2);
+  test_hook("reader-child");
+  write_all(kResultFd, run_reader(name, path));
+  ::_exit(0);
+}
+
+void read_in_child_first(const std::string& path, const std::string& name) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  int fds[2];
+  if (ec || ::pipe2(fds, O_CLOEXEC) != 0) return;
+  const Clock::time_point start = Clock::now();
+  const double seconds = reader_child_seconds(double(size));
+  const pid_t pid = spawn_reader(name, path, fds[1]);
+  ::close(fds[1]);
+  if (pid < 0) {
+    ::close(fds[0]);
+    return;
+  }
+  register_child_process(pid);  // an interrupt kills it (and PR_SET_PDEATHSIG, should we be killed)
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  std::string msg;
+  bool timed_out = !read_until_eof(fds[0], deadline, msg);
+  ::close(fds[0]);
+  const int status = finish_child(pid, deadline, timed_out);
+  if (msg == "N") return;  // exec failed
+  if (timed_out) {
+    char s[32];
+    std::snprintf(s, sizeof s, "%.3g", seconds);
+    refuse(path, std::string("libhdf5 did not finish reading it in ") + s +
+                     " s (corrupt HDF5 structure? FHDRECON_READ_TIMEOUT sets the limit)");
+  }
+  if (WIFSIGNALED(status) || msg.empty())
+    refuse(path, "libhdf5 crashed reading it (corrupt HDF5 structure; " +
+                     (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                          : "exit status " + std::to_string(WEXITSTATUS(status))) +
+                     ")");
+  if (msg[0] == 'E') throw InputError(msg.substr(1));
+  if (msg[0] == 'X') {
+    std::string why = msg.substr(1);
+    for (char& c : why)
+      if (c == '\n') c = ' ';
+    refuse(path, "unreadable (corrupt?): " + why);
+  }
+}
+
+}  // namespace fhd

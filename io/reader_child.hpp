@@ -1,0 +1,50 @@
+#pragma once
+// Reading an untrusted HDF5 file once in a child process first
+// (docs/robustness.md, "Crashes and hangs inside libhdf5").
+//
+// A corrupt HDF5 *internal* structure (a global heap under a variable-length
+// read, a B-tree) can crash libhdf5, spin in it, or make it allocate without
+// bound before it returns any error; no check of ours can see it first. So the
+// file is read once by a child: this same executable started again
+// (fork + exec of /proc/self/exe) in its reader mode, which runs one named
+// reader and reports through a pipe. Exec, not a bare fork: the child starts
+// with one thread and fresh locks (a forked copy of a threaded process could
+// deadlock in the sanitizers' or libc's locks), with default signal handlers
+// (a TERM ends it), and without our file descriptors (the output directory's
+// lock is not inherited). PR_SET_PDEATHSIG and the interrupt's cleanup
+// (io/atomic_file.hpp) kill it with its parent.
+#include <string>
+
+namespace fhd {
+
+// Reads `path` the way the caller will read it for real, throwing InputError
+// on bad input. Runs in the child.
+using ChildReader = void (*)(const std::string& path);
+
+// Names a reader the child may run. Call during static initialisation (a
+// namespace-scope constant in the reader's own file), so every executable that
+// links the reader can serve it. Returns true.
+bool add_child_reader(const std::string& name, ChildReader read);
+
+// First thing in main(), before threads or other work: when this process was
+// started as a reader child (argv: exe, the reader flag, reader name, path),
+// runs the reader, writes its result to the pipe and exits; otherwise returns.
+void serve_reader_child(int argc, char** argv);
+
+// Runs reader `name` on `path` in a child process and waits for it:
+//   the child read it              -> returns; the caller reads for real
+//   the child threw InputError     -> the same InputError here
+//   it crashed, ran past its time (reader_child_seconds) or out of its
+//   memory cap (what it has plus 8x the file size plus 1 GiB)
+//                                  -> one InputError naming `path`.
+// Where no child can be started (no pipe, fork or exec), returns: the caller's
+// own read is then the only one, as without isolation.
+void read_in_child_first(const std::string& path, const std::string& name);
+
+// The child's time: FHDRECON_READ_TIMEOUT seconds when set, else 6 s plus one
+// per 64 MiB of file, so a spin on a damaged file of a few KB ends the run
+// within 10 s while a valid multi-GB file (read at about 1 s per GB) has a
+// margin of 16.
+double reader_child_seconds(double file_bytes);
+
+}  // namespace fhd
