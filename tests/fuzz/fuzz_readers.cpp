@@ -284,6 +284,10 @@ void run_one(const Reader& rd, const fs::path& seed_dir, const fs::path& work, R
     const fs::path k = fs::path(o.keep) / (rd.name + "-" + std::to_string(index) + "-" + bad);
     fs::create_directories(k);
     for (const auto& f : rd.files) fs::copy_file(work / f, k / f, fs::copy_options::overwrite_existing);
+    // How it ended, for the report: a signal's number or the exit status.
+    std::ofstream(k / "status.txt") << (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                                            : "exit " + std::to_string(WEXITSTATUS(status)))
+                                    << "\n";
   }
 }
 
