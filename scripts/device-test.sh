@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the lent GPU machine: unpack the carried packages the image lacks, build
 # with CUDA, run the [gpu] tests and the benchmarks, write logs under $OUT.
-#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [pcg] [multi] [batch] [profile] [issue9] [peer] [peersense] [cpunufft] [python] [ops] [compose] [sweep]
+#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [pcg] [multi] [batch] [profile] [issue9] [peer] [peersense] [cpunufft] [python] [ops] [opsprofile] [compose] [sweep]
 #   (default: build test bench e2e tune validate; sanitize runs compute-sanitizer over
 #   the [gpu] tests, nufft the --fhd exact/nufft end-to-end cases, peer SigPy on the
 #   same kind of data: carry .peers, an optional local copy of the peer tools;
@@ -472,8 +472,11 @@ run_python() {
   python3 -m pip install --no-build-isolation --force-reinstall --no-deps . -C build-dir="$BUILD/py" \
     -C cmake.define.FHD_PREBUILT_PREFIX="$prefix" >"$OUT/python-build.log" 2>&1 ||
     { tail -30 "$OUT/python-build.log"; return 1; }
-  local r=0
-  (cd /tmp && FHDRECON_EXE="$OLDPWD/$BUILD/fhdrecon" python3 -m pytest -q -p no:cacheprovider -m gpu -rs \
+  # finufft (carried in .peers/whl) is the reference of the NUFFT tests.
+  local r=0 site=/tmp/pysite
+  ls .peers/whl/finufft*.whl >/dev/null 2>&1 && [[ ! -d $site/finufft ]] &&
+    python3 -m pip install -q --no-index --no-deps --target "$site" .peers/whl/finufft*.whl
+  (cd /tmp && PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH} FHDRECON_EXE="$OLDPWD/$BUILD/fhdrecon" python3 -m pytest -q -p no:cacheprovider -m gpu -rs \
     "$OLDPWD/python/tests") 2>&1 | tee "$OUT/python-tests.log" | tail -25
   [[ ${PIPESTATUS[0]} == 0 ]] || r=1
   python3 python/bench/bench_plan.py --gpu --n 128 --m 1048576 --reps 10 --exe "$BUILD/fhdrecon" 2>&1 |
@@ -590,14 +593,41 @@ print(f"SENSE, 64^3 stack of spirals, 8 coils: no off-resonance {a:.2f} dB ({sa:
 PY
 }
 
+# Where the operator layer's time goes beside the base tree's (issue 23's
+# "nothing moves"): the 6000 x 256 case under Nsight Systems for both trees,
+# the CUDA API calls (allocations, synchronisations) and kernels summed; then
+# the new tree's stages with OpenMP's active and passive waits.
+run_opsprofile() {
+  [[ -x build-base/fhdrecon ]] || build_base || return 1
+  local nsys=nsys t common=(--phantom shepp3d --matrix 128 --traj radial3d --spokes 6000 --iters 30 --device gpu
+    --no-cache --no-gridding --fhd nufft --out /tmp/opsprof)
+  command -v $nsys >/dev/null || nsys=$(ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
+  for t in base:build-base/fhdrecon new:$BUILD/fhdrecon; do
+    $nsys profile -q -t cuda,osrt -o "/tmp/opsprof-${t%%:*}" -f true "${t#*:}" "${common[@]}" >/dev/null 2>&1 ||
+      { echo "nsys ${t%%:*}: failed"; continue; }
+    echo "== ${t%%:*}: CUDA API calls"
+    $nsys stats -q -r cuda_api_sum -f csv "/tmp/opsprof-${t%%:*}.nsys-rep" 2>/dev/null |
+      awk -F, 'NR > 1 && NR <= 16 {gsub(/"/, ""); printf "  %-36s calls %7s total %10.2f ms\n", $9, $3, $2 / 1e6}'
+    echo "== ${t%%:*}: kernels"
+    $nsys stats -q -r cuda_gpu_kern_sum -f csv "/tmp/opsprof-${t%%:*}.nsys-rep" 2>/dev/null |
+      awk -F, 'NR > 1 && NR <= 14 {gsub(/"/, ""); printf "  %-50.50s n %6s total %9.2f ms\n", $9, $3, $2 / 1e6}'
+  done
+  for t in active passive; do
+    echo "== new, OMP_WAIT_POLICY=$t:"
+    OMP_WAIT_POLICY=$t "$BUILD/fhdrecon" "${common[@]}" 2>&1 | grep -E '^(cmpMu|cmpFhD|Q |CG|band|iterative)'
+  done
+  echo "== base:"
+  build-base/fhdrecon "${common[@]}" 2>&1 | grep -E '^(cmpMu|cmpFhD|Q |CG|band|iterative)'
+}
+
 # SENSE + TV's settings (issue 23's goal: 1 dB above SENSE + l2 at 128^3,
 # 8 coils, 262,144 samples, 1% noise, 30 iterations): one synthesized file,
 # then lambda (the noise rule, or given), ADMM's rho and inner steps.
 run_sweep() {
-  local f=/tmp/sweep-scan.h5 args
-  "$BUILD/fhdrecon" --quiet synth --phantom shepp3d --matrix 128 --samples 262144 --coils 8 --noise 0.01 -o $f ||
-    { echo "sweep: synth failed"; return 1; }
-  local base=(--input $f --iters 30 --fhd nufft --device gpu --no-cache --no-gridding --no-images --out /tmp/sweep)
+  # The phantom itself, not a synthesized file: a file's PSNR is scored against
+  # the bare phantom, while SENSE returns phantom x the array's gain.
+  local args base=(--phantom shepp3d --matrix 128 --samples 262144 --coils 8 --noise 0.01 --iters 30 --fhd nufft
+    --device gpu --no-cache --no-gridding --no-images --out /tmp/sweep)
   for args in "--reg l2" "--reg l2 --lambda auto" "--reg tv" ${SWEEP_ARGS:-"--reg tv --lambda 0.01" "--reg tv --lambda 0.02" \
       "--reg tv --lambda 0.05" "--reg tv --admm-rho 0.3" "--reg tv --admm-rho 0.03" "--reg tv --admm-inner 10" \
       "--reg tv --admm-rho 0.3 --admm-inner 10" "--reg wavelet" "--reg wavelet --lambda 0.01" "--reg wavelet --lambda 0.05"}; do
@@ -632,6 +662,7 @@ has peersense && { run_peersense || rc=1; }
 has sanitize && { run_sanitize || rc=1; }
 has basebuild && { build_base || rc=1; }
 has ops && { run_ops 2>&1 | tee "$OUT/ops.log" || rc=1; }
+has opsprofile && { run_opsprofile 2>&1 | tee "$OUT/opsprofile.log" || rc=1; }
 has sweep && { run_sweep 2>&1 | tee "$OUT/sweep.log" || rc=1; }
 has compose && { run_compose 2>&1 | tee "$OUT/compose.log" || rc=1; }
 has cpunufft && { run_cpunufft || rc=1; }
