@@ -40,7 +40,7 @@ run() {  # run LABEL [batch options]: prints seconds
   shift
   t0=$(date +%s.%N)
   "$exe" --quiet batch "$T"/in/scan*.h5 --out "$T/out-$label" --device "$device" "${extra[@]}" \
-    --cache-dir "$T/cache-$label" "$@" > "$T/$label.log" 2>&1 || { cat "$T/$label.log"; exit 1; }
+    --cache-dir "$T/cache-$label" "$@" > "$T/$label.log" 2>&1 || { echo "batch $label failed:" >&2; tail -20 "$T/$label.log" >&2; exit 1; }
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }'
 }

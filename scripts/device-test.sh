@@ -297,7 +297,9 @@ run_multi() {
 # scan, 1 GPU against every GPU, each figure beside its goal (run it on
 # nvidia-h100-x2 for the 2-GPU goals).
 run_batch() {
-  "$BUILD/tests_app" "[workers],[isolation]" 2>&1 | tail -3
+  "$BUILD/tests_app" "[workers],[isolation]" >"$OUT/batch-tests.log" 2>&1
+  grep -B3 -A25 FAILED "$OUT/batch-tests.log" | head -60
+  tail -3 "$OUT/batch-tests.log"
   bash scripts/bench-batch-gpus.sh "$BUILD/fhdrecon" 2>&1 | tee "$OUT/batch.log"
   # One of its scans alone, with the timeline: reading, host work, GPU stages
   # and writing on this host (docs/cluster.md's t_read, t_host, t_write).
@@ -599,19 +601,49 @@ PY
 # the new tree's stages with OpenMP's active and passive waits.
 run_opsprofile() {
   [[ -x build-base/fhdrecon ]] || build_base || return 1
-  local nsys=nsys t common=(--phantom shepp3d --matrix 128 --traj radial3d --spokes 6000 --iters 30 --device gpu
+  local prof t common=(--phantom shepp3d --matrix 128 --traj radial3d --spokes 6000 --iters 30 --device gpu
     --no-cache --no-gridding --fhd nufft --out /tmp/opsprof)
-  command -v $nsys >/dev/null || nsys=$(ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
-  for t in base:build-base/fhdrecon new:$BUILD/fhdrecon; do
-    $nsys profile -q -t cuda,osrt -o "/tmp/opsprof-${t%%:*}" -f true "${t#*:}" "${common[@]}" >/dev/null 2>&1 ||
-      { echo "nsys ${t%%:*}: failed"; continue; }
-    echo "== ${t%%:*}: CUDA API calls"
-    $nsys stats -q -r cuda_api_sum -f csv "/tmp/opsprof-${t%%:*}.nsys-rep" 2>/dev/null |
-      awk -F, 'NR > 1 && NR <= 16 {gsub(/"/, ""); printf "  %-36s calls %7s total %10.2f ms\n", $9, $3, $2 / 1e6}'
-    echo "== ${t%%:*}: kernels"
-    $nsys stats -q -r cuda_gpu_kern_sum -f csv "/tmp/opsprof-${t%%:*}.nsys-rep" 2>/dev/null |
-      awk -F, 'NR > 1 && NR <= 14 {gsub(/"/, ""); printf "  %-50.50s n %6s total %9.2f ms\n", $9, $3, $2 / 1e6}'
-  done
+  prof=$(command -v nsys || ls /usr/local/cuda*/bin/nsys /opt/nvidia/nsight-systems*/*/bin/nsys \
+    /usr/local/cuda*/nsight-systems*/bin/nsys 2>/dev/null | head -1)
+  # Name, count (calls or instances) and total time of the top rows of an nsys csv report.
+  local nsys_table='
+import csv, sys
+rows = list(csv.DictReader(l for l in sys.stdin if "," in l))
+for r in rows[:15]:
+    n = r.get("Num Calls") or r.get("Instances") or "?"
+    print("  %-60.60s %8s %9.2f" % (r.get("Name", "?"), n, float(r.get("Total Time (ns)", 0) or 0) / 1e6))'
+  if [[ -n $prof ]]; then
+    for t in base:build-base/fhdrecon new:$BUILD/fhdrecon; do
+      "$prof" profile -t cuda,osrt -o "/tmp/opsprof-${t%%:*}" -f true "${t#*:}" "${common[@]}" \
+        >"$OUT/nsys-${t%%:*}.log" 2>&1 || { echo "nsys ${t%%:*}: failed"; tail -5 "$OUT/nsys-${t%%:*}.log"; continue; }
+      echo "== ${t%%:*}: CUDA API calls, then kernels (count, total ms)"
+      for r in cuda_api_sum cuda_gpu_kern_sum; do
+        "$prof" stats -q -r $r -f csv "/tmp/opsprof-${t%%:*}.nsys-rep" 2>&1 | python3 -c "$nsys_table"
+      done
+    done
+  else
+    local ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    echo "no nsys; ncu: ${ncu:-none}"
+    for t in base:build-base/fhdrecon new:$BUILD/fhdrecon; do
+      [[ -n $ncu ]] || break
+      "$ncu" --clock-control none --metrics gpu__time_duration.sum --csv "${t#*:}" "${common[@]}" \
+        >"/tmp/ncu-${t%%:*}.csv" 2>/dev/null || { echo "ncu ${t%%:*}: failed"; continue; }
+      echo "== ${t%%:*}: kernels (launches, total ms)"
+      python3 - "/tmp/ncu-${t%%:*}.csv" <<'PY'
+import collections, csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+head = rows[0]
+name, value = head.index("Kernel Name"), head.index("Metric Value")
+total, count = collections.Counter(), collections.Counter()
+for r in rows[1:]:
+    v = float(r[value].replace(",", ""))
+    total[r[name][:60]] += v * (1e-3 if "usecond" not in r[head.index("Metric Unit")] else 1)
+    count[r[name][:60]] += 1
+print(f"  all kernels: {sum(total.values()) / 1e3:.2f} ms, {sum(count.values())} launches")
+for k, v in total.most_common(14): print(f"  {k:<60} {count[k]:6d} {v / 1e3:9.2f}")
+PY
+    done
+  fi
   for t in active passive; do
     echo "== new, OMP_WAIT_POLICY=$t:"
     OMP_WAIT_POLICY=$t "$BUILD/fhdrecon" "${common[@]}" 2>&1 | grep -E '^(cmpMu|cmpFhD|Q |CG|band|iterative)'
