@@ -26,8 +26,8 @@ struct SolverOptions {
   bool lambda_auto = false;
   std::string reg = "l2";
   bool no_precond = false;
-  double admm_rho = 0.1;  // ADMM's penalty relative to Q(0) (a sparse prior)
-  int admm_inner = 5;     // CG steps per ADMM x-update
+  double admm_rho = ReconOptions{}.admm_rho;  // ADMM's penalty relative to Q(0) (a sparse prior)
+  int admm_inner = ReconOptions{}.admm_inner;  // CG steps per ADMM x-update
   std::string dcf = "auto";
   std::string coil_combine = "sense";  // several coils: sense (one image, estimated maps) | rss (per coil)
   std::string maps = "lowres";       // SENSE's maps: lowres | espirit
