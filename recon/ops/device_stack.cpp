@@ -42,14 +42,24 @@ class AcrossDevices : public LinOp {
  protected:
   bool local(std::size_t i) const { return &parts_[i]->device() == &device(); }
 
-  // out = A_i in (or A_i^H in), both on home. Called from part i's thread only.
+  // Copies every part's input (on home) to its device before any part starts:
+  // a copy from home waits for home's queue, which a part running there
+  // would otherwise fill first, so the parts would run one after another.
+  void send(const std::function<VecPtr(std::size_t)>& input) {
+    for (std::size_t i = 0; i < parts_.size(); ++i) {
+      if (local(i)) continue;
+      const VecPtr in = input(i);
+      parts_[i]->device().copy(*in, buffer(away_[i].first, parts_[i]->device(), in->size()));
+    }
+  }
+
+  // out = A_i in (or A_i^H in), both on home, in already sent. Called from part i's thread only.
   void run_part(std::size_t i, bool adjoint, const DeviceVector& in, DeviceVector& out) {
     LinOp& p = *parts_[i];
     if (local(i)) return adjoint ? p.adjoint(in, out) : p.apply(in, out);
     Device& d = p.device();
-    DeviceVector& a = buffer(away_[i].first, d, in.size());
+    DeviceVector& a = *away_[i].first;
     DeviceVector& b = buffer(away_[i].second, d, out.size());
-    d.copy(in, a);
     if (adjoint)
       p.adjoint(a, b);
     else
@@ -61,6 +71,7 @@ class AcrossDevices : public LinOp {
   // out = sum_i A_i in_i (or A_i^H in_i): each part on its own thread, the
   // first into `out`, the others into home buffers, then summed on home.
   void sum_parts(bool adjoint, const std::function<VecPtr(std::size_t)>& input, DeviceVector& out) {
+    send(input);
     on_each(parts_.size(), [&](std::size_t i) {
       DeviceVector& into = i == 0 ? out : buffer(sums_[i], device(), out.size());
       run_part(i, adjoint, *input(i), into);
@@ -96,6 +107,7 @@ class VStackAcross : public AcrossDevices {
 
  protected:
   void do_apply(const DeviceVector& x, DeviceVector& y) override {
+    send([&](std::size_t) { return x.view(0, x.size()); });
     on_each(parts_.size(), [&](std::size_t i) { run_part(i, false, x, *slice(y, i)); });
     device().synchronize();
   }
