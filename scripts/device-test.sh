@@ -352,7 +352,7 @@ run_multigpu() {
   done
   # 4 partitions on whatever GPUs exist (0,1,0,1 on two, 0,0,0,0 on one) equal one GPU.
   ((n >= 2)) && g=0,1,0,1 || g=0,0,0,0
-  MULTI_GPUS=$g "$BUILD/tests_gpu" "[multi]" 2>&1 | tail -3
+  MULTI_GPUS=$g "$BUILD/tests_gpu" "[multi]~[bench]" 2>&1 | tail -3
 }
 
 # Issue 26: warm batch workers on the GPU. The batch tests (isolation, rows
