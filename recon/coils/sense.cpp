@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "recon/ops/device_stack.hpp"
 
 namespace fhd {
 namespace {
@@ -41,6 +42,16 @@ OpPtr sense_op(const OpPtr& model, const std::vector<std::shared_ptr<DeviceVecto
   std::vector<OpPtr> coils;
   for (const auto& m : maps) coils.push_back(compose({model, diag(m, model->in())}));
   return vstack(coils);
+}
+
+OpPtr sense_op_across(Device& home, const std::vector<OpPtr>& models,
+                      const std::vector<std::vector<std::shared_ptr<DeviceVector>>>& maps) {
+  if (models.size() != maps.size())
+    throw std::invalid_argument("sense_op_across: " + std::to_string(models.size()) + " models for " +
+                                std::to_string(maps.size()) + " shares of maps");
+  std::vector<OpPtr> parts;
+  for (std::size_t i = 0; i < models.size(); ++i) parts.push_back(sense_op(models[i], maps[i]));
+  return vstack_across(home, parts);
 }
 
 std::unique_ptr<MapsKernels> make_cpu_maps(Device& dev) { return std::make_unique<CpuMaps>(dev); }

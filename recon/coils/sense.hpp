@@ -22,6 +22,14 @@ std::vector<std::shared_ptr<DeviceVector>> upload_maps(Device& dev, const CoilDa
 // E for the model A (image -> one coil's samples) and maps on A's device.
 OpPtr sense_op(const OpPtr& model, const std::vector<std::shared_ptr<DeviceVector>>& maps);
 
+// E split by coils across devices (--gpus): part i is sense_op(models[i],
+// maps[i]), a model and its coils' maps on one device, and the parts are
+// stacked with vstack_across(home, ...): the coils' samples one after another
+// as sense_op's, E^H y and E^H E x (the sum of each part's S_c^H T S_c, with
+// the T of its own device) reduced on home, where CG keeps its vectors.
+OpPtr sense_op_across(Device& home, const std::vector<OpPtr>& models,
+                      const std::vector<std::vector<std::shared_ptr<DeviceVector>>>& maps);
+
 // SENSE's low-resolution maps on a device (recon/coils/coil_maps.hpp's
 // maps_lowres): the CPU makes them on the host; the GPU where SENSE uses them
 // (at 128^3 with 8 coils the host maps and their 128 MB upload took 0.3 s).

@@ -30,10 +30,70 @@ Shape stacked_out(const std::vector<OpPtr>& parts) {
   return samples_shape(n);
 }
 
-class VStackAcross : public LinOp {
+// What every operator across devices shares: its parts, and running one part
+// on its own device with input and output on `home` (copies for a part away
+// from home, through buffers kept per part so an iteration allocates nothing).
+class AcrossDevices : public LinOp {
+ public:
+  AcrossDevices(Device& home, std::vector<OpPtr> parts, Shape out, std::string name)
+      : LinOp(home, parts.at(0)->in(), std::move(out), std::move(name)), parts_(std::move(parts)),
+        away_(parts_.size()), sums_(parts_.size()) {}
+
+ protected:
+  bool local(std::size_t i) const { return &parts_[i]->device() == &device(); }
+
+  // Copies every part's input (on home) to its device before any part starts:
+  // a copy from home waits for home's queue, which a part running there
+  // would otherwise fill first, so the parts would run one after another.
+  void send(const std::function<VecPtr(std::size_t)>& input) {
+    for (std::size_t i = 0; i < parts_.size(); ++i) {
+      if (local(i)) continue;
+      const VecPtr in = input(i);
+      parts_[i]->device().copy(*in, buffer(away_[i].first, parts_[i]->device(), in->size()));
+    }
+  }
+
+  // out = A_i in (or A_i^H in), both on home, in already sent. Called from part i's thread only.
+  void run_part(std::size_t i, bool adjoint, const DeviceVector& in, DeviceVector& out) {
+    LinOp& p = *parts_[i];
+    if (local(i)) return adjoint ? p.adjoint(in, out) : p.apply(in, out);
+    Device& d = p.device();
+    DeviceVector& a = *away_[i].first;
+    DeviceVector& b = buffer(away_[i].second, d, out.size());
+    if (adjoint)
+      p.adjoint(a, b);
+    else
+      p.apply(a, b);
+    d.synchronize();
+    device().copy(b, out);
+  }
+
+  // out = sum_i A_i in_i (or A_i^H in_i): each part on its own thread, the
+  // first into `out`, the others into home buffers, then summed on home.
+  void sum_parts(bool adjoint, const std::function<VecPtr(std::size_t)>& input, DeviceVector& out) {
+    send(input);
+    on_each(parts_.size(), [&](std::size_t i) {
+      DeviceVector& into = i == 0 ? out : buffer(sums_[i], device(), out.size());
+      run_part(i, adjoint, *input(i), into);
+    });
+    for (std::size_t i = 1; i < parts_.size(); ++i) device().axpy(1.0, *sums_[i], out);
+  }
+
+  std::vector<OpPtr> parts_;
+
+ private:
+  static DeviceVector& buffer(VecPtr& slot, Device& d, std::size_t n) {
+    if (!slot || slot->size() != n) slot = d.zeros(n);
+    return *slot;
+  }
+  std::vector<std::pair<VecPtr, VecPtr>> away_;  // part i's input and output on its device
+  std::vector<VecPtr> sums_;                     // part i's output on home, for a sum
+};
+
+class VStackAcross : public AcrossDevices {
  public:
   VStackAcross(Device& home, std::vector<OpPtr> parts)
-      : LinOp(home, parts.at(0)->in(), stacked_out(parts), "stack across devices"), parts_(std::move(parts)) {
+      : AcrossDevices(home, parts, stacked_out(parts), "stack across devices") {
     std::size_t off = 0;
     for (const OpPtr& p : parts_) {
       if (p->in() != in())
@@ -47,46 +107,55 @@ class VStackAcross : public LinOp {
 
  protected:
   void do_apply(const DeviceVector& x, DeviceVector& y) override {
-    on_each(parts_.size(), [&](std::size_t i) {
-      LinOp& p = *parts_[i];
-      VecPtr yi = y.view(off_[i], off_[i + 1] - off_[i]);
-      if (local(i)) return p.apply(x, *yi);
-      VecPtr xi = p.device().zeros(x.size()), out = p.device().zeros(yi->size());
-      p.device().copy(x, *xi);
-      p.apply(*xi, *out);
-      p.device().synchronize();
-      device().copy(*out, *yi);
-    });
+    send([&](std::size_t) { return x.view(0, x.size()); });
+    on_each(parts_.size(), [&](std::size_t i) { run_part(i, false, x, *slice(y, i)); });
     device().synchronize();
   }
   void do_adjoint(const DeviceVector& y, DeviceVector& x) override {
-    std::vector<VecPtr> sums(parts_.size());
-    on_each(parts_.size(), [&](std::size_t i) {
-      LinOp& p = *parts_[i];
-      VecPtr yi = y.view(off_[i], off_[i + 1] - off_[i]);
-      VecPtr part = device().zeros(x.size());
-      if (local(i)) return p.adjoint(*yi, *part), void(sums[i] = std::move(part));
-      VecPtr in = p.device().zeros(yi->size()), out = p.device().zeros(x.size());
-      p.device().copy(*yi, *in);
-      p.adjoint(*in, *out);
-      p.device().synchronize();
-      device().copy(*out, *part);
-      sums[i] = std::move(part);
-    });
-    device().copy(*sums[0], x);
-    for (std::size_t i = 1; i < sums.size(); ++i) device().axpy(1.0, *sums[i], x);
+    sum_parts(true, [&](std::size_t i) { return slice(y, i); }, x);
+  }
+  // sum_i A_i^H A_i with each part's own (fast) normal on its own device:
+  // the Toeplitz T of each device's plan for SENSE split by coils.
+  OpPtr make_normal() override {
+    std::vector<OpPtr> normals;
+    for (const OpPtr& p : parts_) normals.push_back(p->normal());
+    return sum_across(device(), std::move(normals));
   }
 
  private:
-  bool local(std::size_t i) const { return &parts_[i]->device() == &device(); }
-  std::vector<OpPtr> parts_;
+  VecPtr slice(const DeviceVector& v, std::size_t i) const {
+    return v.view(off_[i], off_[i + 1] - off_[i]);
+  }
   std::vector<std::size_t> off_;
+};
+
+class SumAcross : public AcrossDevices {
+ public:
+  SumAcross(Device& home, std::vector<OpPtr> parts)
+      : AcrossDevices(home, parts, parts.at(0)->out(), "sum across devices") {
+    for (const OpPtr& p : parts_)
+      if (p->in() != in() || p->out() != out())
+        throw std::invalid_argument("sum_across: " + p->name() + " maps " + p->in().str() + " to " + p->out().str() +
+                                    ", expected " + in().str() + " to " + out().str());
+  }
+
+ protected:
+  void do_apply(const DeviceVector& x, DeviceVector& y) override {
+    sum_parts(false, [&](std::size_t) { return x.view(0, x.size()); }, y);
+  }
+  void do_adjoint(const DeviceVector& y, DeviceVector& x) override {
+    sum_parts(true, [&](std::size_t) { return y.view(0, y.size()); }, x);
+  }
 };
 
 }  // namespace
 
 OpPtr vstack_across(Device& home, std::vector<OpPtr> parts) {
   return std::make_shared<VStackAcross>(home, std::move(parts));
+}
+
+OpPtr sum_across(Device& home, std::vector<OpPtr> parts) {
+  return std::make_shared<SumAcross>(home, std::move(parts));
 }
 
 }  // namespace fhd

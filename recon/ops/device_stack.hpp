@@ -13,8 +13,13 @@ namespace fhd {
 // [A_0; A_1; ...] with A_i on any device, read and written on `home`: x is
 // copied to every part's device, A_i x lands in slice i of y; the adjoint
 // sums the parts' A_i^H y_i on `home` (a reduction). Parts on `home` itself
-// take views, no copies.
+// take views, no copies. Its normal is sum_across of the parts' own normals
+// (each fast one, a Toeplitz T, runs on its part's device), not A^H after A.
 OpPtr vstack_across(Device& home, std::vector<OpPtr> parts);
+
+// A_0 + A_1 + ... with A_i on any device, read and written on `home` (equal
+// shapes): x is copied to every part's device, the outputs are summed on home.
+OpPtr sum_across(Device& home, std::vector<OpPtr> parts);
 
 // f(i) for i < n at once, one host thread each; every call ends before the
 // first failure is rethrown.

@@ -1,6 +1,7 @@
 #include "recon/plan/partition.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "recon/gather/gather_kernels.hpp"
 #include "recon/ops/device_stack.hpp"
@@ -42,8 +43,30 @@ class SlabAdjointOp : public LinOp {
   FhdOptions opt_;
 };
 
-std::size_t parts_for(const Plan& plan, int len) {
-  return std::min<std::size_t>(plan.devices().size(), std::size_t(std::max(len, 1)));
+// Slab i of `len` slices when part 0 also has `head` slices' worth of other
+// work (Q's faces): part 0 takes `head` fewer, so no device waits for it.
+// An axis too short to spare them is split evenly.
+std::pair<int, int> slab_after(int len, int parts, int i, int head) {
+  if (head >= len / parts) head = 0;
+  const auto [a, h] = slab(len + head, parts, i);
+  return i == 0 ? std::pair<int, int>{0, h - head} : std::pair<int, int>{a - head, h};
+}
+
+// Q's faces (the gather on the first device besides its slab) in slices of the half box.
+int q_faces_in_slices(const ImageGrid& g, std::size_t per_slice) {
+  const ImageGrid d = g.doubled();
+  const bool is3d = d.nz > 1;
+  const std::size_t rest = std::size_t(is3d ? g.nz : g.ny) - 1;
+  const std::size_t faces = is3d ? (std::size_t(d.ny) + std::size_t(d.nx) - 1) * rest : rest;
+  return int((faces + per_slice / 2) / per_slice);
+}
+
+// Elements [first, first + n) of a trajectory.
+Trajectory chunk_of(const Trajectory& t, std::size_t first, std::size_t n) {
+  auto part = [&](const std::vector<float>& v) {
+    return v.empty() ? v : std::vector<float>(v.begin() + std::ptrdiff_t(first), v.begin() + std::ptrdiff_t(first + n));
+  };
+  return Trajectory{part(t.kx), part(t.ky), part(t.kz)};
 }
 
 }  // namespace
@@ -53,10 +76,19 @@ std::pair<int, int> slab(int len, int parts, int i) {
   return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
 }
 
+std::size_t gather_parts(const Plan& plan, double pairs_per_slice, int slices) {
+  const double min_pairs = plan.options().split.min_pairs_per_device;
+  std::size_t parts = std::min<std::size_t>(plan.devices().size(), std::size_t(std::max(slices, 1)));
+  if (min_pairs > 0)
+    parts = std::min(parts, std::max<std::size_t>(1, std::size_t(std::floor(pairs_per_slice * slices / min_pairs))));
+  return parts;
+}
+
 OpPtr partitioned_adjoint(Plan& plan) {
   const ImageGrid& g = plan.grid();
   const int len = last_axis(g);
-  const std::size_t parts = parts_for(plan, len);
+  const std::size_t parts = gather_parts(plan, double(slab_values(g, 1)) * double(plan.samples()), len);
+  if (parts < 2) return nullptr;
   std::vector<OpPtr> ops;
   for (std::size_t i = 0; i < parts; ++i) {
     const auto [a0, h] = slab(len, int(parts), int(i));
@@ -70,12 +102,16 @@ VecPtr partitioned_q(Plan& plan, const std::vector<float>& w) {
   int box[3];
   q_half_box(g, box);
   const int len = g.nz > 1 ? box[2] : box[1];
-  const std::size_t parts = parts_for(plan, len);
   const std::size_t per_slice = std::size_t(box[0]) * (g.nz > 1 ? std::size_t(box[1]) : 1);
+  const std::size_t parts = gather_parts(plan, double(per_slice) * double(plan.samples()), len);
+  if (parts < 2) return nullptr;
+  const int head = q_faces_in_slices(g, per_slice);
   Device& home = plan.device();
   VecPtr half = home.zeros(per_slice * std::size_t(len));
+  // Each device gathers its slab and copies it into the first's half box as
+  // soon as it is done; the first device's faces follow its (smaller) slab.
   on_each(parts, [&](std::size_t i) {
-    const auto [a0, h] = slab(len, int(parts), int(i));
+    const auto [a0, h] = slab_after(len, int(parts), int(i), head);
     Device& d = *plan.devices()[i];
     VecPtr part = d.kernels<GatherKernels>().q_half_slab(plan.points_on(i), w, g, a0, h, plan.options().fhd);
     d.synchronize();
@@ -83,6 +119,24 @@ VecPtr partitioned_q(Plan& plan, const std::vector<float>& w) {
   });
   home.synchronize();
   return home.kernels<GatherKernels>().q_from_half(plan.points(), w, g, plan.options().fhd, *half);
+}
+
+bool splits_nufft(const Plan& plan) {
+  const SplitRule& r = plan.options().split;
+  return plan.devices().size() > 1 && plan.samples() >= std::max<std::size_t>(plan.devices().size(), r.min_nufft_samples) &&
+         (r.min_nufft_samples == 0 || plan.samples() >= plan.grid().voxels());
+}
+
+OpPtr partitioned_nufft(Plan& plan) {
+  const std::size_t parts = plan.devices().size(), m = plan.samples();
+  PlanOptions o;
+  o.fhd = plan.options().fhd;  // F alone: Phi = 1, no Q, no cache
+  std::vector<OpPtr> ops;
+  for (std::size_t i = 0; i < parts; ++i) {
+    const std::size_t first = m / parts * i + std::min(i, m % parts), n = m / parts + (i < m % parts ? 1 : 0);
+    ops.push_back(Plan::make(*plan.devices()[i], chunk_of(plan.trajectory(), first, n), plan.grid(), o)->fourier());
+  }
+  return vstack_across(plan.device(), ops);
 }
 
 }  // namespace fhd

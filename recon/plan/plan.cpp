@@ -37,23 +37,31 @@ void check_lengths(const Trajectory& t, const std::vector<cfloat>& phi, const st
 
 bool uses_nufft(const PlanOptions& o) { return o.fhd.method == FhdMethod::Nufft; }
 
-// F: image -> samples (Phi = 1), by the plan's NUFFT or the exact gather
-// (split across the plan's devices when it has several).
+// F: image -> samples (Phi = 1), by the plan's NUFFT or the exact gather,
+// split across the plan's devices where the SplitRule gains: the gather's
+// adjoint by image slabs, the NUFFT by sample chunks (its normal T stays on
+// the first device: its cost is the FFT pair).
 class FourierOp : public LinOp {
  public:
   explicit FourierOp(std::shared_ptr<Plan> plan)
       : LinOp(plan->device(), image_shape(plan->grid()), samples_shape(plan->samples()),
               uses_nufft(plan->options()) ? "NUFFT" : "F"),
         plan_(std::move(plan)) {
-    if (plan_->devices().size() > 1 && !uses_nufft(plan_->options())) slabs_ = partitioned_adjoint(*plan_);
+    if (plan_->devices().size() < 2) return;
+    if (uses_nufft(plan_->options()))
+      chunks_ = plan_->fourier_chunks();
+    else
+      slabs_ = partitioned_adjoint(*plan_);
   }
 
  protected:
   void do_apply(const DeviceVector& x, DeviceVector& y) override {
+    if (chunks_) return chunks_->apply(x, y);
     if (uses_nufft(plan_->options())) return plan_->nufft_plan().type2(x, y);
     device().kernels<GatherKernels>().forward(plan_->points(), x, plan_->grid(), plan_->options().fhd, y);
   }
   void do_adjoint(const DeviceVector& y, DeviceVector& x) override {
+    if (chunks_) return chunks_->adjoint(y, x);
     if (uses_nufft(plan_->options())) return plan_->nufft_plan().type1(y, x);
     if (slabs_) return slabs_->apply(y, x);
     device().kernels<GatherKernels>().adjoint(plan_->points(), y, plan_->grid(), plan_->options().fhd, x);
@@ -66,7 +74,8 @@ class FourierOp : public LinOp {
 
  private:
   std::shared_ptr<Plan> plan_;
-  OpPtr slabs_;  // F^H as a stack of image slabs across devices
+  OpPtr slabs_;   // F^H as a stack of image slabs across devices
+  OpPtr chunks_;  // F as a stack of sample chunks across devices
 };
 
 // A = Phi F: A^H = F^H conj(Phi) (cmpMu, then cmpFhD), A^H A = T.
@@ -163,6 +172,23 @@ std::vector<cfloat> Plan::forward_model(const std::vector<cfloat>& image) {
   return fourier()->apply(image);
 }
 
+std::shared_ptr<Plan> Plan::on(std::size_t i) {
+  if (devices_.size() < 2) return shared_from_this();
+  on_.resize(devices_.size());
+  if (!on_.at(i)) {
+    PlanOptions o = opt_;
+    o.q_cache_dir.clear();
+    on_[i] = make(*devices_[i], trajectory(), grid_, o);
+    on_[i]->q_from_ = shared_from_this();
+  }
+  return on_[i];
+}
+
+OpPtr Plan::fourier_chunks() {
+  if (!nufft_chunks_ && splits_nufft(*this)) nufft_chunks_ = partitioned_nufft(*this);
+  return nufft_chunks_;
+}
+
 NufftPlan& Plan::nufft_plan() {
   if (!nufft_) {
     nufft_ = dev_.kernels<NufftKernels>().plan(*points_, grid_, grid_, opt_.fhd.nufft_tol);
@@ -181,12 +207,20 @@ VecPtr Plan::compute_q(const std::vector<float>& w) {
     dev_.kernels<NufftKernels>().plan(*points_, grid_.doubled(), grid_, opt_.fhd.nufft_tol)->type1(*cw, *q);
     return q;
   }
-  if (devices_.size() > 1) return partitioned_q(*this, w);
+  if (devices_.size() > 1)
+    if (VecPtr q = partitioned_q(*this, w)) return q;
   return dev_.kernels<GatherKernels>().q(*points_, w, grid_, opt_.fhd);
 }
 
 const DeviceVector& Plan::q() {
   if (q_dev_) return *q_dev_;
+  if (const std::shared_ptr<Plan> from = q_from_.lock()) {  // the plan of several devices has it
+    const DeviceVector& q = from->q();
+    if (&from->device() == &dev_) return q;
+    q_dev_ = dev_.zeros(q.size());
+    dev_.copy(q, *q_dev_);
+    return *q_dev_;
+  }
   const std::vector<float> w = phi_weights(opt_.phi);
   std::string key;
   if (!opt_.q_cache_dir.empty()) {

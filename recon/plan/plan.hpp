@@ -14,8 +14,10 @@
 // step, every SENSE coil reuses them.
 //
 // With several devices (--gpus) the exact gather's adjoint and Q are split
-// into slabs of the image across them (recon/plan/partition.hpp); everything
-// else runs on the first.
+// into slabs of the image across them, the NUFFT's adjoint into sample chunks
+// (recon/plan/partition.hpp), and on(i) gives this trajectory's plan on
+// device i (SENSE's coils split across devices); everything else runs on the
+// first.
 #include <map>
 #include <memory>
 #include <string>
@@ -24,6 +26,7 @@
 #include "recon/gather/fhd_options.hpp"
 #include "recon/gridding/grid_kernel.hpp"
 #include "recon/ops/linop.hpp"
+#include "recon/plan/partition.hpp"
 
 namespace fhd {
 
@@ -34,6 +37,7 @@ struct PlanOptions {
   std::string dcf = "auto";     // density compensation: auto | radial | pipe-menon
   std::string trajectory_kind;  // the generator's name when known ("" = detect from the samples)
   std::vector<float> dcf_given; // weights a file carries; empty = compute when asked
+  SplitRule split;              // when work is split across the plan's devices
 };
 
 // How often the plan did its once-per-trajectory work (tests hold it to 1).
@@ -72,6 +76,9 @@ class Plan : public std::enable_shared_from_this<Plan> {
   OpPtr phi();
   // A = Phi F; A^H A = T (the fast normal).
   OpPtr forward();
+  // F as a stack of sample chunks across devices() (partitioned_nufft), made
+  // once; null unless the NUFFT is split (splits_nufft).
+  OpPtr fourier_chunks();
 
   // cmpMu: Mu = conj(Phi) D for one data vector (samples() long), where the device computes.
   VecPtr mu(const std::vector<cfloat>& data);
@@ -117,6 +124,10 @@ class Plan : public std::enable_shared_from_this<Plan> {
   const std::vector<Device*>& devices() const { return devices_; }
   // This trajectory on devices()[i].
   const Points& points_on(std::size_t i) const { return i == 0 ? *points_ : *others_points_[i - 1]; }
+  // This trajectory's plan on devices()[i] alone (this one where there is one
+  // device), made once: its operators never split across devices. Its Q is
+  // this plan's, copied over (never computed again; shared on the first device).
+  std::shared_ptr<Plan> on(std::size_t i);
 
  private:
   VecPtr compute_q(const std::vector<float>& w);
@@ -127,6 +138,9 @@ class Plan : public std::enable_shared_from_this<Plan> {
   std::vector<Device*> devices_;
   std::unique_ptr<Points> points_;
   std::vector<std::unique_ptr<Points>> others_points_;
+  std::vector<std::shared_ptr<Plan>> on_;   // on(i), made at the first call
+  std::weak_ptr<Plan> q_from_;              // the plan whose Q this one copies (set by on())
+  OpPtr nufft_chunks_;                      // F by sample chunks across devices (splits_nufft)
   std::shared_ptr<DeviceVector> phi_dev_;   // Phi on the device (empty when Phi = 1)
   VecPtr q_dev_;
   std::vector<cfloat> q_;                   // host copy (empty until asked)

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "recon/coils/sense.hpp"
 #include "recon/field/field.hpp"
+#include "recon/plan/partition.hpp"
 
 namespace fhd {
 namespace {
@@ -62,6 +63,33 @@ VecPtr stacked_data(Device& dev, const std::vector<const Scan*>& coils) {
   VecPtr y = dev.zeros(m * coils.size());
   for (std::size_t c = 0; c < coils.size(); ++c) dev.to_device(coils[c]->data.data(), *y->view(c * m, m));
   return y;
+}
+
+// SENSE's E (recon/coils/sense.hpp): split by coils across the plan's devices
+// where the SplitRule gains, each device a contiguous share of the coils with
+// its own plan (its model, its T) and its coils' maps copied over; else every
+// coil on the plan's device. The field models stay on the first device.
+OpPtr sense_model(Plan& plan, const OpPtr& a, const std::vector<std::shared_ptr<DeviceVector>>& maps, bool field) {
+  const std::size_t parts = std::min(plan.devices().size(), maps.size());
+  if (parts < 2 || field || plan.grid().voxels() < plan.options().split.min_sense_voxels) return sense_op(a, maps);
+  std::vector<OpPtr> models;
+  std::vector<std::vector<std::shared_ptr<DeviceVector>>> shares(parts);
+  for (std::size_t i = 0; i < parts; ++i) {
+    const auto [c0, n] = slab(int(maps.size()), int(parts), int(i));
+    Device& d = *plan.devices()[i];
+    models.push_back(plan.on(i)->forward());
+    for (int c = c0; c < c0 + n; ++c) {
+      const std::shared_ptr<DeviceVector>& m = maps[std::size_t(c)];
+      if (&d == &plan.device()) {
+        shares[i].push_back(m);
+        continue;
+      }
+      std::shared_ptr<DeviceVector> there = d.zeros(m->size());
+      d.copy(*m, *there);
+      shares[i].push_back(std::move(there));
+    }
+  }
+  return sense_op_across(plan.device(), models, shares);
 }
 
 }  // namespace
@@ -129,7 +157,7 @@ Problem build_problem(Plan& plan, const std::vector<const Scan*>& coils, bool se
   } else {
     a = plan.forward();
   }
-  p.model = sense ? sense_op(a, maps) : a;
+  p.model = sense ? sense_model(plan, a, maps, res.field.method != "none") : a;
   p.preconditionable = !sense;
   p.solver_stage = sense ? "SENSE CG" : "CG";
   if (sense) p.note = std::to_string(coils.size()) + " coils";
