@@ -64,8 +64,9 @@ def main():
         m, tol = t1["points"], t1["tol"]
         print(f"== {n}^3 modes, {m} uniform points, tol {tol:g}")
         for op in ("type1", "type2"):
-            b = next((r for r in rows if r["op"] == op and r["variant"] == "batched"), None)
-            s = next((r for r in rows if r["op"] == op and r["variant"].endswith("single calls")), None)
+            batch = [r for r in rows if r["op"].split()[0] == op and r.get("transforms", 1) > 1]
+            b = next((r for r in batch if r["variant"] == "batched"), None)
+            s = next((r for r in batch if r["variant"].endswith("single calls")), None)
             if b and s:
                 x = s["ms_median"] / b["ms_median"]
                 print(f"  {op} {b['transforms']} batched {b['ms_median']:.2f} ms vs {s['variant']} "

@@ -362,6 +362,7 @@ class Bench {
     rb.variant = "batched";
     rs.variant = std::to_string(n) + " single calls";
     rb.transforms = rs.transforms = n;
+    rb.op = rs.op = base.op + " x" + std::to_string(n);  // the CPU bench's names (app/nufft_report.cpp pairs them)
     try {
       auto plan = make_plan(grid_, opt, rb);
       rs.plan_ms = rb.plan_ms;
