@@ -48,8 +48,14 @@ struct NufftPlan::Impl {
   ImageGrid fine_grid;
   std::size_t m = 0, nsub = 0;
   std::size_t smem_spread = 0, smem_interp = 0;
-  DeviceBuffer<float> dx, dy, dz, ux, uy, uz;
+  DeviceBuffer<float> dx, dy, dz;
+  // Sorted fine-grid coordinates (x, then y, then z: m each) and the
+  // permutation; kept and reused by a later set_points of as many points.
+  DeviceBuffer<float> u;
   DeviceBuffer<unsigned> order;
+  const float* ux() const { return u.get(); }
+  const float* uy() const { return u.get() + m; }
+  const float* uz() const { return u.get() + 2 * m; }
   DeviceBuffer<int4> subs;
   DeviceBuffer<float2> fine;  // `grids` fine grids, made at the first execute
   std::size_t grids = 0;
@@ -183,46 +189,52 @@ OwnedStream::~OwnedStream() {
   cudaStreamDestroy(s_);
 }
 
+// Few allocations (each cudaMalloc/cudaFree costs time, the frees a device
+// synchronization): the per-point and per-bin scratch in one buffer, the
+// scans' scratch in another, the sorted coordinates and permutation reused.
 void NufftPlan::Impl::sort_points(const float* kx, const float* ky, const float* kz) {
-  const unsigned nbins = unsigned(g.nbins[0]) * g.nbins[1] * g.nbins[2];
+  const std::size_t nbins = std::size_t(g.nbins[0]) * g.nbins[1] * g.nbins[2], nb1 = nbins + 1;
   const std::string what = "NUFFT bins (" + std::to_string(m) + " points, " + std::to_string(nbins) + " bins)";
-  require_free(6.0 * m * sizeof(unsigned) + 4.0 * (nbins + 1) * sizeof(unsigned), what);
-  DeviceBuffer<unsigned> bin(m, what), rank(m, what);
-  DeviceBuffer<unsigned> counts(nbins + 1, what), start(nbins + 1, what), sub(nbins + 1, what),
-      sub_start(nbins + 1, what);
-  order.allocate(m, what);
-  ux.allocate(m, what);
-  uy.allocate(m, what);
-  uz.allocate(m, what);
-  CUDA_CHECK(cudaMemsetAsync(counts.get(), 0, counts.bytes(), s));
-  CUDA_CHECK(cudaMemsetAsync(sub.get(), 0, sub.bytes(), s));  // entry nbins stays 0: the scans' total
+  require_free(6.0 * m * sizeof(unsigned) + 4.0 * nb1 * sizeof(unsigned), what);
+  DeviceBuffer<unsigned> work(2 * m + 4 * nb1, what);
+  unsigned* bin = work.get();
+  unsigned* rank = bin + m;
+  unsigned* counts = rank + m;
+  unsigned* start = counts + nb1;
+  unsigned* sub = start + nb1;
+  unsigned* sub_start = sub + nb1;
+  if (order.size() < m) order.allocate(m, what);
+  if (u.size() < 3 * m) u.allocate(3 * m, what);
+  float* sx = u.get();
+  // counts and sub zeroed (entry nbins of each stays 0: the scans' total).
+  CUDA_CHECK(cudaMemsetAsync(counts, 0, 4 * nb1 * sizeof(unsigned), s));
   constexpr unsigned threads = 256;
   if (dim == 3)
-    bin_count_kernel<3><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin.get(), rank.get(), counts.get());
+    bin_count_kernel<3><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin, rank, counts);
   else
-    bin_count_kernel<2><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin.get(), rank.get(), counts.get());
+    bin_count_kernel<2><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin, rank, counts);
   CUDA_CHECK_LAUNCH();
   std::size_t temp_bytes = 0;
-  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts.get(), start.get(), nbins + 1, s));
-  DeviceBuffer<char> temp(temp_bytes, what + " (scan scratch)");
-  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, counts.get(), start.get(), nbins + 1, s));
+  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts, start, unsigned(nb1), s));
+  DeviceBuffer<char> temp(std::max<std::size_t>(temp_bytes, 1), what + " (scan scratch)");
+  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, counts, start, unsigned(nb1), s));
   if (dim == 3)
-    bin_place_kernel<3><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin.get(), rank.get(), start.get(),
-                                                                   order.get(), ux.get(), uy.get(), uz.get());
+    bin_place_kernel<3><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin, rank, start, order.get(), sx,
+                                                                   sx + m, sx + 2 * m);
   else
-    bin_place_kernel<2><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin.get(), rank.get(), start.get(),
-                                                                   order.get(), ux.get(), uy.get(), uz.get());
+    bin_place_kernel<2><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin, rank, start, order.get(), sx,
+                                                                   sx + m, sx + 2 * m);
   CUDA_CHECK_LAUNCH();
   const unsigned maxsub = unsigned(std::max(1, opt.max_subproblem));
-  subproblem_count_kernel<<<blocks_for(nbins, threads), threads, 0, s>>>(counts.get(), nbins, maxsub, sub.get());
+  subproblem_count_kernel<<<blocks_for(nbins, threads), threads, 0, s>>>(counts, unsigned(nbins), maxsub, sub);
   CUDA_CHECK_LAUNCH();
-  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, sub.get(), sub_start.get(), nbins + 1, s));
+  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, sub, sub_start, unsigned(nb1), s));
   unsigned total = 0;
-  download(sub_start.get() + nbins, 1, &total, s);  // the launch size: the plan's one round trip
+  download(sub_start + nbins, 1, &total, s);  // the launch size: the plan's one round trip
   nsub = total;
-  subs.allocate(std::max<std::size_t>(nsub, 1), what + " (subproblems)");
-  subproblem_fill_kernel<<<blocks_for(nbins, threads), threads, 0, s>>>(counts.get(), start.get(), sub.get(),
-                                                                        sub_start.get(), nbins, maxsub, subs.get());
+  if (subs.size() < std::max<std::size_t>(nsub, 1)) subs.allocate(std::max<std::size_t>(nsub, 1), what + " (subproblems)");
+  subproblem_fill_kernel<<<blocks_for(nbins, threads), threads, 0, s>>>(counts, start, sub, sub_start, unsigned(nbins),
+                                                                        maxsub, subs.get());
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaStreamSynchronize(s));  // the scratch buffers are freed at return
 }
@@ -242,7 +254,7 @@ void NufftPlan::Impl::type1_pass(const float2* c, float2* f, int batch) {
   CUDA_CHECK(cudaMemsetAsync(grid, 0, fine_voxels() * batch * sizeof(float2), s));
   if (m)
     dispatch(dim, w, [&](auto k) {
-      k.spread(opt.spread == NufftMethod::Shared, ux.get(), uy.get(), uz.get(), order.get(), c, subs.get(), nsub, m, g,
+      k.spread(opt.spread == NufftMethod::Shared, ux(), uy(), uz(), order.get(), c, subs.get(), nsub, m, g,
                smem_spread, opt.threads, grid, batch, fine_voxels(), s);
     });
   mark(1);
@@ -266,7 +278,7 @@ void NufftPlan::Impl::type2_pass(const float2* f, float2* c, int batch) {
   mark(2);
   if (m)
     dispatch(dim, w, [&](auto k) {
-      k.interp(opt.interp == NufftMethod::Shared, ux.get(), uy.get(), uz.get(), order.get(), subs.get(), nsub, m, g,
+      k.interp(opt.interp == NufftMethod::Shared, ux(), uy(), uz(), order.get(), subs.get(), nsub, m, g,
                smem_interp, opt.threads, grid, c, batch, fine_voxels(), s);
     });
   mark(3);
