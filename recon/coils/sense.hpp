@@ -5,7 +5,7 @@
 // so E^H y = sum_c conj(S_c) A^H y_c and E^H E = sum_c S_c^H T S_c, with
 // A the plan's model and T its Toeplitz operator: one Q for all coils, the
 // coils' FFT pairs batched in one operator (GPU: up to 8 doubled grids per
-// batched cuFFT pair; CPU: 4 per batched FFTW pair; docs/coils.md). Any model works in A's place: the
+// batched cuFFT pair; the CPU keeps one pair per coil; docs/coils.md). Any model works in A's place: the
 // field models give SENSE with off-resonance compensation.
 #include <memory>
 #include <vector>

@@ -93,7 +93,7 @@ TEST_CASE("sense: the batched normal equals the per-coil sum of S^H T S", "[sens
   for (const ImageGrid& g : {ImageGrid{20, 16, 1}, ImageGrid{10, 8, 6}}) {
     const Trajectory t = test::random_trajectory(g.voxels(), g, 81);
     auto plan = Plan::make(*dev, t, g, {});
-    // 6 coils: one group of 4 and one of 2 (two batch sizes on one T).
+    // 6 coils: the sum over groups, each into y after the first.
     test::check_sense_normal(*dev, plan->forward(), g, 6, 82);
     test::check_sense_normal(*dev, plan->forward(), g, 1, 83);
   }
