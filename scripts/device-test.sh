@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the lent GPU machine: unpack the carried packages the image lacks, build
 # with CUDA, run the [gpu] tests and the benchmarks, write logs under $OUT.
-#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [pcg] [multi] [batch] [profile] [issue9] [peer] [peersense] [cpunufft] [python] [ops] [opsprofile] [compose] [sweep] [multigpu]
+#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [pcg] [multi] [batch] [profile] [issue9] [peer] [peersense] [cpunufft] [gpunufft] [python] [ops] [opsprofile] [compose] [sweep] [multigpu]
 #   (default: build test bench e2e tune validate; sanitize runs compute-sanitizer over
 #   the [gpu] tests, nufft the --fhd exact/nufft end-to-end cases, peer SigPy on the
 #   same kind of data: carry .peers, an optional local copy of the peer tools;
@@ -12,6 +12,10 @@
 #   cpunufft issue 25's CPU half on two idle cores of the host: the CPU NUFFT
 #   against FINUFFT (.peers/whl/finufft*.whl; cuFINUFFT too where cufinufft and
 #   cupy import) and the default run alone and beside two busy processes)
+#   gpunufft issue 25's GPU half: batched NUFFT (8) against 8 single calls, plan and
+#   set-points time at 128^3 and 256^3 and execute beside cuFINUFFT's where
+#   cufinufft and cupy import (.peers/site), type 2's phases, 8-coil SENSE's CG
+#   per coil and iteration; needs the fhdrecon target built)
 #   python the Python package on the GPU: its [gpu] pytest tests on CuPy and
 #   PyTorch arrays and Plan's type 1 against bench-nufft, after build)
 #   multigpu issues 26 and 27 on every GPU of the host: exact FhD + Q, 8-coil SENSE and
@@ -738,6 +742,35 @@ PY
   done
 }
 
+# Issue 25's GPU half (docs/nufft-gpu.md): bench-nufft at 128^3 / 1M uniform
+# points with 8 transforms batched and at 256^3 / 16.8M, the summary beside the
+# goals (scripts/gpunufft_summary.py; cuFINUFFT timed on points of the same
+# kind where cufinufft and cupy import), then 8-coil SENSE at 128^3 / 1M, 30
+# iterations: SENSE CG per coil and iteration against 0.3 ms. About 4 minutes.
+run_gpunufft() {
+  local r=0 site=$PWD/.peers/site cg w=/tmp/gpunufft pass
+  export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
+  mkdir -p $w
+  (  # a subshell: its status (r) is the pipeline's, under pipefail
+    "$BUILD/fhdrecon" -q bench-nufft --device gpu --matrix 128 --samples 1048576 --tols 1e-6 --reps 10 \
+      --transforms 8 --json $w/128.json || r=1
+    "$BUILD/fhdrecon" -q bench-nufft --device gpu --matrix 256 --samples 16777216 --tols 1e-6 --reps 5 --no-q \
+      --check 20 --json $w/256.json || r=1
+    python3 scripts/gpunufft_summary.py $w/128.json $w/256.json || r=1
+    for pass in 1 2; do  # the second run counts (the first pays the GPU's first calls)
+      "$BUILD/fhdrecon" --phantom shepp3d --matrix 128 --iters 30 --device gpu --no-cache --no-gridding --no-images \
+        --samples 1048576 --fhd nufft --coils 8 --coil-combine sense --out $w/sense8 >$w/sense.log 2>&1 || r=1
+    done
+    grep -E '^(coil maps|cmpFhD|Q |SENSE CG|iterative)' $w/sense.log
+    cg=$(awk '/^SENSE CG/ { print $3; exit }' $w/sense.log)
+    awk -v s="${cg:-0}" 'BEGIN { ms = 1000 * s / (8 * 30)
+      printf "SENSE CG, 8 coils x 30 iterations: %.3f s = %.3f ms per coil and iteration (goal <= 0.3: %s; 0.76 before)\n",
+        s, ms, ms > 0 && ms <= 0.3 ? "met" : "MISSED" }'
+    echo "SigPy's Toeplitz SENSE in the same conditions: scripts/device-test.sh peersense (goal: fhdrecon >= 1.5x faster)"
+    exit $r
+  ) 2>&1 | tee "$OUT/gpunufft.log"
+}
+
 has build && { build || exit 1; }
 has test && { run_tests || rc=1; }
 has bench && { run_bench || rc=1; }
@@ -764,5 +797,6 @@ has sweep && { run_sweep 2>&1 | tee "$OUT/sweep.log" || rc=1; }
 has compose && { run_compose 2>&1 | tee "$OUT/compose.log" || rc=1; }
 has cpunufft && { run_cpunufft || rc=1; }
 has multigpu && { run_multigpu 2>&1 | tee "$OUT/multigpu.log" || rc=1; }
+has gpunufft && { run_gpunufft || rc=1; }
 has python && { run_python || rc=1; }
 exit $rc

@@ -15,9 +15,17 @@
 // the chunk's (point, row) pairs are shared out among the threads
 // (coarsening: threads per point = threads / chunk), each row w shared
 // atomics along x.
+//
+// Batches (issue 25: coils): n transforms share the sorted points; the spread
+// and interpolation kernels take the transform as blockIdx.y, the fine grids
+// of a batch lie one after another and go through one batched cuFFT plan, and
+// deapodization is one launch over the batch. The fine grids and cuFFT plans
+// are made at the first execute that needs them (a plan costs only its
+// geometry and deapodization factors until then), per batch size.
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <map>
 #include <string>
 
 #include "cuda/gather/fhd_launchers.cuh"
@@ -40,14 +48,76 @@ struct NufftPlan::Impl {
   ImageGrid fine_grid;
   std::size_t m = 0, nsub = 0;
   std::size_t smem_spread = 0, smem_interp = 0;
-  DeviceBuffer<float> dx, dy, dz, ux, uy, uz;
+  DeviceBuffer<float> dx, dy, dz;
+  // Sorted fine-grid coordinates (x, then y, then z: m each) and the
+  // permutation; kept and reused by a later set_points of as many points.
+  DeviceBuffer<float> u;
   DeviceBuffer<unsigned> order;
+  const float* ux() const { return u.get(); }
+  const float* uy() const { return u.get() + m; }
+  const float* uz() const { return u.get() + 2 * m; }
   DeviceBuffer<int4> subs;
-  DeviceBuffer<float2> fine;
-  std::unique_ptr<CufftPlan> fft;
+  DeviceBuffer<float2> fine;  // `grids` fine grids, made at the first execute
+  std::size_t grids = 0;
+  std::map<int, std::unique_ptr<CufftPlan>> ffts;  // by batch size, made at first use
+  cudaEvent_t* phase = nullptr;                    // the bench's phase events (set_phase_events)
+  void mark(int i) {
+    if (phase) CUDA_CHECK(cudaEventRecord(phase[i], s));
+  }
 
   void sort_points(const float* kx, const float* ky, const float* kz);
+  std::size_t fine_voxels() const { return fine_grid.voxels(); }
+  std::size_t mode_voxels() const { return std::size_t(mm.n[0]) * mm.n[1] * mm.n[2]; }
+  int group(int n);
+  float2* workspace(int batch);
+  CufftPlan& fft(int batch);
+  void type1_pass(const float2* c, float2* f, int batch);
+  void type2_pass(const float2* f, float2* c, int batch);
 };
+
+namespace {
+
+// cuFFT's dimension list: slowest axis first, an unused z dropped.
+std::vector<long long> fine_dims(const ImageGrid& g) {
+  std::vector<long long> d;
+  if (g.nz > 1) d.push_back(g.nz);
+  d.push_back(g.ny);
+  d.push_back(g.nx);
+  return d;
+}
+
+constexpr int kMaxBatch = 65535;  // gridDim.y
+
+}  // namespace
+
+// Transforms per pass: all n where the fine grids already exist or 70% of
+// the free memory holds them, else as many as fit (at least 1).
+int NufftPlan::Impl::group(int n) {
+  if (n < 1 || n > kMaxBatch)
+    throw InputError("nufft", "transforms", std::to_string(n), "must be 1.." + std::to_string(kMaxBatch));
+  if (std::size_t(n) <= grids) return n;
+  const double grid = double(fine_voxels()) * sizeof(float2);
+  const double fit = std::floor(0.7 * (double(free_device_bytes()) + double(fine.bytes())) / grid);
+  return int(std::max(1.0, std::min(double(n), fit)));
+}
+
+float2* NufftPlan::Impl::workspace(int batch) {
+  if (grids < std::size_t(batch)) {
+    fine.release();
+    grids = 0;
+    fine.allocate(fine_voxels() * batch, "the NUFFT fine grids " + std::to_string(batch) + " x " + dims_string(fine_grid));
+    grids = batch;
+  }
+  return fine.get();
+}
+
+CufftPlan& NufftPlan::Impl::fft(int batch) {
+  std::unique_ptr<CufftPlan>& f = ffts[batch];
+  if (!f)
+    f = std::make_unique<CufftPlan>(FftLayout{fine_dims(fine_grid), 1, (long long)fine_voxels(), batch}, s,
+                                    "the NUFFT fine grids " + std::to_string(batch) + " x " + dims_string(fine_grid));
+  return *f;
+}
 
 NufftPlan::NufftPlan(const ImageGrid& modes, const ImageGrid& image, const NufftOptions& opt, cudaStream_t s)
     : impl_(std::make_unique<Impl>()) {
@@ -99,10 +169,9 @@ NufftPlan::NufftPlan(const ImageGrid& modes, const ImageGrid& image, const Nufft
                      "needs " + std::to_string(p.smem_spread) + " bytes of shared memory, the device has " +
                          std::to_string(limit));
   p.fine_grid = {g.nf[0], g.nf[1], g.nf[2]};
-  const std::string what = "the NUFFT fine grid " + dims_string(p.fine_grid);
-  require_free(double(p.fine_grid.voxels()) * sizeof(float2), what);
-  p.fine.allocate(p.fine_grid.voxels(), what);
-  p.fft = std::make_unique<CufftPlan>(p.fine_grid, s, what);
+  // One fine grid must fit now (a clear message before any work); it and the
+  // cuFFT plan are made at the first execute.
+  require_free(double(p.fine_grid.voxels()) * sizeof(float2), "the NUFFT fine grid " + dims_string(p.fine_grid));
   p.dx = upload_deapodization(p.mm.n[0], g.nf[0], kp, true, s);
   p.dy = upload_deapodization(p.mm.n[1], g.nf[1], kp, true, s);
   p.dz = upload_deapodization(p.mm.n[2], g.nf[2], kp, p.dim == 3, s);
@@ -120,46 +189,52 @@ OwnedStream::~OwnedStream() {
   cudaStreamDestroy(s_);
 }
 
+// Few allocations (each cudaMalloc/cudaFree costs time, the frees a device
+// synchronization): the per-point and per-bin scratch in one buffer, the
+// scans' scratch in another, the sorted coordinates and permutation reused.
 void NufftPlan::Impl::sort_points(const float* kx, const float* ky, const float* kz) {
-  const unsigned nbins = unsigned(g.nbins[0]) * g.nbins[1] * g.nbins[2];
+  const std::size_t nbins = std::size_t(g.nbins[0]) * g.nbins[1] * g.nbins[2], nb1 = nbins + 1;
   const std::string what = "NUFFT bins (" + std::to_string(m) + " points, " + std::to_string(nbins) + " bins)";
-  require_free(6.0 * m * sizeof(unsigned) + 4.0 * (nbins + 1) * sizeof(unsigned), what);
-  DeviceBuffer<unsigned> bin(m, what), rank(m, what);
-  DeviceBuffer<unsigned> counts(nbins + 1, what), start(nbins + 1, what), sub(nbins + 1, what),
-      sub_start(nbins + 1, what);
-  order.allocate(m, what);
-  ux.allocate(m, what);
-  uy.allocate(m, what);
-  uz.allocate(m, what);
-  CUDA_CHECK(cudaMemsetAsync(counts.get(), 0, counts.bytes(), s));
-  CUDA_CHECK(cudaMemsetAsync(sub.get(), 0, sub.bytes(), s));  // entry nbins stays 0: the scans' total
+  require_free(6.0 * m * sizeof(unsigned) + 4.0 * nb1 * sizeof(unsigned), what);
+  DeviceBuffer<unsigned> work(2 * m + 4 * nb1, what);
+  unsigned* bin = work.get();
+  unsigned* rank = bin + m;
+  unsigned* counts = rank + m;
+  unsigned* start = counts + nb1;
+  unsigned* sub = start + nb1;
+  unsigned* sub_start = sub + nb1;
+  if (order.size() < m) order.allocate(m, what);
+  if (u.size() < 3 * m) u.allocate(3 * m, what);
+  float* sx = u.get();
+  // counts and sub zeroed (entry nbins of each stays 0: the scans' total).
+  CUDA_CHECK(cudaMemsetAsync(counts, 0, 4 * nb1 * sizeof(unsigned), s));
   constexpr unsigned threads = 256;
   if (dim == 3)
-    bin_count_kernel<3><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin.get(), rank.get(), counts.get());
+    bin_count_kernel<3><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin, rank, counts);
   else
-    bin_count_kernel<2><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin.get(), rank.get(), counts.get());
+    bin_count_kernel<2><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin, rank, counts);
   CUDA_CHECK_LAUNCH();
   std::size_t temp_bytes = 0;
-  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts.get(), start.get(), nbins + 1, s));
-  DeviceBuffer<char> temp(temp_bytes, what + " (scan scratch)");
-  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, counts.get(), start.get(), nbins + 1, s));
+  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts, start, unsigned(nb1), s));
+  DeviceBuffer<char> temp(std::max<std::size_t>(temp_bytes, 1), what + " (scan scratch)");
+  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, counts, start, unsigned(nb1), s));
   if (dim == 3)
-    bin_place_kernel<3><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin.get(), rank.get(), start.get(),
-                                                                   order.get(), ux.get(), uy.get(), uz.get());
+    bin_place_kernel<3><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin, rank, start, order.get(), sx,
+                                                                   sx + m, sx + 2 * m);
   else
-    bin_place_kernel<2><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin.get(), rank.get(), start.get(),
-                                                                   order.get(), ux.get(), uy.get(), uz.get());
+    bin_place_kernel<2><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin, rank, start, order.get(), sx,
+                                                                   sx + m, sx + 2 * m);
   CUDA_CHECK_LAUNCH();
   const unsigned maxsub = unsigned(std::max(1, opt.max_subproblem));
-  subproblem_count_kernel<<<blocks_for(nbins, threads), threads, 0, s>>>(counts.get(), nbins, maxsub, sub.get());
+  subproblem_count_kernel<<<blocks_for(nbins, threads), threads, 0, s>>>(counts, unsigned(nbins), maxsub, sub);
   CUDA_CHECK_LAUNCH();
-  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, sub.get(), sub_start.get(), nbins + 1, s));
+  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, sub, sub_start, unsigned(nb1), s));
   unsigned total = 0;
-  download(sub_start.get() + nbins, 1, &total, s);  // the launch size: the plan's one round trip
+  download(sub_start + nbins, 1, &total, s);  // the launch size: the plan's one round trip
   nsub = total;
-  subs.allocate(std::max<std::size_t>(nsub, 1), what + " (subproblems)");
-  subproblem_fill_kernel<<<blocks_for(nbins, threads), threads, 0, s>>>(counts.get(), start.get(), sub.get(),
-                                                                        sub_start.get(), nbins, maxsub, subs.get());
+  if (subs.size() < std::max<std::size_t>(nsub, 1)) subs.allocate(std::max<std::size_t>(nsub, 1), what + " (subproblems)");
+  subproblem_fill_kernel<<<blocks_for(nbins, threads), threads, 0, s>>>(counts, start, sub, sub_start, unsigned(nbins),
+                                                                        maxsub, subs.get());
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaStreamSynchronize(s));  // the scratch buffers are freed at return
 }
@@ -172,32 +247,58 @@ void NufftPlan::set_points(const float* kx, const float* ky, const float* kz, st
   if (m) impl_->sort_points(kx, ky, kz);
 }
 
-void NufftPlan::type1(const float2* c, float2* f) {
-  Impl& p = *impl_;
-  CUDA_CHECK(cudaMemsetAsync(p.fine.get(), 0, p.fine.bytes(), p.s));
-  if (p.m)
-    dispatch(p.dim, p.w, [&](auto k) {
-      k.spread(p.opt.spread == NufftMethod::Shared, p.ux.get(), p.uy.get(), p.uz.get(), p.order.get(), c,
-               p.subs.get(), p.nsub, p.m, p.g, p.smem_spread, p.opt.threads, p.fine.get(), p.s);
+void NufftPlan::Impl::type1_pass(const float2* c, float2* f, int batch) {
+  float2* grid = workspace(batch);
+  fft(batch);  // made before the first mark: phases time work, not set-up
+  mark(0);
+  CUDA_CHECK(cudaMemsetAsync(grid, 0, fine_voxels() * batch * sizeof(float2), s));
+  if (m)
+    dispatch(dim, w, [&](auto k) {
+      k.spread(opt.spread == NufftMethod::Shared, ux(), uy(), uz(), order.get(), c, subs.get(), nsub, m, g,
+               smem_spread, opt.threads, grid, batch, fine_voxels(), s);
     });
-  p.fft->exec(p.fine.get(), CUFFT_INVERSE);
-  const std::size_t modes = std::size_t(p.mm.n[0]) * p.mm.n[1] * p.mm.n[2];
-  deapodize_out<<<blocks_for(modes, 256), 256, 0, p.s>>>(p.fine.get(), p.g, p.mm, p.dx.get(), p.dy.get(), p.dz.get(), f);
+  mark(1);
+  fft(batch).exec(grid, CUFFT_INVERSE);
+  mark(2);
+  deapodize_out<<<dim3(blocks_for(mode_voxels(), 256), batch), 256, 0, s>>>(grid, g, mm, dx.get(), dy.get(), dz.get(),
+                                                                       f);
   CUDA_CHECK_LAUNCH();
+  mark(3);
 }
 
-void NufftPlan::type2(const float2* f, float2* c) {
-  Impl& p = *impl_;
-  deapodize_in<<<blocks_for(p.fine.size(), 256), 256, 0, p.s>>>(f, p.g, p.mm, p.dx.get(), p.dy.get(), p.dz.get(),
-                                                                 p.fine.get());
+void NufftPlan::Impl::type2_pass(const float2* f, float2* c, int batch) {
+  float2* grid = workspace(batch);
+  fft(batch);
+  mark(0);
+  deapodize_in<<<dim3(blocks_for(fine_voxels(), 256), batch), 256, 0, s>>>(f, g, mm, dx.get(), dy.get(), dz.get(),
+                                                                      grid);
   CUDA_CHECK_LAUNCH();
-  p.fft->exec(p.fine.get(), CUFFT_FORWARD);
-  if (p.m)
-    dispatch(p.dim, p.w, [&](auto k) {
-      k.interp(p.opt.interp == NufftMethod::Shared, p.ux.get(), p.uy.get(), p.uz.get(), p.order.get(), p.subs.get(),
-               p.nsub, p.m, p.g, p.smem_interp, p.opt.threads, p.fine.get(), c, p.s);
+  mark(1);
+  fft(batch).exec(grid, CUFFT_FORWARD);
+  mark(2);
+  if (m)
+    dispatch(dim, w, [&](auto k) {
+      k.interp(opt.interp == NufftMethod::Shared, ux(), uy(), uz(), order.get(), subs.get(), nsub, m, g,
+               smem_interp, opt.threads, grid, c, batch, fine_voxels(), s);
     });
+  mark(3);
 }
+
+void NufftPlan::type1(const float2* c, float2* f, int n) {
+  Impl& p = *impl_;
+  const int group = p.group(n);
+  for (int t = 0; t < n; t += group)
+    p.type1_pass(c + std::size_t(t) * p.m, f + std::size_t(t) * p.mode_voxels(), std::min(group, n - t));
+}
+
+void NufftPlan::type2(const float2* f, float2* c, int n) {
+  Impl& p = *impl_;
+  const int group = p.group(n);
+  for (int t = 0; t < n; t += group)
+    p.type2_pass(f + std::size_t(t) * p.mode_voxels(), c + std::size_t(t) * p.m, std::min(group, n - t));
+}
+
+void NufftPlan::set_phase_events(cudaEvent_t* ev) { impl_->phase = ev; }
 
 int NufftPlan::width() const { return impl_->w; }
 double NufftPlan::sigma() const { return impl_->opt.sigma; }

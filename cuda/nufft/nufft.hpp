@@ -6,8 +6,8 @@
 // k in cycles/FOV, i over a grid of `modes` (x fastest) and N the image size
 // that sets the coordinates (modes == image for FhD; modes = 2 image for Q,
 // whose grid is (j - N)/N). A plan is made once per trajectory (points
-// rescaled to fine-grid cells and counting-sorted into bins, subproblems cut,
-// cuFFT plan made) and executed many times.
+// rescaled to fine-grid cells and counting-sorted into bins, subproblems cut;
+// fine grids and cuFFT plan at the first execute) and executed many times.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -65,10 +65,21 @@ class NufftPlan {
 
   // Device arrays of m points, k in cycles/FOV (kz ignored for a 2D plan).
   void set_points(const float* kx, const float* ky, const float* kz, std::size_t m);
-  // Device arrays: c of points() values (original order), f of modes.voxels().
-  // Both asynchronous on the plan's stream.
-  void type1(const float2* c, float2* f);
-  void type2(const float2* f, float2* c);
+  // Device arrays: c of n x points() values (original order; transform t at
+  // c + t points()), f of n x modes.voxels() (transform t at f + t voxels).
+  // Asynchronous on the plan's stream. A batch (n > 1) shares the sorted
+  // points and runs one spread/interpolation launch, one batched cuFFT and one
+  // deapodization over all n (in groups where the n fine grids do not fit);
+  // the results equal n single calls to float32 rounding. The fine grids and
+  // cuFFT plan for a batch size are made at its first call and kept.
+  void type1(const float2* c, float2* f, int n = 1);
+  void type2(const float2* f, float2* c, int n = 1);
+
+  // The bench's split of one execute by phase (type 1: zero + spread, FFT,
+  // deapodize; type 2: deapodize + pad, FFT, interpolate): where ev is not
+  // null, each pass records ev[0] before its first phase and ev[1..3] after
+  // each. Null (the default) records nothing.
+  void set_phase_events(cudaEvent_t* ev);
 
   int width() const;
   double sigma() const;  // the upsampling used (see NufftOptions::sigma)

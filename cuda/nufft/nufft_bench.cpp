@@ -53,6 +53,18 @@ class EventPair {
   cudaEvent_t a_ = nullptr, b_ = nullptr;
 };
 
+struct PhaseEvents {
+  cudaEvent_t e[4] = {};
+  PhaseEvents() {
+    for (auto& x : e) CUDA_CHECK(cudaEventCreate(&x));
+  }
+  ~PhaseEvents() {
+    for (auto& x : e) cudaEventDestroy(x);
+  }
+  PhaseEvents(const PhaseEvents&) = delete;
+  PhaseEvents& operator=(const PhaseEvents&) = delete;
+};
+
 std::vector<cfloat> random_values(std::size_t n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> d;
@@ -252,13 +264,18 @@ class Bench {
     if (progress_) progress_(r);
   }
 
+  // Plan and set_points apart, as cuFINUFFT reports them (host clock, the
+  // stream synchronized after each).
   std::unique_ptr<NufftPlan> make_plan(const ImageGrid& modes, const NufftOptions& opt, NufftBenchRow& r) {
     CUDA_CHECK(cudaStreamSynchronize(s_));
     const auto t0 = std::chrono::steady_clock::now();
     auto plan = std::make_unique<NufftPlan>(modes, grid_, opt, s_);
+    CUDA_CHECK(cudaStreamSynchronize(s_));
+    const auto t1 = std::chrono::steady_clock::now();
     plan->set_points(kx_.get(), ky_.get(), kz_.get(), m_);
     CUDA_CHECK(cudaStreamSynchronize(s_));
-    r.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    r.plan_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    r.setpts_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
     r.width = plan->width();
     r.sigma = plan->sigma();
     r.fine = plan->fine();
@@ -266,35 +283,145 @@ class Bench {
     return plan;
   }
 
+  // Plan + set_points + first execute (which makes the fine grid and cuFFT
+  // plan) on fresh plans, as cuFINUFFT's peer script times its plan, setpts
+  // and execute: one warm-up (the process's first cuFFT plan and kernel loads),
+  // then the medians of kPlanReps into plan_ms, setpts_ms and total_ms (their
+  // sum, median of the sums). Returns the last plan.
+  template <class F>
+  std::unique_ptr<NufftPlan> fresh_plan(const ImageGrid& modes, const NufftOptions& opt, NufftBenchRow& r, F&& run) {
+    constexpr int kPlanReps = 3;
+    std::vector<double> plan, setpts, total;
+    std::unique_ptr<NufftPlan> p;
+    for (int i = 0; i <= kPlanReps; ++i) {
+      p.reset();
+      p = make_plan(modes, opt, r);
+      CUDA_CHECK(cudaStreamSynchronize(s_));
+      const auto t0 = std::chrono::steady_clock::now();
+      run(*p);
+      CUDA_CHECK(cudaStreamSynchronize(s_));
+      const double first = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (i == 0) continue;
+      plan.push_back(r.plan_ms);
+      setpts.push_back(r.setpts_ms);
+      total.push_back(r.plan_ms + r.setpts_ms + first);
+    }
+    for (auto* v : {&plan, &setpts, &total}) std::sort(v->begin(), v->end());
+    r.plan_ms = plan[kPlanReps / 2];
+    r.setpts_ms = setpts[kPlanReps / 2];
+    r.total_ms = total[kPlanReps / 2];
+    return p;
+  }
+
+  // Rows of one execute's phases (cudaEvents; `names` in order), after the
+  // operator's row.
+  template <class F>
+  void phases(const NufftBenchRow& r, NufftPlan& plan, const char* const names[3], F&& run) {
+    PhaseEvents ev;
+    plan.set_phase_events(ev.e);
+    run();
+    plan.set_phase_events(nullptr);
+    CUDA_CHECK(cudaEventSynchronize(ev.e[3]));
+    for (int i = 0; i < 3; ++i) {
+      NufftBenchRow p = r;
+      p.variant = std::string("phase: ") + names[i];
+      float ms = 0;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, ev.e[i], ev.e[i + 1]));
+      p.ms = p.ms_min = p.ms_max = p.reuse_ms = ms;
+      p.total_ms = p.plan_ms = p.setpts_ms = 0;
+      p.relerr = 0;
+      add(p);
+    }
+  }
+
   // Type 1 then type 2 on one plan; the type-1 row is `r`.
   void operators(const NufftOptions& opt, NufftBenchRow& r) {
-    auto plan = make_plan(grid_, opt, r);
+    auto plan = fresh_plan(grid_, opt, r, [&](NufftPlan& p) { p.type1(c_[0].get(), out_f_.get()); });
     const double pairs = double(grid_.voxels()) * double(m_);
     ev_.time(o_.reps, s_, [&](int k) { plan->type1(c_[k].get(), out_f_.get()); }, r);
+    r.reuse_ms = r.ms;
     r.pairs_per_s = pairs / (r.ms * 1e-3);
     plan->type1(c_[0].get(), out_f_.get());
     std::vector<cfloat> f(grid_.voxels());
     download(out_f_.get(), f.size(), reinterpret_cast<float2*>(f.data()), s_);
     r.relerr = check_type1(traj_, hc_[0], f, grid_, grid_, o_.check, o_.seed + 40);
     add(r);
+    static const char* const type1_phases[3] = {"zero + spread", "FFT", "deapodize"};
+    phases(r, *plan, type1_phases, [&] { plan->type1(c_[0].get(), out_f_.get()); });
 
+    // Type 2 on plans of its own, so its first execute pays its own set-up.
     NufftBenchRow r2 = r;
     r2.op = "type2";
+    plan.reset();
+    plan = fresh_plan(grid_, opt, r2, [&](NufftPlan& p) { p.type2(f_[0].get(), out_c_.get()); });
     ev_.time(o_.reps, s_, [&](int k) { plan->type2(f_[k].get(), out_c_.get()); }, r2);
+    r2.reuse_ms = r2.ms;
     r2.pairs_per_s = pairs / (r2.ms * 1e-3);
     plan->type2(f_[0].get(), out_c_.get());
     std::vector<cfloat> c(m_);
     download(out_c_.get(), c.size(), reinterpret_cast<float2*>(c.data()), s_);
     r2.relerr = check_type2(traj_, hf_[0], c, grid_, o_.check, o_.seed + 50);
     add(r2);
+    static const char* const type2_phases[3] = {"deapodize + pad", "FFT", "interpolate"};
+    phases(r2, *plan, type2_phases, [&] { plan->type2(f_[0].get(), out_c_.get()); });
+    if (o_.transforms > 1 && r.variant == "default") {
+      batched(opt, r, true);
+      batched(opt, r2, false);
+    }
+  }
+
+  // Issue 25: n transforms (coils) in one call against n single calls on one
+  // plan. Both rows: plan + set_points + the median execute of all n, so the
+  // printed ratio of totals is plan-inclusive (the execute column is raw).
+  void batched(const NufftOptions& opt, const NufftBenchRow& base, bool type1) {
+    const int n = o_.transforms;
+    NufftBenchRow rb = base, rs = base;
+    rb.variant = "batched";
+    rs.variant = std::to_string(n) + " single calls";
+    rb.transforms = rs.transforms = n;
+    rb.op = rs.op = base.op + " x" + std::to_string(n);  // the CPU bench's names (app/nufft_report.cpp pairs them)
+    try {
+      auto plan = make_plan(grid_, opt, rb);
+      rs.plan_ms = rb.plan_ms;
+      rs.setpts_ms = rb.setpts_ms;
+      const std::size_t vox = grid_.voxels(), len_in = type1 ? m_ : vox, len_out = type1 ? vox : m_;
+      DeviceBuffer<float2> in(len_in * n, "bench-nufft batch input"), out(len_out * n, "bench-nufft batch output");
+      for (int t = 0; t < n; ++t)
+        CUDA_CHECK(cudaMemcpyAsync(in.get() + t * len_in, (type1 ? c_[t % kSets] : f_[t % kSets]).get(),
+                                   len_in * sizeof(float2), cudaMemcpyDeviceToDevice, s_));
+      auto one = [&](int t) {
+        if (type1)
+          plan->type1(in.get() + t * len_in, out.get() + t * len_out);
+        else
+          plan->type2(in.get() + t * len_in, out.get() + t * len_out);
+      };
+      ev_.time(o_.reps, s_, [&](int) { for (int t = 0; t < n; ++t) one(t); }, rs);
+      ev_.time(o_.reps, s_, [&](int) {
+        if (type1)
+          plan->type1(in.get(), out.get(), n);
+        else
+          plan->type2(in.get(), out.get(), n);
+      }, rb);
+      for (NufftBenchRow* r : {&rs, &rb}) {  // relerr: the single transform's (batches equal singles: tests/gpu)
+        r->total_ms = r->plan_ms + r->setpts_ms + r->ms;
+        r->reuse_ms = r->ms;
+        r->pairs_per_s = double(n) * double(vox) * double(m_) / (r->ms * 1e-3);
+      }
+      add(rs);
+      add(rb);
+    } catch (const std::exception& e) {
+      rb.error = e.what();
+      add(rb);
+    }
   }
 
   void q(const NufftOptions& opt, NufftBenchRow& r) {
     const ImageGrid d = grid_.doubled();
-    auto plan = make_plan(d, opt, r);
     DeviceBuffer<float2> out(d.voxels(), "bench-nufft Q");
+    auto plan = fresh_plan(d, opt, r, [&](NufftPlan& p) { p.type1(w_.get(), out.get()); });
     ev_.time(o_.reps, s_, [&](int) { plan->type1(w_.get(), out.get()); }, r);
     r.pairs_per_s = double(d.voxels()) * double(m_) / (r.ms * 1e-3);
+    r.reuse_ms = r.ms;
     std::vector<cfloat> qh(d.voxels());
     download(out.get(), qh.size(), reinterpret_cast<float2*>(qh.data()), s_);
     r.relerr = check_type1(traj_, hw_, qh, d, grid_, o_.check, o_.seed + 60);

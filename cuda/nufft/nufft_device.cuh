@@ -143,8 +143,10 @@ template <int DIM, int W>
 __global__ void spread_shared(const float* __restrict__ ux, const float* __restrict__ uy,
                               const float* __restrict__ uz, const unsigned* __restrict__ order,
                               const float2* __restrict__ c, const int4* __restrict__ subs, Geom g,
-                              float2* __restrict__ fine) {
+                              float2* __restrict__ fine, std::size_t c_stride, std::size_t fine_stride) {
   extern __shared__ float2 smem[];
+  c += blockIdx.y * c_stride;  // transform blockIdx.y of a batch
+  fine += blockIdx.y * fine_stride;
   const int tx = g.tile[0], ty = g.tile[1], cells = tx * ty * g.tile[2];
   const int chunk = g.chunk;
   float2* tile = smem;
@@ -201,7 +203,10 @@ __global__ void spread_shared(const float* __restrict__ ux, const float* __restr
 template <int DIM, int W>
 __global__ void spread_global(const float* __restrict__ ux, const float* __restrict__ uy,
                               const float* __restrict__ uz, const unsigned* __restrict__ order,
-                              const float2* __restrict__ c, std::size_t m, Geom g, float2* __restrict__ fine) {
+                              const float2* __restrict__ c, std::size_t m, Geom g, float2* __restrict__ fine,
+                              std::size_t c_stride, std::size_t fine_stride) {
+  c += blockIdx.y * c_stride;
+  fine += blockIdx.y * fine_stride;
   for (std::size_t s = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; s < m;
        s += std::size_t(gridDim.x) * blockDim.x) {
     float wx[W], wy[W], wz[W];
@@ -231,8 +236,10 @@ template <int DIM, int W>
 __global__ void interp_shared(const float* __restrict__ ux, const float* __restrict__ uy,
                               const float* __restrict__ uz, const unsigned* __restrict__ order,
                               const int4* __restrict__ subs, Geom g, const float2* __restrict__ fine,
-                              float2* __restrict__ c) {
+                              float2* __restrict__ c, std::size_t c_stride, std::size_t fine_stride) {
   extern __shared__ float2 tile[];
+  c += blockIdx.y * c_stride;
+  fine += blockIdx.y * fine_stride;
   const int tx = g.tile[0], ty = g.tile[1], cells = tx * ty * g.tile[2];
   const int4 sp = subs[blockIdx.x];
   const BinOrigin o = bin_origin(sp.x, g);
@@ -267,7 +274,10 @@ __global__ void interp_shared(const float* __restrict__ ux, const float* __restr
 template <int DIM, int W>
 __global__ void interp_global(const float* __restrict__ ux, const float* __restrict__ uy,
                               const float* __restrict__ uz, const unsigned* __restrict__ order, std::size_t m,
-                              Geom g, const float2* __restrict__ fine, float2* __restrict__ c) {
+                              Geom g, const float2* __restrict__ fine, float2* __restrict__ c, std::size_t c_stride,
+                              std::size_t fine_stride) {
+  c += blockIdx.y * c_stride;
+  fine += blockIdx.y * fine_stride;
   for (std::size_t s = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; s < m;
        s += std::size_t(gridDim.x) * blockDim.x) {
     float wx[W], wy[W], wz[W];
@@ -311,9 +321,12 @@ __device__ __forceinline__ int mode_to_fine(int i, int n, int nf) {
   return j < 0 ? j + nf : j;
 }
 
+// Transform blockIdx.y of a batch: fine grids nf apart, modes `total` apart.
 __global__ void deapodize_out(const float2* __restrict__ fine, Geom g, ModeMap mm, const float* __restrict__ dx,
                               const float* __restrict__ dy, const float* __restrict__ dz, float2* __restrict__ f) {
   const std::size_t total = std::size_t(mm.n[0]) * mm.n[1] * mm.n[2];
+  fine += blockIdx.y * (std::size_t(g.nf[0]) * g.nf[1] * g.nf[2]);
+  f += blockIdx.y * total;
   for (std::size_t o = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; o < total;
        o += std::size_t(gridDim.x) * blockDim.x) {
     const int ix = int(o % mm.n[0]), iy = int((o / mm.n[0]) % mm.n[1]), iz = int(o / (std::size_t(mm.n[0]) * mm.n[1]));
@@ -337,6 +350,8 @@ __device__ __forceinline__ int fine_to_mode(int fi, int n, int nf) {
 __global__ void deapodize_in(const float2* __restrict__ f, Geom g, ModeMap mm, const float* __restrict__ dx,
                              const float* __restrict__ dy, const float* __restrict__ dz, float2* __restrict__ fine) {
   const std::size_t total = std::size_t(g.nf[0]) * g.nf[1] * g.nf[2];
+  fine += blockIdx.y * total;  // transform blockIdx.y of a batch
+  f += blockIdx.y * (std::size_t(mm.n[0]) * mm.n[1] * mm.n[2]);
   for (std::size_t o = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; o < total;
        o += std::size_t(gridDim.x) * blockDim.x) {
     const int fx = int(o % g.nf[0]), fy = int((o / g.nf[0]) % g.nf[1]), fz = int(o / (std::size_t(g.nf[0]) * g.nf[1]));
@@ -357,25 +372,30 @@ __global__ void deapodize_in(const float2* __restrict__ f, Geom g, ModeMap mm, c
 
 template <int DIM, int W>
 struct Kernels {
+  // n transforms (blockIdx.y): values m apart, fine grids fine_stride apart.
   static void spread(bool shared, const float* ux, const float* uy, const float* uz, const unsigned* order,
                      const float2* c, const int4* subs, std::size_t nsub, std::size_t m, const Geom& g,
-                     std::size_t smem, int threads, float2* fine, cudaStream_t s) {
+                     std::size_t smem, int threads, float2* fine, int n, std::size_t fine_stride, cudaStream_t s) {
     if (shared) {
       CUDA_CHECK(cudaFuncSetAttribute(spread_shared<DIM, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-      spread_shared<DIM, W><<<unsigned(nsub), threads, smem, s>>>(ux, uy, uz, order, c, subs, g, fine);
+      spread_shared<DIM, W><<<dim3(unsigned(nsub), n), threads, smem, s>>>(ux, uy, uz, order, c, subs, g, fine, m,
+                                                                             fine_stride);
     } else {
-      spread_global<DIM, W><<<blocks_for(m, 128), 128, 0, s>>>(ux, uy, uz, order, c, m, g, fine);
+      spread_global<DIM, W><<<dim3(blocks_for(m, 128), n), 128, 0, s>>>(ux, uy, uz, order, c, m, g, fine, m,
+                                                                          fine_stride);
     }
     CUDA_CHECK_LAUNCH();
   }
   static void interp(bool shared, const float* ux, const float* uy, const float* uz, const unsigned* order,
                      const int4* subs, std::size_t nsub, std::size_t m, const Geom& g, std::size_t smem, int threads,
-                     const float2* fine, float2* c, cudaStream_t s) {
+                     const float2* fine, float2* c, int n, std::size_t fine_stride, cudaStream_t s) {
     if (shared) {
       CUDA_CHECK(cudaFuncSetAttribute(interp_shared<DIM, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-      interp_shared<DIM, W><<<unsigned(nsub), threads, smem, s>>>(ux, uy, uz, order, subs, g, fine, c);
+      interp_shared<DIM, W><<<dim3(unsigned(nsub), n), threads, smem, s>>>(ux, uy, uz, order, subs, g, fine, c, m,
+                                                                             fine_stride);
     } else {
-      interp_global<DIM, W><<<blocks_for(m, 128), 128, 0, s>>>(ux, uy, uz, order, m, g, fine, c);
+      interp_global<DIM, W><<<dim3(blocks_for(m, 128), n), 128, 0, s>>>(ux, uy, uz, order, m, g, fine, c, m,
+                                                                          fine_stride);
     }
     CUDA_CHECK_LAUNCH();
   }

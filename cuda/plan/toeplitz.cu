@@ -6,6 +6,9 @@
 // per axis: h[(j - n) mod 2n] = Q[j]), pad(x) puts x at the low corner of the
 // doubled grid and crop takes that corner back. The regularizer's D^H D is
 // its own operator (recon/ops/diff.hpp), added in one pass after the crop.
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -97,28 +100,35 @@ void launch_shift(const float2* in, float2* out, const ImageGrid& len, Dims3 off
 // slowest axis over the whole grid; the inverse runs them in reverse, the fast
 // axes again over the lower slabs only, which are all the crop reads. About
 // 2/3 of a full transform's passes (issue 9; docs/performance.md).
+//
+// `batch` grids (SENSE's coils, issue 25) are interleaved slab by slab:
+// element r of slab s of grid t sits at (s * batch + t) * slab + r, so the
+// lower slabs of all grids are one contiguous run (one fast-axes plan over
+// lower * batch slabs) and the slowest axis is one plan of stride
+// batch * slab. batch = 1 is the plain x-fastest layout.
 class PaddedFft {
  public:
-  PaddedFft(const ImageGrid& n, const ImageGrid& len, cudaStream_t s, const std::string& what) {
+  PaddedFft(const ImageGrid& n, const ImageGrid& len, cudaStream_t s, const std::string& what, int batch = 1) {
     const bool volume = len.nz > 1, plane = !volume && len.ny > 1;
-    if (!volume && !plane) {  // 1D: no slab to skip
-      slow_ = std::make_unique<CufftPlan>(len, s, what);
-      return;
+    slab_ = volume ? (long long)len.nx * len.ny : plane ? len.nx : 1;
+    const long long slow_len = volume ? len.nz : plane ? len.ny : len.nx, b = batch;
+    if (volume || plane) {
+      ImageGrid fast{len.nx, volume ? len.ny : 1, 1};
+      const long long lower = volume ? n.nz : n.ny;
+      upper_ = std::size_t(lower * slab_);
+      fast_ = std::make_unique<CufftPlan>(FftLayout{fft_dims(fast), 1, slab_, lower * b}, s, what);
     }
-    const long long slab = volume ? (long long)len.nx * len.ny : len.nx;
-    ImageGrid fast{len.nx, volume ? len.ny : 1, 1};
-    const long long lower = volume ? n.nz : n.ny;
-    upper_ = std::size_t(lower * slab);
-    fast_ = std::make_unique<CufftPlan>(FftLayout{fft_dims(fast), 1, slab, lower}, s, what);
-    slow_ = std::make_unique<CufftPlan>(FftLayout{{volume ? len.nz : len.ny}, slab, 1, slab}, s, what);
+    // 1D, batch 1: stride 1, dist 1, one transform (the basic layout).
+    slow_ = std::make_unique<CufftPlan>(FftLayout{{slow_len}, b * slab_, 1, b * slab_}, s, what);
   }
+  long long slab() const { return slab_; }
   void forward(float2* pad) {
     if (fast_) fast_->exec(pad, CUFFT_FORWARD);
     slow_->exec(pad, CUFFT_FORWARD);
   }
   // The whole grid's forward transform (K's, whose h fills it), by the same
   // plans: the fast axes over the lower slabs and then the upper ones (as
-  // many: the grid is doubled), then the slowest axis.
+  // many: the grid is doubled), then the slowest axis. Batch 1 only.
   void forward_full(float2* grid) {
     if (fast_) {
       fast_->exec(grid, CUFFT_FORWARD);
@@ -134,10 +144,69 @@ class PaddedFft {
 
  private:
   std::unique_ptr<CufftPlan> fast_, slow_;
+  long long slab_ = 1;
   std::size_t upper_ = 0;  // elements before the first upper slab
 };
 
-class GpuNormalOperator : public HermitianOp {
+// SENSE's coils on the interleaved layout of PaddedFft (batch grids): at most
+// kCoilGroup maps per pass, passed by value.
+constexpr int kCoilGroup = 8;
+struct CoilMaps {
+  const float2* map[kCoilGroup];
+  int count;
+};
+
+__device__ inline float2 cmul(float2 a, float2 b) { return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+// conj(a) b
+__device__ inline float2 cmulc(float2 a, float2 b) { return make_float2(a.x * b.x + a.y * b.y, a.x * b.y - a.y * b.x); }
+
+// buf = pad(S_t x) for every coil t of the group (zero outside the low corner).
+__global__ void embed_coils_kernel(const float2* __restrict__ x, CoilMaps maps, float2* __restrict__ buf, Dims3 n,
+                                   Dims3 len, long long slab) {
+  const std::size_t total = std::size_t(len.x) * len.y * len.z * maps.count;
+  const std::size_t run = std::size_t(maps.count) * slab;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const int t = int((i / slab) % maps.count);
+    const Dims3 c = coords(i / run * slab + i % slab, len);
+    float2 v = make_float2(0.f, 0.f);
+    if (c.x < n.x && c.y < n.y && c.z < n.z) {
+      const std::size_t j = c.x + std::size_t(n.x) * (c.y + std::size_t(n.y) * c.z);
+      v = cmul(maps.map[t][j], x[j]);
+    }
+    buf[i] = v;
+  }
+}
+
+// Every grid of the group times the one spectrum.
+__global__ void multiply_coils_kernel(float2* __restrict__ buf, const float2* __restrict__ spectrum, std::size_t total,
+                                      int count, long long slab) {
+  const std::size_t run = std::size_t(count) * slab;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    buf[i] = cmul(buf[i], spectrum[i / run * slab + i % slab]);
+}
+
+// y (+)= sum_t conj(S_t) crop(buf_t): `accumulate` false for the first group.
+__global__ void crop_coils_kernel(const float2* __restrict__ buf, CoilMaps maps, float2* __restrict__ y, Dims3 n,
+                                  Dims3 len, long long slab, bool accumulate) {
+  const std::size_t total = std::size_t(n.x) * n.y * n.z;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const Dims3 p = coords(i, n);
+    const std::size_t d = p.x + std::size_t(len.x) * (p.y + std::size_t(len.y) * p.z);
+    const std::size_t base = d / slab * maps.count * slab + d % slab;
+    float2 acc = accumulate ? y[i] : make_float2(0.f, 0.f);
+    for (int t = 0; t < maps.count; ++t) {
+      const float2 v = cmulc(maps.map[t][i], buf[base + std::size_t(t) * slab]);
+      acc.x += v.x;
+      acc.y += v.y;
+    }
+    y[i] = acc;
+  }
+}
+
+class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
  public:
   // q: device memory, q_count values on the doubled grid.
   GpuNormalOperator(Device& dev, const float2* q, std::size_t q_count, const ImageGrid& grid)
@@ -173,11 +242,77 @@ class GpuNormalOperator : public HermitianOp {
     CUDA_CHECK_LAUNCH();
   }
 
+ public:
+  // SENSE's normal, groups of up to kCoilGroup coils (fewer where the card
+  // lacks the memory) through one batched FFT pair each: embed S_t x for the
+  // group, forward, one multiply, inverse, and the conj(S_t)-weighted sum of
+  // the crops, fused into y.
+  void apply_coils(const DeviceVector& x, const std::vector<std::shared_ptr<DeviceVector>>& maps,
+                   DeviceVector& y) override {
+    DeviceScope scope(device());
+    if (x.size() != n_.voxels() || y.size() != n_.voxels())
+      throw std::invalid_argument("toeplitz coils: x and y must hold the grid's " + std::to_string(n_.voxels()) +
+                                  " voxels");
+    const int coils = int(maps.size());
+    const int group = coil_group(coils);
+    for (int c0 = 0; c0 < coils; c0 += group) {
+      CoilMaps m{};
+      m.count = std::min(group, coils - c0);
+      for (int t = 0; t < m.count; ++t) {
+        require_gpu(device(), *maps[c0 + t], "sense coil map");
+        if (maps[c0 + t]->size() != n_.voxels())
+          throw std::invalid_argument("toeplitz coils: map " + std::to_string(c0 + t) + " has " +
+                                      std::to_string(maps[c0 + t]->size()) + " voxels");
+        m.map[t] = dptr(*maps[c0 + t]);
+      }
+      PaddedFft& fft = batch_fft(m.count);
+      float2* buf = coil_buf_.get();
+      const std::size_t total = len_.voxels() * std::size_t(m.count);
+      embed_coils_kernel<<<blocks_for(total, kThreads), kThreads, 0, s_>>>(dptr(x), m, buf, dims3(n_), dims3(len_),
+                                                                           fft.slab());
+      CUDA_CHECK_LAUNCH();
+      fft.forward(buf);
+      multiply_coils_kernel<<<blocks_for(total, kThreads), kThreads, 0, s_>>>(buf, spectrum_.get(), total, m.count,
+                                                                              fft.slab());
+      CUDA_CHECK_LAUNCH();
+      fft.inverse(buf);
+      crop_coils_kernel<<<blocks_for(n_.voxels(), kThreads), kThreads, 0, s_>>>(buf, m, dptr(y), dims3(n_), dims3(len_),
+                                                                                fft.slab(), c0 > 0);
+      CUDA_CHECK_LAUNCH();
+    }
+  }
+
  private:
+  // Coils per pass: kCoilGroup, or as many doubled grids as half the free
+  // memory holds (at least 1), decided at the first call and kept.
+  int coil_group(int coils) {
+    if (group_ == 0) {
+      const double grid = double(len_.voxels()) * sizeof(float2);
+      const double fit = std::floor(0.5 * double(free_device_bytes()) / grid);
+      group_ = int(std::max(1.0, std::min(double(kCoilGroup), fit)));
+    }
+    return std::min(group_, coils);
+  }
+  // The interleaved buffer for `count` grids and its FFT pair, made at the
+  // first call with that count (a last, smaller group makes a second pair).
+  PaddedFft& batch_fft(int count) {
+    const std::string what = "SENSE's batched Toeplitz normal on " + std::to_string(count) + " x " + dims_string(len_);
+    if (coil_buf_.size() < len_.voxels() * std::size_t(count)) {
+      coil_buf_.release();
+      coil_buf_.allocate(len_.voxels() * std::size_t(count), what);
+    }
+    std::unique_ptr<PaddedFft>& f = coil_fft_[count];
+    if (!f) f = std::make_unique<PaddedFft>(n_, len_, s_, what, count);
+    return *f;
+  }
+
   ImageGrid n_, len_;
   cudaStream_t s_;
   DeviceBuffer<float2> spectrum_, pad_;
   std::unique_ptr<PaddedFft> fft_;
+  int group_ = 0;
+  DeviceBuffer<float2> coil_buf_;
+  std::map<int, std::unique_ptr<PaddedFft>> coil_fft_;
 };
 
 class GpuToeplitz : public ToeplitzKernels {

@@ -1,9 +1,12 @@
 #include "recon/coils/sense.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "core/error.hpp"
+#include "recon/device/cpu_device.hpp"
 #include "recon/ops/device_stack.hpp"
+#include "recon/plan/toeplitz.hpp"
 
 namespace fhd {
 namespace {
@@ -28,6 +31,85 @@ class CpuMaps : public MapsKernels {
   Device& dev_;
 };
 
+// Coils per FFT pair on the CPU: one. The CPU's batched FFTW pair bought
+// nothing on the 2-core machine (8 coils at 64^3: 0.90-0.93x of single
+// applies, 4 coils 0.98x; docs/performance.md) and needs a doubled grid per
+// coil, so the CPU keeps the per-coil pair and only fuses the maps' products
+// and the sum; the grouping stays for a CPU where batches pay.
+constexpr int kCpuCoilGroup = 1;
+
+// y = sum_c conj(S_c) T (S_c x) on the host, kCpuCoilGroup coils per apply of
+// the CPU's T (recon/plan/toeplitz.hpp).
+void cpu_coils(ToeplitzOperator& t, const cfloat* x, const std::vector<std::shared_ptr<DeviceVector>>& maps,
+               cfloat* y, std::size_t vox) {
+  const int coils = int(maps.size()), group = std::min(coils, kCpuCoilGroup);
+  std::vector<cfloat> in(group * vox), out(group * vox);
+  std::fill(y, y + vox, cfloat(0.f));
+  for (int c0 = 0; c0 < coils; c0 += group) {
+    const int g = std::min(group, coils - c0);
+    for (int k = 0; k < g; ++k) {
+      const cfloat* s = host_data(*maps[c0 + k]);
+      cfloat* dst = in.data() + k * vox;
+#pragma omp parallel for
+      for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(vox); ++i) dst[i] = s[i] * x[i];
+    }
+    t.apply(in.data(), out.data(), g);
+#pragma omp parallel for
+    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(vox); ++i) {
+      cfloat acc = y[i];
+      for (int k = 0; k < g; ++k) acc += std::conj(host_data(*maps[c0 + k])[i]) * out[k * vox + i];
+      y[i] = acc;
+    }
+  }
+}
+
+// E^H E = sum_c S_c^H T S_c as one operator: the coils' FFT pairs batched on
+// the GPU (CoilBatchedNormal); on the CPU, the maps' products fused around T.
+class SenseNormal : public HermitianOp {
+ public:
+  SenseNormal(OpPtr t, std::vector<std::shared_ptr<DeviceVector>> maps)
+      : HermitianOp(t->device(), t->in(), "sum_c S_c^H T S_c (batched)"), t_(std::move(t)), maps_(std::move(maps)) {}
+
+ protected:
+  void do_apply(const DeviceVector& x, DeviceVector& y) override {
+    if (auto* gpu = dynamic_cast<CoilBatchedNormal*>(t_.get())) return gpu->apply_coils(x, maps_, y);
+    cpu_coils(dynamic_cast<ToeplitzOperator&>(*t_), host_data(x), maps_, host_data(y), x.size());
+  }
+
+ private:
+  OpPtr t_;
+  std::vector<std::shared_ptr<DeviceVector>> maps_;
+};
+
+// E = vstack of compose(A, diag(S_c)), with its normal batched over coils
+// where A's normal is a Toeplitz T that can batch (else the stack's own
+// normal: the per-coil sum).
+class SenseOp : public LinOp {
+ public:
+  SenseOp(OpPtr model, std::vector<std::shared_ptr<DeviceVector>> maps, OpPtr stack)
+      : LinOp(stack->device(), stack->in(), stack->out(), stack->name()),
+        model_(std::move(model)),
+        maps_(std::move(maps)),
+        stack_(std::move(stack)) {}
+
+ protected:
+  void do_apply(const DeviceVector& x, DeviceVector& y) override { stack_->apply(x, y); }
+  void do_adjoint(const DeviceVector& y, DeviceVector& x) override { stack_->adjoint(y, x); }
+  void do_apply_add(const DeviceVector& x, DeviceVector& y, cdouble a) override { stack_->apply_add(x, y, a); }
+  void do_adjoint_add(const DeviceVector& y, DeviceVector& x, cdouble a) override { stack_->adjoint_add(y, x, a); }
+  OpPtr make_normal() override {
+    OpPtr t = model_->normal();
+    if (dynamic_cast<CoilBatchedNormal*>(t.get()) || dynamic_cast<ToeplitzOperator*>(t.get()))
+      return std::make_shared<SenseNormal>(t, maps_);
+    return stack_->normal();
+  }
+
+ private:
+  OpPtr model_;
+  std::vector<std::shared_ptr<DeviceVector>> maps_;
+  OpPtr stack_;
+};
+
 }  // namespace
 
 std::vector<std::shared_ptr<DeviceVector>> upload_maps(Device& dev, const CoilData& maps, const ImageGrid& grid) {
@@ -41,7 +123,7 @@ OpPtr sense_op(const OpPtr& model, const std::vector<std::shared_ptr<DeviceVecto
   if (maps.empty()) throw InputError("sense", "coil maps", "0", "needs at least one coil");
   std::vector<OpPtr> coils;
   for (const auto& m : maps) coils.push_back(compose({model, diag(m, model->in())}));
-  return vstack(coils);
+  return std::make_shared<SenseOp>(model, maps, vstack(coils));
 }
 
 OpPtr sense_op_across(Device& home, const std::vector<OpPtr>& models,

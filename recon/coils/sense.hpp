@@ -3,8 +3,9 @@
 // by C coils with sensitivities S_c through one trajectory,
 //   E = [A S_0; A S_1; ...]  (vstack of compose(A, diag(S_c))),
 // so E^H y = sum_c conj(S_c) A^H y_c and E^H E = sum_c S_c^H T S_c, with
-// A the plan's model and T its Toeplitz operator: one Q for all coils, one FFT
-// pair per coil and apply (docs/coils.md). Any model works in A's place: the
+// A the plan's model and T its Toeplitz operator: one Q for all coils, the
+// coils' FFT pairs batched in one operator (GPU: up to 8 doubled grids per
+// batched cuFFT pair; the CPU keeps one pair per coil; docs/coils.md). Any model works in A's place: the
 // field models give SENSE with off-resonance compensation.
 #include <memory>
 #include <vector>

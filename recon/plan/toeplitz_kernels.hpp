@@ -5,11 +5,25 @@
 // model). T is what makes CG cheap: one FFT pair on the doubled grid per apply
 // instead of a gather over every sample. CPU: recon/plan/toeplitz.cpp (FFTW);
 // GPU: cuda/plan/toeplitz.cu (cuFFT).
+#include <memory>
 #include <vector>
 
 #include "recon/ops/linop.hpp"
 
 namespace fhd {
+
+// A normal operator T that also applies SENSE's normal with the coils batched:
+//   y = sum_c conj(S_c) . T (S_c . x)
+// (maps S_c on T's device, T's grid's voxels each), the same as the per-coil
+// sum but with the coils' FFT pairs in batched transforms (issue 25). The
+// GPU's T implements it; recon/coils/sense.cpp falls back to the per-coil sum
+// for a T that does not.
+class CoilBatchedNormal {
+ public:
+  virtual ~CoilBatchedNormal() = default;
+  virtual void apply_coils(const DeviceVector& x, const std::vector<std::shared_ptr<DeviceVector>>& maps,
+                           DeviceVector& y) = 0;
+};
 
 class ToeplitzKernels {
  public:

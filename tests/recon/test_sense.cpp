@@ -7,6 +7,7 @@
 #include "recon/device/device.hpp"
 #include "recon/pipeline/pipeline.hpp"
 #include "recon/coils/sense.hpp"
+#include "sense_normal_check.hpp"
 #include "test_util.hpp"
 
 using namespace fhd;
@@ -85,4 +86,15 @@ TEST_CASE("sense: bad options are refused before any work", "[sense]") {
   opt.maps = "given";
   opt.given_maps = std::make_shared<const CoilData>(CoilData(3, std::vector<cfloat>(g.voxels())));
   CHECK_THROWS_AS(reconstruct_coils(*be, {&a, &b}, opt), InputError);  // 3 maps for 2 coils
+}
+
+TEST_CASE("sense: the batched normal equals the per-coil sum of S^H T S", "[sense]") {
+  std::unique_ptr<Device> dev = make_cpu_device();
+  for (const ImageGrid& g : {ImageGrid{20, 16, 1}, ImageGrid{10, 8, 6}}) {
+    const Trajectory t = test::random_trajectory(g.voxels(), g, 81);
+    auto plan = Plan::make(*dev, t, g, {});
+    // 6 coils: the sum over groups, each into y after the first.
+    test::check_sense_normal(*dev, plan->forward(), g, 6, 82);
+    test::check_sense_normal(*dev, plan->forward(), g, 1, 83);
+  }
 }

@@ -1,0 +1,109 @@
+// The GPU NUFFT's batches (issue 25): n transforms in one call equal n
+// single calls on the same plan to float32 rounding, type 1 and type 2, 2D and
+// 3D, both spreading/interpolation methods; a plan reused gives identical
+// results (single after batched, batched again).
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "cuda/device/device_buffer.hpp"
+#include "cuda/device/gpu_internal.hpp"
+#include "cuda/nufft/nufft.hpp"
+#include "test_backend_util.hpp"
+
+using namespace fhd;
+using namespace fhd::gpu_test;
+using gpu::DeviceBuffer;
+using gpu::NufftMethod;
+
+namespace {
+
+struct Points3 {
+  DeviceBuffer<float> kx, ky, kz;
+};
+
+Points3 upload_points(const Trajectory& t, cudaStream_t s) {
+  Points3 p;
+  p.kx.allocate(t.size(), "test points");
+  p.ky.allocate(t.size(), "test points");
+  p.kz.allocate(t.size(), "test points");
+  gpu::upload(t.kx.data(), t.size(), p.kx.get(), s);
+  gpu::upload(t.ky.data(), t.size(), p.ky.get(), s);
+  std::vector<float> kz = t.kz.size() == t.size() ? t.kz : std::vector<float>(t.size(), 0.f);
+  gpu::upload(kz.data(), t.size(), p.kz.get(), s);
+  return p;
+}
+
+DeviceBuffer<float2> to_device(const std::vector<cfloat>& v, cudaStream_t s) {
+  DeviceBuffer<float2> d(v.size(), "test values");
+  gpu::upload(reinterpret_cast<const float2*>(v.data()), v.size(), d.get(), s);
+  return d;
+}
+
+std::vector<cfloat> to_host(const DeviceBuffer<float2>& d, std::size_t off, std::size_t n, cudaStream_t s) {
+  std::vector<cfloat> v(n);
+  gpu::download(d.get() + off, n, reinterpret_cast<float2*>(v.data()), s);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("gpu nufft: n transforms in one call equal n single calls; plans reused give identical results",
+          "[gpu][nufft][batch]") {
+  FHD_NEED_GPU();
+  const ImageGrid grids[] = {{32, 24, 1}, {16, 20, 12}};
+  const int n = 5;
+  unsigned seed = 7;
+  for (const ImageGrid& g : grids)
+    for (NufftMethod method : {NufftMethod::Shared, NufftMethod::Global}) {
+      const std::size_t m = 3000, vox = g.voxels();
+      const Trajectory t = random_trajectory(m, g, seed++);
+      const std::vector<cfloat> c = random_complex(n * m, seed++), f = random_complex(n * vox, seed++);
+      gpu::OwnedStream s;
+      Points3 p = upload_points(t, s);
+      gpu::NufftOptions o;
+      o.tol = 1e-6;
+      o.spread = o.interp = method;
+      gpu::NufftPlan plan(g, g, o, s);
+      plan.set_points(p.kx.get(), p.ky.get(), p.kz.get(), m);
+      DeviceBuffer<float2> dc = to_device(c, s), df = to_device(f, s);
+      DeviceBuffer<float2> img_single(n * vox, "test"), img_batch(n * vox, "test");
+      DeviceBuffer<float2> pts_single(n * m, "test"), pts_batch(n * m, "test");
+      for (int k = 0; k < n; ++k) {
+        plan.type1(dc.get() + k * m, img_single.get() + k * vox);
+        plan.type2(df.get() + k * vox, pts_single.get() + k * m);
+      }
+      plan.type1(dc.get(), img_batch.get(), n);
+      plan.type2(df.get(), pts_batch.get(), n);
+      const std::string what = grid_name(g) + (method == NufftMethod::Shared ? " shared" : " global");
+      for (int k = 0; k < n; ++k) {
+        INFO(what << ", transform " << k);
+        const std::vector<cfloat> s1 = to_host(img_single, k * vox, vox, s), b1 = to_host(img_batch, k * vox, vox, s);
+        const std::vector<cfloat> s2 = to_host(pts_single, k * m, m, s), b2 = to_host(pts_batch, k * m, m, s);
+        // float32 rounding: type 1's atomics add in any order, and a batched
+        // cuFFT plan may factor the transform otherwise than a single one.
+        CHECK(rel_l2(b1, s1) < 1e-6);
+        CHECK(rel_l2(b2, s2) < 1e-6);
+        // The transforms differ: a batch that repeated transform 0 would fail here.
+        if (k > 0) CHECK(rel_l2(b1, to_host(img_single, 0, vox, s)) > 0.1);
+      }
+      // Reuse: the batch again and a single call after it, on the same plan:
+      // type 2 (one thread per point, no atomics) repeats bit for bit.
+      DeviceBuffer<float2> again(n * m, "test");
+      plan.type2(df.get(), again.get(), n);
+      CHECK(to_host(again, 0, n * m, s) == to_host(pts_batch, 0, n * m, s));
+      plan.type2(df.get() + vox, again.get());
+      CHECK(to_host(again, 0, m, s) == to_host(pts_single, m, m, s));
+      plan.type1(dc.get(), img_batch.get(), n);
+      CHECK(rel_l2(to_host(img_batch, 0, n * vox, s), to_host(img_single, 0, n * vox, s)) < 1e-6);
+    }
+}
+
+TEST_CASE("gpu nufft: a batch size out of range is refused", "[gpu][nufft][batch]") {
+  FHD_NEED_GPU();
+  const ImageGrid g{16, 16, 1};
+  gpu::OwnedStream s;
+  gpu::NufftPlan plan(g, g, gpu::NufftOptions{}, s);
+  CHECK_THROWS_AS(plan.type1(nullptr, nullptr, 0), InputError);
+  CHECK_THROWS_AS(plan.type2(nullptr, nullptr, 70000), InputError);
+}
