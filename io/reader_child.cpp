@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cerrno>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -82,26 +84,33 @@ void write_all(int fd, const std::string& msg) {
   }
 }
 
-// 'O' (read), 'E' + the InputError, or 'X' + another error.
-std::string run_reader(const std::string& name, const std::string& path) {
+// 'O' (read: `result` holds the reader's bytes), 'E' (`result` holds the
+// InputError) or 'X' (another error).
+char run_reader(const std::string& name, const std::string& path, std::string& result) {
   const auto it = readers().find(name);
-  if (it == readers().end()) return "Xno reader named " + name + " in this executable";
-  try {
-    it->second(path);
-  } catch (const InputError& e) {
-    return std::string("E") + e.what();
-  } catch (const std::exception& e) {
-    return std::string("X") + e.what();
+  if (it == readers().end()) {
+    result = "no reader named " + name + " in this executable";
+    return 'X';
   }
-  return "O";
+  try {
+    result = it->second(path);
+  } catch (const InputError& e) {
+    result = e.what();
+    return 'E';
+  } catch (const std::exception& e) {
+    result = e.what();
+    return 'X';
+  }
+  return 'O';
 }
 
 // ------------------------------------------------------------ the parent
 
-// The result pipe's read end, non-blocking; `out` gets what the child wrote.
+// The result pipe's read end, non-blocking; `out` gets what the child wrote
+// (a scan's bytes: read while the child writes them, a MiB at a time).
 // Returns false when the deadline passed before the child closed its end.
 bool read_until_eof(int fd, Clock::time_point deadline, std::string& out) {
-  char buf[4096];
+  constexpr std::size_t kChunk = std::size_t(1) << 20;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) return false;
@@ -109,11 +118,13 @@ bool read_until_eof(int fd, Clock::time_point deadline, std::string& out) {
     const int r = ::poll(&p, 1, int(std::min<long long>(left, 1000)));
     if (r < 0 && errno != EINTR) return true;  // cannot wait on it: treat as the end
     if (r <= 0) continue;
-    const ssize_t n = ::read(fd, buf, sizeof buf);
+    const std::size_t had = out.size();
+    out.resize(had + kChunk);
+    const ssize_t n = ::read(fd, out.data() + had, kChunk);
+    out.resize(had + std::size_t(std::max<ssize_t>(n, 0)));
     if (n == 0) return true;
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n < 0) return true;
-    out.append(buf, std::size_t(n));
   }
 }
 
@@ -209,49 +220,59 @@ void serve_reader_child(int argc, char** argv) {
   const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   if (null >= 0) ::dup2(null, 1), ::dup2(null, 2);
   test_hook("reader-child");
-  write_all(kResultFd, run_reader(name, path));
+  std::string result;
+  const char tag = run_reader(name, path, result);
+  write_all(kResultFd, std::string(1, tag));
+  write_all(kResultFd, result);
   ::_exit(0);
 }
 
-void read_in_child_first(const std::string& path, const std::string& name) {
+std::optional<std::string> read_in_child(const std::string& path, const std::string& name) {
+  // Not a regular file (a FIFO, a device): the child still reads it, on the
+  // time of an empty file.
   std::error_code ec;
   const auto size = fs::file_size(path, ec);
   int fds[2];
-  if (ec || ::pipe2(fds, O_CLOEXEC) != 0) return;
+  if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
   const Clock::time_point start = Clock::now();
-  const double seconds = reader_child_seconds(double(size));
+  const double seconds = reader_child_seconds(ec ? 0.0 : double(size));
   const pid_t pid = spawn_reader(name, path, fds[1]);
   ::close(fds[1]);
   if (pid < 0) {
     ::close(fds[0]);
-    return;
+    return std::nullopt;
   }
   register_child_process(pid);  // an interrupt kills it (and PR_SET_PDEATHSIG, should we be killed)
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  ::fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);  // fewer wake-ups for a large scan; the default 64 KiB works too
   std::string msg;
   bool timed_out = !read_until_eof(fds[0], deadline, msg);
   ::close(fds[0]);
   const int status = finish_child(pid, deadline, timed_out);
-  if (msg == "N") return;  // exec failed
+  if (msg == "N") return std::nullopt;  // exec failed
   if (timed_out) {
     char s[32];
     std::snprintf(s, sizeof s, "%.3g", seconds);
     refuse(path, std::string("libhdf5 did not finish reading it in ") + s +
                      " s (corrupt HDF5 structure? FHDRECON_READ_TIMEOUT sets the limit)");
   }
-  if (WIFSIGNALED(status) || msg.empty())
+  // A child that died after writing part of its result is a crash too.
+  if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0 || msg.empty())
     refuse(path, "libhdf5 crashed reading it (corrupt HDF5 structure; " +
                      (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
                                           : "exit status " + std::to_string(WEXITSTATUS(status))) +
                      ")");
-  if (msg[0] == 'E') throw InputError(msg.substr(1));
-  if (msg[0] == 'X') {
-    std::string why = msg.substr(1);
-    for (char& c : why)
+  const char tag = msg[0];
+  msg.erase(0, 1);
+  if (tag == 'E') throw InputError(msg);
+  if (tag == 'X') {
+    for (char& c : msg)
       if (c == '\n') c = ' ';
-    refuse(path, "unreadable (corrupt?): " + why);
+    refuse(path, "unreadable (corrupt?): " + msg);
   }
+  if (tag != 'O') refuse(path, "unreadable: the reader child's answer is malformed");
+  return msg;
 }
 
 }  // namespace fhd
