@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +27,7 @@
 #include "core/error.hpp"
 #include "io/atomic_file.hpp"
 #include "io/h5util.hpp"
+#include "io/scan_checks.hpp"
 
 namespace fhd {
 namespace {
@@ -106,11 +108,38 @@ char run_reader(const std::string& name, const std::string& path, std::string& r
 
 // ------------------------------------------------------------ the parent
 
-// The result pipe's read end, non-blocking; `out` gets what the child wrote
-// (a scan's bytes: read while the child writes them, a MiB at a time).
-// Returns false when the deadline passed before the child closed its end.
-bool read_until_eof(int fd, Clock::time_point deadline, std::string& out) {
-  constexpr std::size_t kChunk = std::size_t(1) << 20;
+// What the child sends: a head (its tag, 'O', 'E' or 'X', and the body's
+// length) and a body (the reader's bytes, or the error's message). An exec
+// that failed sends the head "N" alone.
+constexpr std::size_t kHead = 1 + sizeof(std::uint64_t);
+
+struct Answer {
+  std::string head, body;
+  std::uint64_t announced() const {
+    std::uint64_t n = 0;
+    if (head.size() == kHead) std::memcpy(&n, head.data() + 1, sizeof n);
+    return n;
+  }
+};
+
+// Sizes the body once when the head is complete: a large scan is received
+// without reallocations (the length is ours, still only trusted up to the
+// memory available).
+void take(Answer& a, const char* data, std::size_t n) {
+  const std::size_t head = std::min(n, kHead - std::min(kHead, a.head.size()));
+  a.head.append(data, head);
+  if (head && a.head.size() == kHead) {
+    const std::size_t free = available_host_bytes();
+    if (free == 0 || a.announced() <= free) a.body.reserve(std::size_t(a.announced()));
+  }
+  a.body.append(data + head, n - head);
+}
+
+// The result pipe's read end, non-blocking; read while the child writes
+// (a scan's bytes, a MiB at a time). Returns false when the deadline passed
+// before the child closed its end.
+bool read_until_eof(int fd, Clock::time_point deadline, Answer& out) {
+  std::vector<char> buf(std::size_t(1) << 20);
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) return false;
@@ -118,13 +147,11 @@ bool read_until_eof(int fd, Clock::time_point deadline, std::string& out) {
     const int r = ::poll(&p, 1, int(std::min<long long>(left, 1000)));
     if (r < 0 && errno != EINTR) return true;  // cannot wait on it: treat as the end
     if (r <= 0) continue;
-    const std::size_t had = out.size();
-    out.resize(had + kChunk);
-    const ssize_t n = ::read(fd, out.data() + had, kChunk);
-    out.resize(had + std::size_t(std::max<ssize_t>(n, 0)));
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n == 0) return true;
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n < 0) return true;
+    take(out, buf.data(), std::size_t(n));
   }
 }
 
@@ -222,7 +249,10 @@ void serve_reader_child(int argc, char** argv) {
   test_hook("reader-child");
   std::string result;
   const char tag = run_reader(name, path, result);
-  write_all(kResultFd, std::string(1, tag));
+  std::string head(kHead, tag);
+  const std::uint64_t n = result.size();
+  std::memcpy(&head[1], &n, sizeof n);
+  write_all(kResultFd, head);
   write_all(kResultFd, result);
   ::_exit(0);
 }
@@ -246,33 +276,31 @@ std::optional<std::string> read_in_child(const std::string& path, const std::str
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
   ::fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);  // fewer wake-ups for a large scan; the default 64 KiB works too
-  std::string msg;
-  bool timed_out = !read_until_eof(fds[0], deadline, msg);
+  Answer a;
+  bool timed_out = !read_until_eof(fds[0], deadline, a);
   ::close(fds[0]);
   const int status = finish_child(pid, deadline, timed_out);
-  if (msg == "N") return std::nullopt;  // exec failed
+  if (a.head == "N") return std::nullopt;  // exec failed
   if (timed_out) {
     char s[32];
     std::snprintf(s, sizeof s, "%.3g", seconds);
     refuse(path, std::string("libhdf5 did not finish reading it in ") + s +
                      " s (corrupt HDF5 structure? FHDRECON_READ_TIMEOUT sets the limit)");
   }
-  // A child that died after writing part of its result is a crash too.
-  if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0 || msg.empty())
+  // A child that died after writing part of its answer is a crash too.
+  if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0 || a.head.size() != kHead || a.body.size() != a.announced())
     refuse(path, "libhdf5 crashed reading it (corrupt HDF5 structure; " +
                      (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
                                           : "exit status " + std::to_string(WEXITSTATUS(status))) +
                      ")");
-  const char tag = msg[0];
-  msg.erase(0, 1);
-  if (tag == 'E') throw InputError(msg);
-  if (tag == 'X') {
-    for (char& c : msg)
+  if (a.head[0] == 'E') throw InputError(a.body);
+  if (a.head[0] == 'X') {
+    for (char& c : a.body)
       if (c == '\n') c = ' ';
-    refuse(path, "unreadable (corrupt?): " + msg);
+    refuse(path, "unreadable (corrupt?): " + a.body);
   }
-  if (tag != 'O') refuse(path, "unreadable: the reader child's answer is malformed");
-  return msg;
+  if (a.head[0] != 'O') refuse(path, "unreadable: the reader child's answer is malformed");
+  return std::move(a.body);
 }
 
 }  // namespace fhd
