@@ -35,19 +35,28 @@ int fail(int code, const std::string& msg) {
   return code;
 }
 
-// OpenMP's threads wait for the next parallel region by spinning (libgomp:
-// up to 300,000 spins, milliseconds) unless OMP_WAIT_POLICY=passive. On cores
-// shared with other busy processes the spinning steals the time the working
-// threads wait for: the default CPU run took 67-73 s instead of 10 s beside two
-// busy processes (docs/cpu-backend.md, "Threads and load"). libgomp reads the
-// variable once, when it loads, so the CLI sets it and runs itself again,
-// unless the user chose a policy (OMP_WAIT_POLICY or GOMP_SPINCOUNT). Linux
-// only (/proc/self/exe); where exec fails the run goes on as it is.
-void prefer_passive_openmp(char** argv) {
+// Defaults of the threading libraries, which read their variables once, when
+// they load: so the CLI sets the ones the user did not and runs itself again
+// (Linux only, /proc/self/exe; where exec fails the run goes on as it is).
+// - OMP_WAIT_POLICY=passive: OpenMP's threads wait for the next parallel
+//   region by spinning (libgomp: up to 300,000 spins) unless passive. On cores
+//   shared with other busy processes the spinning steals the time the working
+//   threads wait for: the default CPU run took 67-73 s instead of 10 s beside
+//   two busy processes (docs/cpu-backend.md, "Threads and load"). Left alone
+//   when the user chose a policy (OMP_WAIT_POLICY or GOMP_SPINCOUNT).
+// - OPENBLAS_NUM_THREADS=1: OpenBLAS starts a thread per core when it loads,
+//   in every process (the reader child and batch workers too); our BLAS calls
+//   are small and already inside our own parallel loops. On a 64-core host the
+//   pool failed to start under a memory limit (pthread_create: Resource
+//   temporarily unavailable) and ate a reader child's address-space cap.
+void prefer_thread_defaults(char** argv) {
 #ifdef __linux__
-  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
-  if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
-  execv("/proc/self/exe", argv);
+  bool changed = false;
+  if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT"))
+    changed |= setenv("OMP_WAIT_POLICY", "passive", 1) == 0;
+  if (!std::getenv("OPENBLAS_NUM_THREADS") && !std::getenv("OMP_NUM_THREADS"))
+    changed |= setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0;
+  if (changed) execv("/proc/self/exe", argv);
 #else
   (void)argv;
 #endif
@@ -58,7 +67,7 @@ void prefer_passive_openmp(char** argv) {
 int main(int argc, char** argv) {
   using namespace fhd::app;
   fhd::serve_reader_child(argc, argv);  // a reader child (io/reader_child.hpp) ends here
-  prefer_passive_openmp(argv);
+  prefer_thread_defaults(argv);
   fhd::size_openmp_to_process();  // affinity and cgroup quota (recon/device/cpu_threads.hpp)
   fhd::h5::no_cleanup_at_exit();  // before any HDF5 call (io/h5util.hpp: a failed close crashed at exit)
   fhd::install_interrupt_cleanup();

@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <spdlog/spdlog.h>
 
 #include "app/memory_check.hpp"
 #include "io/cfl.hpp"
 #include "io/h5util.hpp"
 #include "io/reader_child.hpp"
+#include "io/scan_bytes.hpp"
 #include "io/scan_file.hpp"
 #include "core/error.hpp"
 #ifdef FHD_HAVE_ISMRMRD
@@ -94,9 +97,11 @@ std::vector<Scan> read_hdf5(const std::string& path) {
   return read_scan_coils(path, nullptr, memory_check_for(path));
 }
 
-// What the reader child (io/reader_child.hpp) runs: the same read, result dropped.
+// What the reader child (io/reader_child.hpp) runs: the real read, its scans
+// handed to the parent as bytes of our own format (io/scan_bytes.hpp).
 constexpr const char* kHdf5Reader = "hdf5-scan";
-const bool kHdf5ReaderAdded = add_child_reader(kHdf5Reader, [](const std::string& path) { read_hdf5(path); });
+const bool kHdf5ReaderAdded =
+    add_child_reader(kHdf5Reader, [](const std::string& path) { return scans_to_bytes(read_hdf5(path)); });
 
 // What the file system says of `path` (a symlink loop, a bad permission) as one
 // InputError; false when it does not exist.
@@ -108,11 +113,18 @@ bool input_exists(const std::string& path) {
   return std::filesystem::exists(st);
 }
 
+// HDF5's signature at offset 0, 512, 1024, 2048, ... (where libhdf5 looks for
+// its superblock), read by our own code: the parent never hands an untrusted
+// file to libhdf5.
 bool is_hdf5_file(const std::string& path) {
+  static constexpr char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return false;
-  h5::QuietErrors quiet;
-  return H5Fis_hdf5(path.c_str()) > 0;
+  std::ifstream in(path, std::ios::binary);
+  char got[8];
+  for (std::streamoff at = 0; in.seekg(at) && in.read(got, sizeof got); at = at ? 2 * at : 512)
+    if (std::equal(got, got + 8, kSignature)) return true;
+  return false;
 }
 
 }  // namespace
@@ -129,8 +141,10 @@ std::vector<Scan> read_scans_any(const std::string& path, const std::string& tra
                      "trajectory (leave --traj-file out)");
   if (is_bart_input(path, traj_file)) return read_bart(path, traj_file, matrix);
   if (!input_exists(path)) throw InputError(path, "--input", path, "no such file");
-  // Once in a child: a corrupt file that crashes or hangs libhdf5 becomes one line.
-  read_in_child_first(path, kHdf5Reader);
+  // In a child only: a corrupt file that crashes or hangs libhdf5 becomes one
+  // line, and this process decodes bytes of our own, never the file. Where no
+  // child can be started, the file is read here, as without isolation.
+  if (std::optional<std::string> bytes = read_in_child(path, kHdf5Reader)) return scans_from_bytes(*bytes, path);
   return read_hdf5(path);
 }
 

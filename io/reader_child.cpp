@@ -9,21 +9,25 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "core/error.hpp"
 #include "io/atomic_file.hpp"
 #include "io/h5util.hpp"
+#include "io/scan_checks.hpp"
 
 namespace fhd {
 namespace {
@@ -82,26 +86,60 @@ void write_all(int fd, const std::string& msg) {
   }
 }
 
-// 'O' (read), 'E' + the InputError, or 'X' + another error.
-std::string run_reader(const std::string& name, const std::string& path) {
+// 'O' (read: `result` holds the reader's bytes), 'E' (`result` holds the
+// InputError) or 'X' (another error).
+char run_reader(const std::string& name, const std::string& path, std::string& result) {
   const auto it = readers().find(name);
-  if (it == readers().end()) return "Xno reader named " + name + " in this executable";
-  try {
-    it->second(path);
-  } catch (const InputError& e) {
-    return std::string("E") + e.what();
-  } catch (const std::exception& e) {
-    return std::string("X") + e.what();
+  if (it == readers().end()) {
+    result = "no reader named " + name + " in this executable";
+    return 'X';
   }
-  return "O";
+  try {
+    result = it->second(path);
+  } catch (const InputError& e) {
+    result = e.what();
+    return 'E';
+  } catch (const std::exception& e) {
+    result = e.what();
+    return 'X';
+  }
+  return 'O';
 }
 
 // ------------------------------------------------------------ the parent
 
-// The result pipe's read end, non-blocking; `out` gets what the child wrote.
-// Returns false when the deadline passed before the child closed its end.
-bool read_until_eof(int fd, Clock::time_point deadline, std::string& out) {
-  char buf[4096];
+// What the child sends: a head (its tag, 'O', 'E' or 'X', and the body's
+// length) and a body (the reader's bytes, or the error's message). An exec
+// that failed sends the head "N" alone.
+constexpr std::size_t kHead = 1 + sizeof(std::uint64_t);
+
+struct Answer {
+  std::string head, body;
+  std::uint64_t announced() const {
+    std::uint64_t n = 0;
+    if (head.size() == kHead) std::memcpy(&n, head.data() + 1, sizeof n);
+    return n;
+  }
+};
+
+// Sizes the body once when the head is complete: a large scan is received
+// without reallocations (the length is ours, still only trusted up to the
+// memory available).
+void take(Answer& a, const char* data, std::size_t n) {
+  const std::size_t head = std::min(n, kHead - std::min(kHead, a.head.size()));
+  a.head.append(data, head);
+  if (head && a.head.size() == kHead) {
+    const std::size_t free = available_host_bytes();
+    if (free == 0 || a.announced() <= free) a.body.reserve(std::size_t(a.announced()));
+  }
+  a.body.append(data + head, n - head);
+}
+
+// The result pipe's read end, non-blocking; read while the child writes
+// (a scan's bytes, a MiB at a time). Returns false when the deadline passed
+// before the child closed its end.
+bool read_until_eof(int fd, Clock::time_point deadline, Answer& out) {
+  std::vector<char> buf(std::size_t(1) << 20);
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) return false;
@@ -109,11 +147,11 @@ bool read_until_eof(int fd, Clock::time_point deadline, std::string& out) {
     const int r = ::poll(&p, 1, int(std::min<long long>(left, 1000)));
     if (r < 0 && errno != EINTR) return true;  // cannot wait on it: treat as the end
     if (r <= 0) continue;
-    const ssize_t n = ::read(fd, buf, sizeof buf);
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n == 0) return true;
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n < 0) return true;
-    out.append(buf, std::size_t(n));
+    take(out, buf.data(), std::size_t(n));
   }
 }
 
@@ -209,49 +247,60 @@ void serve_reader_child(int argc, char** argv) {
   const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   if (null >= 0) ::dup2(null, 1), ::dup2(null, 2);
   test_hook("reader-child");
-  write_all(kResultFd, run_reader(name, path));
+  std::string result;
+  const char tag = run_reader(name, path, result);
+  std::string head(kHead, tag);
+  const std::uint64_t n = result.size();
+  std::memcpy(&head[1], &n, sizeof n);
+  write_all(kResultFd, head);
+  write_all(kResultFd, result);
   ::_exit(0);
 }
 
-void read_in_child_first(const std::string& path, const std::string& name) {
+std::optional<std::string> read_in_child(const std::string& path, const std::string& name) {
+  // Not a regular file (a FIFO, a device): the child still reads it, on the
+  // time of an empty file.
   std::error_code ec;
   const auto size = fs::file_size(path, ec);
   int fds[2];
-  if (ec || ::pipe2(fds, O_CLOEXEC) != 0) return;
+  if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
   const Clock::time_point start = Clock::now();
-  const double seconds = reader_child_seconds(double(size));
+  const double seconds = reader_child_seconds(ec ? 0.0 : double(size));
   const pid_t pid = spawn_reader(name, path, fds[1]);
   ::close(fds[1]);
   if (pid < 0) {
     ::close(fds[0]);
-    return;
+    return std::nullopt;
   }
   register_child_process(pid);  // an interrupt kills it (and PR_SET_PDEATHSIG, should we be killed)
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
-  std::string msg;
-  bool timed_out = !read_until_eof(fds[0], deadline, msg);
+  ::fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);  // fewer wake-ups for a large scan; the default 64 KiB works too
+  Answer a;
+  bool timed_out = !read_until_eof(fds[0], deadline, a);
   ::close(fds[0]);
   const int status = finish_child(pid, deadline, timed_out);
-  if (msg == "N") return;  // exec failed
+  if (a.head == "N") return std::nullopt;  // exec failed
   if (timed_out) {
     char s[32];
     std::snprintf(s, sizeof s, "%.3g", seconds);
     refuse(path, std::string("libhdf5 did not finish reading it in ") + s +
                      " s (corrupt HDF5 structure? FHDRECON_READ_TIMEOUT sets the limit)");
   }
-  if (WIFSIGNALED(status) || msg.empty())
+  // A child that died after writing part of its answer is a crash too.
+  if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0 || a.head.size() != kHead || a.body.size() != a.announced())
     refuse(path, "libhdf5 crashed reading it (corrupt HDF5 structure; " +
                      (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
                                           : "exit status " + std::to_string(WEXITSTATUS(status))) +
                      ")");
-  if (msg[0] == 'E') throw InputError(msg.substr(1));
-  if (msg[0] == 'X') {
-    std::string why = msg.substr(1);
-    for (char& c : why)
+  if (a.head[0] == 'E') throw InputError(a.body);
+  if (a.head[0] == 'X') {
+    for (char& c : a.body)
       if (c == '\n') c = ' ';
-    refuse(path, "unreadable (corrupt?): " + why);
+    refuse(path, "unreadable (corrupt?): " + a.body);
   }
+  if (a.head[0] != 'O') refuse(path, "unreadable: the reader child's answer is malformed");
+  return std::move(a.body);
 }
 
 }  // namespace fhd

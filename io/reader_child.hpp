@@ -1,25 +1,31 @@
 #pragma once
-// Reading an untrusted HDF5 file once in a child process first
+// Reading an untrusted HDF5 file in a child process only
 // (docs/robustness.md, "Crashes and hangs inside libhdf5").
 //
 // A corrupt HDF5 *internal* structure (a global heap under a variable-length
 // read, a B-tree) can crash libhdf5, spin in it, or make it allocate without
 // bound before it returns any error; no check of ours can see it first. So the
-// file is read once by a child: this same executable started again
-// (fork + exec of /proc/self/exe) in its reader mode, which runs one named
-// reader and reports through a pipe. Exec, not a bare fork: the child starts
-// with one thread and fresh locks (a forked copy of a threaded process could
-// deadlock in the sanitizers' or libc's locks), with default signal handlers
-// (a TERM ends it), and without our file descriptors (the output directory's
-// lock is not inherited). PR_SET_PDEATHSIG and the interrupt's cleanup
+// file is read by a child: this same executable started again (fork + exec of
+// /proc/self/exe) in its reader mode, which runs one named reader and sends
+// what it read through a pipe, as bytes of our own format. A pre-read in the
+// child followed by the parent's own read is not enough: whether libhdf5's
+// over-read of a corrupt file faults depends on the process's memory layout,
+// so a file the child survived could still crash the parent. Exec, not a bare
+// fork: the child starts with one thread and fresh locks (a forked copy of a
+// threaded process could deadlock in the sanitizers' or libc's locks), with
+// default signal handlers (a TERM ends it), and without our file descriptors
+// (the output directory's lock is not inherited). PR_SET_PDEATHSIG and the interrupt's cleanup
 // (io/atomic_file.hpp) kill it with its parent.
+#include <optional>
 #include <string>
 
 namespace fhd {
 
-// Reads `path` the way the caller will read it for real, throwing InputError
-// on bad input. Runs in the child.
-using ChildReader = void (*)(const std::string& path);
+// Reads `path` the way the caller would and returns what it read as bytes of
+// our own format (scans: io/scan_bytes.hpp), throwing InputError on bad input.
+// Runs in the child; the parent only decodes the bytes, so libhdf5 never runs
+// on an untrusted file in the parent.
+using ChildReader = std::string (*)(const std::string& path);
 
 // Names a reader the child may run. Call during static initialisation (a
 // namespace-scope constant in the reader's own file), so every executable that
@@ -31,15 +37,16 @@ bool add_child_reader(const std::string& name, ChildReader read);
 // runs the reader, writes its result to the pipe and exits; otherwise returns.
 void serve_reader_child(int argc, char** argv);
 
-// Runs reader `name` on `path` in a child process and waits for it:
-//   the child read it              -> returns; the caller reads for real
+// Runs reader `name` on `path` in a child process, reading its result while it
+// waits (the time limit covers the read and the hand-over):
+//   the child read it              -> the bytes its reader returned
 //   the child threw InputError     -> the same InputError here
 //   it crashed, ran past its time (reader_child_seconds) or out of its
 //   memory cap (what it has plus 8x the file size plus 1 GiB)
 //                                  -> one InputError naming `path`.
-// Where no child can be started (no pipe, fork or exec), returns: the caller's
-// own read is then the only one, as without isolation.
-void read_in_child_first(const std::string& path, const std::string& name);
+// Where no child can be started (no pipe, fork or exec), returns nullopt: the
+// caller then reads the file itself, as without isolation.
+std::optional<std::string> read_in_child(const std::string& path, const std::string& name);
 
 // The child's time: FHDRECON_READ_TIMEOUT seconds when set, else 6 s plus one
 // per 64 MiB of file, so a spin on a damaged file of a few KB ends the run

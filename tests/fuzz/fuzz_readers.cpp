@@ -12,7 +12,9 @@
 // Exit status 0 only when other, crash and hang are all 0.
 //
 //   fhd_fuzz [--per-reader N] [--seconds S] [--min-per-reader K] [--seed X] [--readers a,b] [--keep DIR]
-//            [--limit-s T]
+//            [--limit-s T] [--crashers DIR|none]
+// The files in tests/fuzz/crashers (--crashers) are read first, unmutated, as
+// the row "crashers" (a name for --readers too).
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
@@ -231,6 +233,15 @@ struct Counts {
   long files = 0, accepted = 0, rejected = 0, other = 0, crashes = 0, hangs = 0;
 };
 
+// tests/fuzz/crashers. __FILE__ is relative to the build directory where
+// ccache's base_dir rewrote it, and the build directory holds this executable.
+std::string crashers_beside_source() {
+  fs::path dir = fs::path(__FILE__).parent_path() / "crashers";
+  std::error_code ec;
+  if (dir.is_relative()) dir = fs::read_symlink("/proc/self/exe", ec).parent_path() / dir;
+  return dir.lexically_normal().string();
+}
+
 struct Options {
   long per_reader = 1000;
   double seconds = 0;  // 0: no time bound
@@ -238,6 +249,8 @@ struct Options {
   std::uint64_t seed = 1;
   int limit_s = 20;
   std::string only, keep;
+  // Known bad files, read first (this source's crashers/ folder; "none": skip).
+  std::string crashers = crashers_beside_source();
 };
 
 Options parse(int argc, char** argv) {
@@ -251,9 +264,51 @@ Options parse(int argc, char** argv) {
     else if (a == "--limit-s") o.limit_s = std::stoi(v);
     else if (a == "--readers") o.only = "," + v + ",";
     else if (a == "--keep") o.keep = v;
+    else if (a == "--crashers") o.crashers = v;
     else throw std::invalid_argument("unknown option " + a);
   }
   return o;
+}
+
+// Runs `rd` on `dir` in a forked child and counts how it ended; returns
+// "crash", "hang" or "other" when it ended badly, else "".
+std::string run_child(const Reader& rd, const fs::path& dir, const Options& o, Counts& c, int& status) {
+  ++c.files;
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) child(rd, dir, o.limit_s);
+  waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) return ++c.hangs, "hang";
+  if (!WIFEXITED(status)) return ++c.crashes, "crash";
+  if (WEXITSTATUS(status) == kAccepted) return ++c.accepted, "";
+  if (WEXITSTATUS(status) == kRejected) return ++c.rejected, "";
+  if (WEXITSTATUS(status) == kOther) return ++c.other, "other";
+  return ++c.crashes, "crash";  // a sanitizer's exit code, or abort()
+}
+
+// The files that once crashed or hung a reader (tests/fuzz/crashers), each read
+// as the CLI reads --input, in a forked child of this process: one of them
+// crashed only in the fuzzer's own process (its memory layout), never alone.
+Counts run_crashers(const fs::path& dir, const Options& o) {
+  Counts c;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string file = e.path().string();
+    const Reader rd{"crasher", {}, {}, {}, {},
+                    [file](const fs::path&) { return !app::read_scans_any(file, "", 0).empty(); }};
+    int status = 0;
+    if (!run_child(rd, dir, o, c, status).empty()) std::fprintf(stderr, "fhd_fuzz: %s: ended badly\n", file.c_str());
+  }
+  return c;
+}
+
+// Prints one reader's counts and adds them to `total`.
+void add_row(const std::string& name, const Counts& c, Counts& total) {
+  std::printf("%-14s %7ld %9ld %9ld %6ld %8ld %6ld\n", name.c_str(), c.files, c.rejected, c.accepted, c.other,
+              c.crashes, c.hangs);
+  std::fflush(stdout);
+  total.files += c.files, total.rejected += c.rejected, total.accepted += c.accepted;
+  total.other += c.other, total.crashes += c.crashes, total.hangs += c.hangs;
 }
 
 // Runs one mutant; returns the outcome ("crash" and "hang" included) and keeps it when bad.
@@ -267,19 +322,8 @@ void run_one(const Reader& rd, const fs::path& seed_dir, const fs::path& work, R
   const Bytes other = slurp(seed_dir / rd.files[pick(rng, rd.files.size())]);
   mutate(b, other, rng, rd.text[target]);
   spit(work / rd.files[target], b);
-  ++c.files;
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) child(rd, work, o.limit_s);
   int status = 0;
-  waitpid(pid, &status, 0);
-  std::string bad;
-  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) ++c.hangs, bad = "hang";
-  else if (!WIFEXITED(status)) ++c.crashes, bad = "crash";
-  else if (WEXITSTATUS(status) == kAccepted) ++c.accepted;
-  else if (WEXITSTATUS(status) == kRejected) ++c.rejected;
-  else if (WEXITSTATUS(status) == kOther) ++c.other, bad = "other";
-  else ++c.crashes, bad = "crash";  // a sanitizer's exit code, or abort()
+  const std::string bad = run_child(rd, work, o, c, status);
   if (!bad.empty() && !o.keep.empty()) {
     const fs::path k = fs::path(o.keep) / (rd.name + "-" + std::to_string(index) + "-" + bad);
     fs::create_directories(k);
@@ -315,6 +359,8 @@ int main(int argc, char** argv) {
   std::printf("%-14s %7s %9s %9s %6s %8s %6s\n", "reader", "files", "rejected", "accepted", "other", "crashes",
               "hangs");
   Counts total;
+  if (o.crashers != "none" && fs::is_directory(o.crashers) && (o.only.empty() || o.only.find(",crashers,") != std::string::npos))
+    add_row("crashers", run_crashers(o.crashers, o), total);
   int done = 0;
   for (const auto& rd : all) {
     if (!o.only.empty() && o.only.find("," + rd.name + ",") == std::string::npos) continue;
@@ -334,11 +380,7 @@ int main(int argc, char** argv) {
       run_one(rd, seed_dir, work, rng, o, i, c);
     }
     ++done;
-    std::printf("%-14s %7ld %9ld %9ld %6ld %8ld %6ld\n", rd.name.c_str(), c.files, c.rejected, c.accepted, c.other,
-                c.crashes, c.hangs);
-    std::fflush(stdout);
-    total.files += c.files, total.rejected += c.rejected, total.accepted += c.accepted;
-    total.other += c.other, total.crashes += c.crashes, total.hangs += c.hangs;
+    add_row(rd.name, c, total);
   }
   std::printf("%-14s %7ld %9ld %9ld %6ld %8ld %6ld\n", "total", total.files, total.rejected, total.accepted,
               total.other, total.crashes, total.hangs);

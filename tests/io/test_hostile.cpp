@@ -266,6 +266,7 @@ TEST_CASE("hostile ISMRMRD: headers that claim more than the file stores", "[io]
 
 #include <chrono>
 #include <csignal>
+#include <optional>
 
 #include "io/reader_child.hpp"
 
@@ -273,26 +274,40 @@ namespace {
 // Readers for the child (io/reader_child.hpp); this executable serves them
 // (tests/catch_main.cpp). Each marks that it ran in a file beside the input.
 void mark(const std::string& path) { std::ofstream(path + ".ran") << ::getpid(); }
+// 5 MiB of a pattern: more than a pipe holds, so the parent must read while the child writes.
+std::string pattern() {
+  std::string b(std::size_t(5) << 20, '\0');
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = char((i * 131) >> 7);
+  return b;
+}
 const bool kReaders[] = {
-    add_child_reader("test-ok", [](const std::string& p) { mark(p); }),
-    add_child_reader("test-crash", [](const std::string& p) {
+    add_child_reader("test-ok", [](const std::string& p) { mark(p); return "read " + p; }),
+    add_child_reader("test-large", [](const std::string&) { return pattern(); }),
+    add_child_reader("test-empty", [](const std::string&) { return std::string(); }),
+    add_child_reader("test-crash", [](const std::string& p) -> std::string {
       mark(p);
       std::signal(SIGSEGV, SIG_DFL);  // a plain crash, not the sanitizer's report of one
       std::raise(SIGSEGV);
+      return "";
     }),
-    add_child_reader("test-input-error", [](const std::string& p) { throw InputError(p, "/kspace", "x", "bad"); }),
-    add_child_reader("test-sleep", [](const std::string& p) { mark(p); for (;;) pause(); }),
-    add_child_reader("test-spin", [](const std::string& p) {
+    add_child_reader("test-input-error",
+                     [](const std::string& p) -> std::string { throw InputError(p, "/kspace", "x", "bad"); }),
+    add_child_reader("test-sleep", [](const std::string& p) -> std::string { mark(p); for (;;) pause(); }),
+    add_child_reader("test-spin", [](const std::string& p) -> std::string {
       mark(p);
       for (volatile unsigned long i = 0;; i = i + 1) {
       }
     }),
-    add_child_reader("test-alloc", [](const std::string&) { std::vector<char> v(std::size_t(64) << 30); }),
+    add_child_reader("test-alloc", [](const std::string&) {
+      std::vector<char> v(std::size_t(64) << 30);
+      return std::string(v.data(), 1);
+    }),
     add_child_reader("test-fd", [](const std::string& p) {  // is the descriptor named in p.fd open here?
       std::ifstream in(p + ".fd");
       int fd = -1;
       in >> fd;
       std::ofstream(p + ".ran") << (::fcntl(fd, F_GETFD) == -1 ? "closed" : "open");
+      return std::string();
     }),
 };
 
@@ -311,25 +326,35 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }
 }  // namespace
 
-TEST_CASE("read_in_child_first turns crashes, hangs and memory blow-ups into one InputError", "[io][hostile]") {
+TEST_CASE("read_in_child hands over what the child read", "[io][hostile]") {
   TempDir dir;
   const std::string f = dir.file("any.h5");
   std::ofstream(f) << "0123456789";
-  CHECK(error_of([&] { read_in_child_first(f, "test-ok"); }) == "no error");
+  std::optional<std::string> got;
+  CHECK(error_of([&] { got = read_in_child(f, "test-ok"); }) == "no error");
+  CHECK(got == "read " + f);
   const std::string child = slurp(f + ".ran");
   CHECK(!child.empty());
   CHECK(child != std::to_string(::getpid()));  // it ran in another process
-  CHECK(contains(error_of([&] { read_in_child_first(f, "test-crash"); }),
+  CHECK(read_in_child(f, "test-large") == pattern());
+  CHECK(read_in_child(f, "test-empty") == std::string());
+}
+
+TEST_CASE("read_in_child turns crashes, hangs and memory blow-ups into one InputError", "[io][hostile]") {
+  TempDir dir;
+  const std::string f = dir.file("any.h5");
+  std::ofstream(f) << "0123456789";
+  CHECK(contains(error_of([&] { read_in_child(f, "test-crash"); }),
                  f + ": file = " + f + ": libhdf5 crashed reading it (corrupt HDF5 structure; signal 11)"));
-  CHECK(error_of([&] { read_in_child_first(f, "test-input-error"); }) == f + ": /kspace = x: bad");
-  CHECK(contains(error_of([&] { read_in_child_first(f, "no-such-reader"); }), "no reader named no-such-reader"));
+  CHECK(error_of([&] { read_in_child(f, "test-input-error"); }) == f + ": /kspace = x: bad");
+  CHECK(contains(error_of([&] { read_in_child(f, "no-such-reader"); }), "no reader named no-such-reader"));
 #if !defined(__SANITIZE_ADDRESS__)
   // 64 GB for a 10-byte file: the child's address-space cap refuses it.
-  CHECK(contains(error_of([&] { read_in_child_first(f, "test-alloc"); }), "unreadable (corrupt?)"));
+  CHECK(contains(error_of([&] { read_in_child(f, "test-alloc"); }), "unreadable (corrupt?)"));
 #endif
 }
 
-TEST_CASE("read_in_child_first: a sleeping or spinning child is ended at its time, never later", "[io][hostile]") {
+TEST_CASE("read_in_child: a sleeping or spinning child is ended at its time, never later", "[io][hostile]") {
   TempDir dir;
   const std::string f = dir.file("any.h5");
   std::ofstream(f) << "0123456789";
@@ -338,7 +363,7 @@ TEST_CASE("read_in_child_first: a sleeping or spinning child is ended at its tim
     INFO(reader);
     std::filesystem::remove(f + ".ran");
     const auto t0 = std::chrono::steady_clock::now();
-    CHECK(contains(error_of([&] { read_in_child_first(f, reader); }), "libhdf5 did not finish reading it in 2.5 s"));
+    CHECK(contains(error_of([&] { read_in_child(f, reader); }), "libhdf5 did not finish reading it in 2.5 s"));
     const double took = seconds_since(t0);
     CHECK(took >= 2.5);
     CHECK(took < 6);
@@ -349,7 +374,7 @@ TEST_CASE("read_in_child_first: a sleeping or spinning child is ended at its tim
   }
 }
 
-TEST_CASE("read_in_child_first: the default time is 6 s plus 1 s per 64 MiB", "[io][hostile]") {
+TEST_CASE("read_in_child: the default time is 6 s plus 1 s per 64 MiB", "[io][hostile]") {
   ::unsetenv("FHDRECON_READ_TIMEOUT");
   CHECK(reader_child_seconds(12e3) == Approx(6.0 + 12e3 / (64 << 20)));
   CHECK(reader_child_seconds(double(1u << 30)) == Approx(22.0));
@@ -357,7 +382,7 @@ TEST_CASE("read_in_child_first: the default time is 6 s plus 1 s per 64 MiB", "[
   CHECK(reader_child_seconds(1e12) == 2.5);
 }
 
-TEST_CASE("read_in_child_first: the child inherits no descriptor but its pipe (no lock outlives us)", "[io][hostile]") {
+TEST_CASE("read_in_child: the child inherits no descriptor but its pipe (no lock outlives us)", "[io][hostile]") {
   TempDir dir;
   const std::string f = dir.file("any.h5");
   std::ofstream(f) << "0123456789";
@@ -368,7 +393,7 @@ TEST_CASE("read_in_child_first: the child inherits no descriptor but its pipe (n
   ::close(opened);
   REQUIRE(fd >= 20);
   std::ofstream(f + ".fd") << fd;
-  CHECK(error_of([&] { read_in_child_first(f, "test-fd"); }) == "no error");
+  CHECK(error_of([&] { read_in_child(f, "test-fd"); }) == "no error");
   ::close(fd);
   CHECK(slurp(f + ".ran") == "closed");
 }
