@@ -166,7 +166,9 @@ TEST_CASE("warm workers write the rows a process per scan writes, row for row", 
   synth(in / "a.h5", "--spokes 12 --noise 0.02");
   synth(in / "c.h5", "--spokes 16 --noise 0.1 --coils 2");
   const std::string files = file_args(in, {"a.h5", "b.h5", "c.h5", "d.mrd", "e.h5"});
-  const std::string opts = " --iters 4 --no-cache";
+  // One worker on the CPU, whatever the host has: with several GPUs the
+  // workers race for each trajectory's first Q and the q_source column varies.
+  const std::string opts = " --iters 4 --no-cache --device cpu --jobs 1";
   auto w = run_cli("--quiet batch" + files + " --out " + warm.string() + opts);
   INFO(w.out);
   REQUIRE(w.code == 0);
@@ -298,8 +300,11 @@ TEST_CASE("--files-from that is not a list of paths is refused with one line, it
   const fs::path d = fresh("list");
   // 2 GB of address space: before, /dev/zero grew one endless line past it.
   // ASan reserves terabytes of address space up front: a time limit there.
+  // OpenBLAS starts a thread (and its buffers) per core when it loads, before
+  // main can set OPENBLAS_NUM_THREADS: on a 64-core host that alone failed
+  // under the 2 GB (docs/robustness.md, "Memory limits and OpenBLAS").
   auto zero = run_cli("--quiet batch --files-from /dev/zero --out " + (d / "o").string(),
-                      kAsan ? "timeout 20" : "ulimit -v 2000000;");
+                      kAsan ? "timeout 20" : "ulimit -v 2000000; OPENBLAS_NUM_THREADS=1");
   INFO(zero.out);
   CHECK(zero.code == 2);
   CHECK(zero.out == "fhdrecon: error: --files-from /dev/zero: line 1 holds a NUL byte (expected a text list of "
