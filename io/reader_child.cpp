@@ -1,3 +1,4 @@
+#include "core/sanitizer.hpp"
 #include "io/reader_child.hpp"
 
 #include <fcntl.h>
@@ -38,17 +39,6 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kFlag = "--fhdrecon-reader-child";  // argv[1] of a reader child
 constexpr int kResultFd = 3;                              // the child's end of the pipe
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAsan = true;  // ASan reserves terabytes of address space: no RLIMIT_AS
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAsan = true;
-#else
-constexpr bool kAsan = false;
-#endif
-#else
-constexpr bool kAsan = false;
-#endif
 
 std::map<std::string, ChildReader>& readers() {
   static std::map<std::string, ChildReader> r;

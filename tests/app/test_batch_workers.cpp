@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/sanitizer.hpp"
 #include "app/batch_plan.hpp"
 #include "app/batch_protocol.hpp"
 #include "app/batch_warm.hpp"
@@ -49,17 +50,6 @@ std::string shell(const std::string& command) {
 
 const std::string kModes[] = {"", " --process-per-scan"};
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAsan = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAsan = true;
-#else
-constexpr bool kAsan = false;
-#endif
-#else
-constexpr bool kAsan = false;
-#endif
 
 // One batch of FILES in `mode` into a fresh DIR with a test-only fault: its exit
 // status, output and summary rows.
@@ -304,7 +294,7 @@ TEST_CASE("--files-from that is not a list of paths is refused with one line, it
   // main can set OPENBLAS_NUM_THREADS: on a 64-core host that alone failed
   // under the 2 GB (docs/robustness.md, "Memory limits and OpenBLAS").
   auto zero = run_cli("--quiet batch --files-from /dev/zero --out " + (d / "o").string(),
-                      kAsan ? "timeout 20" : "ulimit -v 2000000; OPENBLAS_NUM_THREADS=1");
+                      fhd::kAsan ? "timeout 20" : "ulimit -v 2000000; OPENBLAS_NUM_THREADS=1");
   INFO(zero.out);
   CHECK(zero.code == 2);
   CHECK(zero.out == "fhdrecon: error: --files-from /dev/zero: line 1 holds a NUL byte (expected a text list of "
