@@ -20,12 +20,17 @@ class PsnrRecorder {
  public:
   PsnrRecorder(Device& dev, const std::vector<float>& reference, std::vector<double>& out);
   void operator()(int iter, const DeviceVector& x);
-  double seconds = 0;  // time spent scoring, taken off the solver's stage
+  // The PSNR of the zero image (CG's start), from the reference alone.
+  double zero_start() const { return zero_start_; }
+  // Time spent scoring (its setup included), taken off the solver's stage and
+  // the method's wall: evaluation is not the reconstruction's work.
+  double seconds = 0;
 
  private:
   Device& dev_;
   std::size_t n_;
   double peak_ = 0;
+  double zero_start_ = 0;
   VecPtr ref_;
   std::vector<double>& out_;
 };

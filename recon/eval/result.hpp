@@ -53,6 +53,7 @@ struct ReconResult {
   // The iterative method's wall time on the host, from its first stage's
   // start to its image on the host (its stages' times add up to it).
   double method_wall = 0;
+  double scoring_seconds = 0;  // PSNR per iteration and its setup, inside the method but not its work
   double lambda_abs = 0;  // lambda actually used
   double lambda_rel = 0;  // the same relative to Q(0) (tv and wavelet: to Q(0) times the image scale)
   std::string lambda_rule;  // how it was chosen: "fixed", or the auto rule and its noise estimate

@@ -49,7 +49,7 @@ void iterative(Plan& plan, const std::vector<const Scan*>& coils, bool sense, co
   Problem p = build_problem(plan, coils, sense, opt, res, clock);
   solve(plan, p, opt, res, clock);
   clock.resolve();
-  res.method_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.method_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - res.scoring_seconds;
   res.methods.back().seconds = sum_stages(res.stages, first);
 }
 

@@ -149,9 +149,10 @@ void solve(Plan& plan, Problem& p, const ReconOptions& opt, ReconResult& res, St
     dev.download_into(*x, m.image);
   });
   stages.deduct_last(rec.seconds);
+  res.scoring_seconds += rec.seconds;
   stages.last().note = std::to_string(m.iters) + (sparse ? " ADMM iterations" : " iterations");
   if (!res.reference.empty()) {  // ReconResult::cg_psnr: the zero start first, then the record
-    res.cg_psnr = {psnr(std::vector<cfloat>(p.rhs->size()), res.reference)};
+    res.cg_psnr = {rec.zero_start()};
     res.cg_psnr.insert(res.cg_psnr.end(), m.psnr_per_iter.begin(), m.psnr_per_iter.end());
   }
   res.methods.push_back(std::move(m));  // its seconds: the pipeline's, once the clock resolves
