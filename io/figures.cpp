@@ -5,11 +5,9 @@
 #include <cmath>
 
 #include "io/text_outputs.hpp"
+#include "io/figure_canvas.hpp"
 #include "core/error.hpp"
 
-#if defined(FHD_HAVE_CAIRO)
-#include <cairo.h>
-#endif
 #if defined(FHD_HAVE_CAIRO) && defined(FHD_HAVE_PNG)
 #include <png.h>
 #endif
@@ -42,175 +40,9 @@ Figure render_sheet(const std::vector<SheetTile>&, const std::string&) { no_cair
 
 bool figures_available() { return true; }
 
+using namespace draw;  // the Canvas, colour maps, ticks and axes (io/figure_canvas.hpp)
+
 namespace {
-
-// ------------------------------------------------------------ canvas
-
-constexpr double kFont = 14;  // body text, pixels
-
-class Canvas {
- public:
-  Canvas(int w, int h) {
-    fig_.width = w;
-    fig_.height = h;
-    s_ = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, w, h);
-    cr_ = cairo_create(s_);
-    cairo_set_source_rgb(cr_, 1, 1, 1);
-    cairo_paint(cr_);
-    cairo_select_font_face(cr_, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-  }
-  ~Canvas() {
-    cairo_destroy(cr_);
-    cairo_surface_destroy(s_);
-  }
-  Canvas(const Canvas&) = delete;
-  Canvas& operator=(const Canvas&) = delete;
-  cairo_t* cr() { return cr_; }
-
-  void color(Rgb c) { cairo_set_source_rgb(cr_, c.r / 255.0, c.g / 255.0, c.b / 255.0); }
-  void rect(double x, double y, double w, double h, Rgb c) {
-    color(c);
-    cairo_rectangle(cr_, x, y, w, h);
-    cairo_fill(cr_);
-  }
-  void line(double x0, double y0, double x1, double y1, Rgb c, double width = 1, bool dashed = false) {
-    color(c);
-    cairo_set_line_width(cr_, width);
-    const double dash[] = {6, 4};
-    cairo_set_dash(cr_, dash, dashed ? 2 : 0, 0);
-    cairo_move_to(cr_, x0, y0);
-    cairo_line_to(cr_, x1, y1);
-    cairo_stroke(cr_);
-    cairo_set_dash(cr_, dash, 0, 0);
-  }
-  // Text with its top-left (align 0), centre (0.5) or right end (1) at x; y is the top.
-  double text(const std::string& s, double x, double y, double size = kFont, double align = 0, bool bold = false,
-              Rgb c = {0, 0, 0}, bool vertical = false) {
-    cairo_select_font_face(cr_, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
-                           bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
-    cairo_set_font_size(cr_, size);
-    cairo_text_extents_t e;
-    cairo_text_extents(cr_, s.c_str(), &e);
-    cairo_font_extents_t fe;
-    cairo_font_extents(cr_, &fe);
-    color(c);
-    cairo_save(cr_);
-    if (vertical) {  // reads bottom to top, centred on (x, y)
-      cairo_translate(cr_, x, y);
-      cairo_rotate(cr_, -M_PI / 2);
-      cairo_move_to(cr_, -e.x_advance / 2, fe.ascent / 2);
-      fig_.texts.push_back({s, x - fe.height / 2, y - e.x_advance / 2, fe.height, e.x_advance});
-    } else {
-      const double x0 = x - align * e.x_advance;
-      cairo_move_to(cr_, x0, y + fe.ascent);
-      fig_.texts.push_back({s, x0, y, e.x_advance, fe.height});
-    }
-    cairo_show_text(cr_, s.c_str());
-    cairo_restore(cr_);
-    return e.x_advance;
-  }
-  double text_width(const std::string& s, double size = kFont, bool bold = false) {
-    cairo_select_font_face(cr_, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
-                           bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
-    cairo_set_font_size(cr_, size);
-    cairo_text_extents_t e;
-    cairo_text_extents(cr_, s.c_str(), &e);
-    return e.x_advance;
-  }
-  // An RGB image (w x h, row 0 at the top) enlarged `scale` times, nearest neighbour.
-  void image(const std::vector<Rgb>& px, int w, int h, double x, double y, int scale) {
-    cairo_surface_t* img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, w, h);
-    cairo_surface_flush(img);
-    unsigned char* d = cairo_image_surface_get_data(img);
-    const int stride = cairo_image_surface_get_stride(img);
-    for (int r = 0; r < h; ++r)
-      for (int c = 0; c < w; ++c) {
-        const Rgb p = px[std::size_t(r) * w + c];
-        reinterpret_cast<std::uint32_t*>(d + std::size_t(r) * stride)[c] =
-            (std::uint32_t(p.r) << 16) | (std::uint32_t(p.g) << 8) | p.b;
-      }
-    cairo_surface_mark_dirty(img);
-    cairo_save(cr_);
-    cairo_translate(cr_, x, y);
-    cairo_scale(cr_, scale, scale);
-    cairo_set_source_surface(cr_, img, 0, 0);
-    cairo_pattern_set_filter(cairo_get_source(cr_), CAIRO_FILTER_NEAREST);
-    cairo_paint(cr_);
-    cairo_restore(cr_);
-    cairo_surface_destroy(img);
-  }
-  Figure finish() {
-    cairo_surface_flush(s_);
-    const unsigned char* d = cairo_image_surface_get_data(s_);
-    const int stride = cairo_image_surface_get_stride(s_);
-    fig_.argb.resize(std::size_t(fig_.width) * fig_.height);
-    for (int r = 0; r < fig_.height; ++r)
-      std::copy_n(reinterpret_cast<const std::uint32_t*>(d + std::size_t(r) * stride), fig_.width,
-                  fig_.argb.begin() + std::size_t(r) * fig_.width);
-    return std::move(fig_);
-  }
-
- private:
-  cairo_surface_t* s_;
-  cairo_t* cr_;
-  Figure fig_;
-};
-
-const Rgb kBlack{0, 0, 0}, kGray{110, 110, 110}, kGrid{225, 225, 225};
-
-std::string fmt_num(double v, int digits = 3) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*g", digits, v);
-  return b;
-}
-
-// ------------------------------------------------------------ colour
-
-Rgb gray_of(float v, float lo, float hi) {
-  if (!std::isfinite(v)) return {0, 0, 0};
-  const float t = std::clamp((v - lo) / (hi - lo), 0.0f, 1.0f);
-  const auto g = static_cast<unsigned char>(std::lround(255 * t));
-  return {g, g, g};
-}
-
-// A perceptually ordered dark-to-bright map (black, purple, red, orange, pale
-// yellow, like matplotlib's "inferno"), so a larger error is always brighter.
-Rgb heat_of(float v, float hi) {
-  static const Rgb stops[] = {{0, 0, 4}, {87, 16, 110}, {188, 55, 84}, {249, 142, 9}, {252, 255, 164}};
-  if (!std::isfinite(v)) return stops[4];
-  const double t = std::clamp(double(v) / hi, 0.0, 1.0) * 4;
-  const int i = std::min(3, int(t));
-  const double f = t - i;
-  auto mix = [&](unsigned char a, unsigned char b) { return static_cast<unsigned char>(std::lround(a + f * (b - a))); };
-  return {mix(stops[i].r, stops[i + 1].r), mix(stops[i].g, stops[i + 1].g), mix(stops[i].b, stops[i + 1].b)};
-}
-
-// "Nice" tick step (1, 2 or 5 times a power of ten) for about n ticks over span.
-double nice_step(double span, int n) {
-  const double raw = span / std::max(1, n);
-  const double p = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0})
-    if (raw <= m * p) return m * p;
-  return 10 * p;
-}
-
-// Tick values (multiples of a nice step) in [lo, hi], about n of them and never
-// more than kMaxTicks; none when the range is not finite and positive. Every
-// axis loop runs over this list, so no data (NaN, Inf, a span of 1e300, or one
-// that rounds to nothing next to its values) can make a loop run without bound.
-constexpr int kMaxTicks = 24;
-std::vector<double> ticks(double lo, double hi, int n) {
-  std::vector<double> t;
-  if (!(std::isfinite(lo) && std::isfinite(hi) && hi > lo && std::isfinite(hi - lo))) return t;
-  const double step = nice_step(hi - lo, n), first = std::ceil(lo / step);
-  if (!(std::isfinite(step) && step > 0 && std::isfinite(first))) return t;
-  for (int i = 0; i < kMaxTicks; ++i) {
-    const double v = (first + i) * step;
-    if (v > hi + 1e-9) break;
-    t.push_back(v);
-  }
-  return t;
-}
 
 // ------------------------------------------------------------ montage
 
@@ -377,67 +209,6 @@ Figure render_montage(const std::vector<MontageColumn>& cols, const ImageGrid& g
 // ------------------------------------------------------------ line plots
 
 namespace {
-
-struct Axes {
-  double x, y, w, h;        // plot area in pixels
-  double x0, x1, y0, y1;    // data range
-  bool log_y = false;
-  double px(double v) const { return x + w * (v - x0) / (x1 - x0); }
-  double py(double v) const {
-    const double t = log_y ? (std::log10(v) - y0) / (y1 - y0) : (v - y0) / (y1 - y0);
-    return y + h - h * t;
-  }
-};
-
-// Decades on a log axis: every one up to 12 of them, else every k-th
-// (y0, y1 are exponents; a residual of 1e-300 is a possible value).
-std::vector<double> decades(double y0, double y1) {
-  std::vector<double> t;
-  if (!(std::isfinite(y0) && std::isfinite(y1) && y1 > y0)) return t;
-  const double every = std::ceil((y1 - y0) / 12);
-  for (double e = std::ceil(y0 / every) * every; e <= y1 && t.size() < std::size_t(kMaxTicks); e += every)
-    t.push_back(e);
-  return t;
-}
-
-void draw_axes(Canvas& cv, const Axes& a, const std::string& title, const std::string& xlabel,
-               const std::string& ylabel) {
-  for (double v : ticks(a.x0, a.x1, 6)) {
-    cv.line(a.px(v), a.y, a.px(v), a.y + a.h, kGrid);
-    cv.text(fmt_num(v, 4), a.px(v), a.y + a.h + 6, 12, 0.5);
-  }
-  if (a.log_y) {
-    for (double e : decades(a.y0, a.y1)) {
-      const double yy = a.y + a.h - a.h * (e - a.y0) / (a.y1 - a.y0);
-      cv.line(a.x, yy, a.x + a.w, yy, kGrid);
-      cv.text("1e" + fmt_num(e, 4), a.x - 6, yy - 8, 12, 1);
-    }
-  } else {
-    for (double v : ticks(a.y0, a.y1, 6)) {
-      cv.line(a.x, a.py(v), a.x + a.w, a.py(v), kGrid);
-      cv.text(fmt_num(v, 4), a.x - 6, a.py(v) - 8, 12, 1);
-    }
-  }
-  cairo_rectangle(cv.cr(), a.x, a.y, a.w, a.h);
-  cv.color(kBlack);
-  cairo_set_line_width(cv.cr(), 1);
-  cairo_stroke(cv.cr());
-  cv.text(title, a.x + a.w / 2, a.y - 24, 14, 0.5, true);
-  cv.text(xlabel, a.x + a.w / 2, a.y + a.h + 26, 13, 0.5);
-  cv.text(ylabel, a.x - 58, a.y + a.h / 2, 13, 0, false, kBlack, true);
-}
-
-void polyline(Canvas& cv, const Axes& a, const std::vector<double>& y, Rgb c) {
-  cv.color(c);
-  cairo_set_line_width(cv.cr(), 2);
-  bool started = false;
-  for (std::size_t i = 0; i < y.size(); ++i) {
-    if (!std::isfinite(y[i]) || (a.log_y && !(y[i] > 0))) continue;
-    started ? cairo_line_to(cv.cr(), a.px(double(i)), a.py(y[i])) : cairo_move_to(cv.cr(), a.px(double(i)), a.py(y[i]));
-    started = true;
-  }
-  cairo_stroke(cv.cr());
-}
 
 // [lo, hi] of the finite values ({0, 1} when there is none; widened by 1 when
 // they are all equal, or by half their size where 1 is lost in rounding).

@@ -1,7 +1,8 @@
 #pragma once
 // Coil sensitivity estimation from the fully sampled centre of k-space
 // (docs/coils.md): a fast low-resolution estimate normalized by the root sum
-// of squares, and ESPIRiT (Uecker et al., MRM 71:990, 2014) as the reference.
+// of squares, and ESPIRiT (Uecker et al., MRM 71:990, 2014) as the reference
+// (declared in recon/coils/espirit.hpp, included here).
 // Both return maps whose root sum of squares is 1 where the object is, so a
 // SENSE reconstruction with them gives the object as the array sees it
 // (f times the true maps' root sum of squares), up to a smooth common phase.
@@ -9,6 +10,7 @@
 
 #include "recon/device/device.hpp"
 #include "recon/coils/coil_noise.hpp"
+#include "recon/coils/espirit.hpp"
 #include "recon/problem/scan.hpp"
 
 namespace fhd {
@@ -55,20 +57,6 @@ CoilData maps_lowres(const Calibration& cal, const ImageGrid& grid, double crop 
 // the same support constraint for other maps (the synthesized coils' true
 // maps, compared with the estimated ones on equal terms).
 std::vector<bool> lowres_support(const Calibration& cal, const ImageGrid& grid, double crop = kLowresCrop);
-
-struct EspiritOptions {
-  int kernel = 6;           // kernel width per axis (k-space samples)
-  double threshold = 0.02;  // keep singular vectors with sigma >= threshold * sigma_max
-  double crop = 0.8;        // zero the maps where the top eigenvalue is below this
-};
-// ESPIRiT: the calibration matrix's signal subspace gives, at every voxel, a
-// coils x coils operator whose eigenvector of eigenvalue ~1 is the coil
-// sensitivity vector (unit norm, phase relative to coil 0).
-// Voxels where a non-empty `support` is false are left zero, not computed
-// (the per-voxel eigenproblems are most of the time after the eigen-decomposition).
-// Throws InputError when the kernel does not fit the calibration region.
-CoilData maps_espirit(const Calibration& cal, const ImageGrid& grid, const EspiritOptions& opt = {},
-                      const std::vector<bool>& support = {});
 
 // How far estimated maps are from true ones where `mask` is set: the RMS over
 // those voxels of min over phi || est e^{i phi} - truth / ||truth|| || (the
