@@ -153,8 +153,8 @@ TEST_CASE("batch: output names stay distinct and the fingerprint follows the opt
       [](SolverOptions& o) { o.no_precond = true; },    [](SolverOptions& o) { o.coil_combine = "rss"; },
       [](SolverOptions& o) { o.maps = "espirit"; },     [](SolverOptions& o) { o.maps_crop = 0.2; },
       [](SolverOptions& o) { o.field_comp = "exact"; }, [](SolverOptions& o) { o.nufft_tol = 1e-4; },
-      [](SolverOptions& o) { set_lambda(o, "0.03"); },  [](SolverOptions& o) { o.admm_rho = 0.3; },
-      [](SolverOptions& o) { o.admm_inner = 9; }};
+      [](SolverOptions& o) { set_lambda(o, "0.03"); },  [](SolverOptions& o) { o.admm_rho *= 2; },
+      [](SolverOptions& o) { o.admm_inner += 1; }};
   for (const auto& change : changes) {
     SolverOptions c;
     change(c);
