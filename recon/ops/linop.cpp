@@ -80,8 +80,12 @@ DeviceVector& LinOp::scratch(int slot, std::size_t n) {
 }
 
 OpPtr LinOp::normal() {
-  if (!normal_) normal_ = make_normal();
-  return normal_;
+  OpPtr n = normal_.lock();
+  if (!n) {
+    n = make_normal();
+    normal_ = n;
+  }
+  return n;
 }
 
 std::vector<cfloat> LinOp::apply(const std::vector<cfloat>& x) {

@@ -81,7 +81,11 @@ class LinOp : public std::enable_shared_from_this<LinOp> {
   Device* dev_;
   Shape in_, out_;
   std::string name_;
-  OpPtr normal_;
+  // Weak: a normal usually holds this operator (A^H A composes A; a Hermitian
+  // or identity operator may be its own), so a strong cache was a cycle that
+  // leaked the operator, its plan and their device memory (LeakSanitizer).
+  // While a caller holds the normal, normal() returns the same one.
+  std::weak_ptr<LinOp> normal_;
   std::vector<VecPtr> scratch_;
 };
 
