@@ -55,6 +55,10 @@ void launch_scale(double2 b, float2* y, std::size_t n, cudaStream_t s);  // y = 
 void launch_multiply(const float2* s, const float2* x, float2* y, bool conjugate, std::size_t n, cudaStream_t st);
 void launch_real_to_complex(const float* w, float2* out, std::size_t n, cudaStream_t s);  // (w, 0)
 void launch_fill(float2 value, float2* out, std::size_t n, cudaStream_t s);
+// Q's weights |Phi|^2 as m complex values on the device (w empty: all 1),
+// made there: building them on the host cost the 1.5M-sample Q 7 ms of page
+// faults and a 12 MB upload. Throws InputError unless w is empty or has m values.
+DeviceBuffer<float2> complex_weights(const std::vector<float>& w, std::size_t m, cudaStream_t s);
 
 // sum conj(x) y in double, two passes of fixed shape (deterministic: the same
 // inputs give the same bits), one 16-byte copy back to the host.

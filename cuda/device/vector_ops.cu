@@ -175,6 +175,23 @@ void launch_fill(float2 value, float2* out, std::size_t n, cudaStream_t s) {
   CUDA_CHECK_LAUNCH();
 }
 
+DeviceBuffer<float2> complex_weights(const std::vector<float>& w, std::size_t m, cudaStream_t s) {
+  if (!w.empty() && w.size() != m)
+    throw InputError("q", "weights size", std::to_string(w.size()),
+                     "must equal the trajectory's " + std::to_string(m) + " samples");
+  const std::string what = "cmpQ weights (" + std::to_string(m) + " samples)";
+  DeviceBuffer<float2> wc(m, what);
+  if (w.empty()) {
+    launch_fill(make_float2(1.f, 0.f), wc.get(), m, s);
+  } else {
+    DeviceBuffer<float> wr(m, what);
+    upload(w.data(), m, wr.get(), s);
+    launch_real_to_complex(wr.get(), wc.get(), m, s);
+    CUDA_CHECK(cudaStreamSynchronize(s));  // wr is freed at scope end
+  }
+  return wc;
+}
+
 DotReducer::DotReducer() : partial_(2 * kDotBlocks, "dot-product partial sums") {
   CUDA_CHECK(cudaMallocHost(&host_, 2 * sizeof(double2)));
 }

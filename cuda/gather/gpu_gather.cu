@@ -56,7 +56,7 @@ class GpuGather : public GatherKernels {
   VecPtr q(const Points& k, const std::vector<float>& w, const ImageGrid& grid, const FhdOptions& opt) override {
     DeviceScope scope(dev_);
     const DeviceTrajectory& traj = on_device(k);
-    DeviceBuffer<float2> wc = q_weights(traj, w);
+    DeviceBuffer<float2> wc = complex_weights(w, traj.m, s_);
     return wrap(q_from_half(traj, wc.get(), grid, opt, nullptr));
   }
 
@@ -79,7 +79,7 @@ class GpuGather : public GatherKernels {
                      const FhdOptions& opt) override {
     DeviceScope scope(dev_);
     const DeviceTrajectory& traj = on_device(k);
-    DeviceBuffer<float2> wc = q_weights(traj, w);
+    DeviceBuffer<float2> wc = complex_weights(w, traj.m, s_);
     const int axis = grid.nz > 1 ? 2 : 1;
     int origin[3] = {0, 0, 0}, box[3];
     q_half_box(grid, box);
@@ -96,7 +96,7 @@ class GpuGather : public GatherKernels {
                      const DeviceVector& half) override {
     DeviceScope scope(dev_);
     const DeviceTrajectory& traj = on_device(k);
-    DeviceBuffer<float2> wc = q_weights(traj, w);
+    DeviceBuffer<float2> wc = complex_weights(w, traj.m, s_);
     return wrap(q_from_half(traj, wc.get(), grid, opt, &half));
   }
 
@@ -113,23 +113,6 @@ class GpuGather : public GatherKernels {
   VecPtr wrap(DeviceBuffer<float2>&& buf) {
     auto mem = std::make_shared<DeviceBuffer<float2>>(std::move(buf));
     return std::make_unique<DeviceVector>(dev_, reinterpret_cast<cfloat*>(mem->get()), mem->size(), mem);
-  }
-
-  // Q's weights |Phi|^2 as complex values on the device (w empty: all 1).
-  DeviceBuffer<float2> q_weights(const DeviceTrajectory& traj, const std::vector<float>& w) {
-    if (!w.empty()) require_samples(traj, w.size(), "q", "weights size");
-    const std::size_t m = traj.m;
-    const std::string what = "cmpQ weights (" + std::to_string(m) + " samples)";
-    DeviceBuffer<float2> wc(m, what);
-    if (w.empty()) {
-      launch_fill(make_float2(1.f, 0.f), wc.get(), m, s_);
-    } else {
-      DeviceBuffer<float> wr(m, what);
-      upload(w.data(), m, wr.get(), s_);
-      launch_real_to_complex(wr.get(), wc.get(), m, s_);
-      CUDA_CHECK(cudaStreamSynchronize(s_));  // wr is freed at scope end
-    }
-    return wc;
   }
 
   // out = sum_m w_m exp(i 2 pi k_m . x) on g, with the kernel the options name

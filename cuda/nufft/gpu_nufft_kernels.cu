@@ -56,6 +56,16 @@ class GpuNufft : public NufftKernels {
                                        double tol) override {
     return std::make_unique<GpuNufftPlan>(dev_, k, modes, image, tol);
   }
+  VecPtr q(const Points& k, const std::vector<float>& w, const ImageGrid& grid, double tol) override {
+    DeviceScope scope(dev_);
+    const cudaStream_t s = stream_of(dev_);
+    DeviceBuffer<float2> wc = complex_weights(w, k.size(), s);
+    const DeviceVector weights(dev_, reinterpret_cast<cfloat*>(wc.get()), wc.size());
+    VecPtr out = dev_.zeros(grid.doubled().voxels());
+    GpuNufftPlan(dev_, k, grid.doubled(), grid, tol).type1(weights, *out);
+    CUDA_CHECK(cudaStreamSynchronize(s));  // the weights and the plan's buffers go at return
+    return out;
+  }
 
  private:
   Device& dev_;

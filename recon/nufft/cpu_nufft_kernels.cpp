@@ -2,6 +2,7 @@
 // once), owned by the operator that uses it, n transforms per call.
 #include "recon/nufft/cpu_nufft_kernels.hpp"
 
+#include "core/error.hpp"
 #include "recon/device/cpu_device.hpp"
 #include "recon/nufft/nufft_cpu.hpp"
 
@@ -43,14 +44,28 @@ class CpuNufftPlan : public NufftPlan {
 
 class CpuNufft : public NufftKernels {
  public:
+  explicit CpuNufft(Device& dev) : dev_(dev) {}
   std::unique_ptr<NufftPlan> plan(const Points& k, const ImageGrid& modes, const ImageGrid& image,
                                   double tol) override {
     return std::make_unique<CpuNufftPlan>(k, modes, image, tol);
   }
+  VecPtr q(const Points& k, const std::vector<float>& w, const ImageGrid& grid, double tol) override {
+    if (!w.empty() && w.size() != k.size())
+      throw InputError("q", "weights size", std::to_string(w.size()),
+                       "must equal the trajectory's " + std::to_string(k.size()) + " samples");
+    std::vector<cfloat> c(k.size(), cfloat(1.0f));
+    for (std::size_t i = 0; i < w.size(); ++i) c[i] = w[i];
+    VecPtr cw = dev_.upload(c), out = dev_.zeros(grid.doubled().voxels());
+    CpuNufftPlan(k, grid.doubled(), grid, tol).type1(*cw, *out);
+    return out;
+  }
+
+ private:
+  Device& dev_;
 };
 
 }  // namespace
 
-std::unique_ptr<NufftKernels> make_cpu_nufft(Device&) { return std::make_unique<CpuNufft>(); }
+std::unique_ptr<NufftKernels> make_cpu_nufft(Device& dev) { return std::make_unique<CpuNufft>(dev); }
 
 }  // namespace fhd

@@ -8,6 +8,7 @@
 // FFT plan); it runs for any number of data vectors. CPU:
 // recon/nufft/nufft_cpu.hpp; GPU: cuda/nufft/nufft.hpp.
 #include <memory>
+#include <vector>
 
 #include "recon/device/device.hpp"
 
@@ -27,6 +28,11 @@ class NufftKernels {
   // A plan for the points k onto `modes`, coordinates set by `image`, accurate to tol.
   virtual std::unique_ptr<NufftPlan> plan(const Points& k, const ImageGrid& modes, const ImageGrid& image,
                                           double tol) = 0;
+  // Q(y_j) = sum_m w_m exp(+i 2 pi k_m . y_j) on grid.doubled() (w empty: 1)
+  // by a type 1 whose plan (a fine grid 4x the image per axis) is made and
+  // dropped here: Q is computed once per trajectory. The weights are made
+  // where the device computes.
+  virtual VecPtr q(const Points& k, const std::vector<float>& w, const ImageGrid& grid, double tol) = 0;
 };
 
 }  // namespace fhd

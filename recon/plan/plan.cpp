@@ -198,15 +198,7 @@ NufftPlan& Plan::nufft_plan() {
 }
 
 VecPtr Plan::compute_q(const std::vector<float>& w) {
-  if (uses_nufft(opt_)) {
-    // Q's own plan (a fine grid 4x the image per axis) is made and dropped:
-    // Q is computed once per trajectory.
-    std::vector<cfloat> c(samples(), cfloat(1.0f));
-    for (std::size_t i = 0; i < w.size(); ++i) c[i] = w[i];
-    VecPtr cw = dev_.upload(c), q = dev_.zeros(grid_.doubled().voxels());
-    dev_.kernels<NufftKernels>().plan(*points_, grid_.doubled(), grid_, opt_.fhd.nufft_tol)->type1(*cw, *q);
-    return q;
-  }
+  if (uses_nufft(opt_)) return dev_.kernels<NufftKernels>().q(*points_, w, grid_, opt_.fhd.nufft_tol);
   if (devices_.size() > 1)
     if (VecPtr q = partitioned_q(*this, w)) return q;
   return dev_.kernels<GatherKernels>().q(*points_, w, grid_, opt_.fhd);
