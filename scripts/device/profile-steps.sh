@@ -146,58 +146,41 @@ PY
 }
 
 # Where the operator layer's time goes beside the base tree's (issue 23's
-# "nothing moves"): the 6000 x 256 case under Nsight Systems for both trees,
-# the CUDA API calls (allocations, synchronisations) and kernels summed; then
-# the new tree's stages with OpenMP's active and passive waits.
+# "nothing moves"): the 6000 x 256 case of both trees through the CUPTI
+# timeline (scripts/device/timeline.cpp; the machine has no Nsight Systems):
+# per stage, the GPU's busy time and its idle gaps with the calls the host was
+# in meanwhile (scripts/device/timeline.py, one run of each tree reported in
+# $OUT/timeline-*.txt), and the four stages of REPEAT runs of each tree read
+# off the GPU's clock alike (scripts/device/book_stages.py; the base tree timed
+# its stages on the host clock).
+build_timeline() {
+  local cuda
+  cuda=$(dirname "$(dirname "$(command -v nvcc)")")
+  g++ -std=c++17 -O2 -shared -fPIC -I"$cuda/include" -I"$cuda/extras/CUPTI/include" scripts/device/timeline.cpp \
+    -L"$cuda/lib64" -L"$cuda/extras/CUPTI/lib64" -L"$cuda/lib" -Wl,-rpath,"$cuda/lib64:$cuda/extras/CUPTI/lib64:$cuda/lib" \
+    -lcupti -o /tmp/libtimeline.so
+}
+
 run_opsprofile() {
   [[ -x build-base/fhdrecon ]] || build_base || return 1
-  local prof t common=(--phantom shepp3d --matrix 128 --traj radial3d --spokes 6000 --iters 30 --device gpu
+  build_timeline || { echo "timeline: the CUPTI tracer did not build"; return 1; }
+  local i t traces=() common=(--phantom shepp3d --matrix 128 --traj radial3d --spokes 6000 --iters 30 --device gpu
     --no-cache --no-gridding --fhd nufft --out /tmp/opsprof)
-  prof=$(command -v nsys || ls /usr/local/cuda*/bin/nsys /opt/nvidia/nsight-systems*/*/bin/nsys \
-    /usr/local/cuda*/nsight-systems*/bin/nsys 2>/dev/null | head -1)
-  # Name, count (calls or instances) and total time of the top rows of an nsys csv report.
-  local nsys_table='
-import csv, sys
-rows = list(csv.DictReader(l for l in sys.stdin if "," in l))
-for r in rows[:15]:
-    n = r.get("Num Calls") or r.get("Instances") or "?"
-    print("  %-60.60s %8s %9.2f" % (r.get("Name", "?"), n, float(r.get("Total Time (ns)", 0) or 0) / 1e6))'
-  if [[ -n $prof ]]; then
-    for t in base:build-base/fhdrecon new:$BUILD/fhdrecon; do
-      "$prof" profile -t cuda,osrt -o "/tmp/opsprof-${t%%:*}" -f true "${t#*:}" "${common[@]}" \
-        >"$OUT/nsys-${t%%:*}.log" 2>&1 || { echo "nsys ${t%%:*}: failed"; tail -5 "$OUT/nsys-${t%%:*}.log"; continue; }
-      echo "== ${t%%:*}: CUDA API calls, then kernels (count, total ms)"
-      for r in cuda_api_sum cuda_gpu_kern_sum; do
-        "$prof" stats -q -r $r -f csv "/tmp/opsprof-${t%%:*}.nsys-rep" 2>&1 | python3 -c "$nsys_table"
-      done
-    done
-  else
-    local ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-    echo "no nsys; ncu: ${ncu:-none}"
-    for t in base:build-base/fhdrecon new:$BUILD/fhdrecon; do
-      [[ -n $ncu ]] || break
-      "$ncu" --clock-control none --metrics gpu__time_duration.sum --csv "${t#*:}" "${common[@]}" \
-        >"/tmp/ncu-${t%%:*}.csv" 2>/dev/null || { echo "ncu ${t%%:*}: failed"; continue; }
-      echo "== ${t%%:*}: kernels (launches, total ms)"
-      python3 - "/tmp/ncu-${t%%:*}.csv" <<'PY'
-import collections, csv, sys
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
-head = rows[0]
-name, value = head.index("Kernel Name"), head.index("Metric Value")
-total, count = collections.Counter(), collections.Counter()
-for r in rows[1:]:
-    v = float(r[value].replace(",", ""))
-    total[r[name][:60]] += v * (1e-3 if "usecond" not in r[head.index("Metric Unit")] else 1)
-    count[r[name][:60]] += 1
-print(f"  all kernels: {sum(total.values()) / 1e3:.2f} ms, {sum(count.values())} launches")
-for k, v in total.most_common(14): print(f"  {k:<60} {count[k]:6d} {v / 1e3:9.2f}")
-PY
-    done
-  fi
-  for t in active passive; do
-    echo "== new, OMP_WAIT_POLICY=$t:"
-    OMP_WAIT_POLICY=$t "$BUILD/fhdrecon" "${common[@]}" 2>&1 | grep -E '^(cmpMu|cmpFhD|Q |CG|band|iterative)'
+  for t in base:build-base/fhdrecon new:$BUILD/fhdrecon; do
+    "${t#*:}" "${common[@]}" >/dev/null 2>&1  # the driver's first start-up, untraced
   done
-  echo "== base:"
-  build-base/fhdrecon "${common[@]}" 2>&1 | grep -E '^(cmpMu|cmpFhD|Q |CG|band|iterative)'
+  # REPEAT traced runs of each tree, alternating; the first of each reported in full.
+  for ((i = 0; i < ${REPEAT:-6}; i++)); do
+    for t in base:build-base/fhdrecon new:$BUILD/fhdrecon; do
+      CUDA_INJECTION64_PATH=/tmp/libtimeline.so FHD_TIMELINE_OUT="/tmp/timeline-${t%%:*}-$i.csv" \
+        "${t#*:}" "${common[@]}" >/dev/null 2>&1 || echo "traced run ${t%%:*} $i: failed"
+    done
+  done
+  for t in base new; do
+    python3 scripts/device/timeline.py "/tmp/timeline-$t-0.csv" --gap-us ${GAP_US:-20} >"$OUT/timeline-$t.txt" ||
+      echo "timeline $t: failed"
+    traces+=("$t=$(ls /tmp/timeline-$t-*.csv | paste -sd,)")
+  done
+  echo "== the four stages on the GPU's own clock, both trees measured alike (scripts/device/book_stages.py):"
+  python3 scripts/device/book_stages.py "${traces[@]}"
 }
