@@ -8,6 +8,7 @@
 #include "cuda/gather/fhd_launchers.cuh"
 #include "cuda/device/gpu_device.hpp"
 #include "cuda/device/gpu_internal.hpp"
+#include "cuda/device/staged_upload.hpp"
 #include "cuda/ops/gpu_kernels.hpp"
 
 namespace fhd {
@@ -113,11 +114,13 @@ class GpuDevice : public Device {
     desc_ = describe(device);
     CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
     dot_ = std::make_unique<DotReducer>();
+    staging_ = std::make_unique<StagedUpload>();
   }
   ~GpuDevice() override {
     cudaSetDevice(device_);
     cudaStreamSynchronize(s_);
     dot_.reset();
+    staging_.reset();
     try {
       release_blas_handle(s_);
     } catch (const std::exception&) {  // a destructor must not throw; the handle only leaks
@@ -143,7 +146,7 @@ class GpuDevice : public Device {
   void to_device(const cfloat* host, DeviceVector& dst) override {
     DeviceScope scope(device_);
     require_gpu(*this, dst, "to_device");
-    gpu::upload(reinterpret_cast<const float2*>(host), dst.size(), dptr(dst), s_);
+    staging_->run(host, dptr(dst), dst.size() * sizeof(float2), s_);
   }
   void to_host(const DeviceVector& src, cfloat* host) override {
     DeviceScope scope(device_);
@@ -242,6 +245,7 @@ class GpuDevice : public Device {
   std::string desc_;
   cudaStream_t s_ = nullptr;
   std::unique_ptr<DotReducer> dot_;
+  std::unique_ptr<StagedUpload> staging_;  // to_device of large vectors
 };
 
 const GpuDevice& as_gpu_device(const Device& dev) {

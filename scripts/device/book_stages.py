@@ -8,7 +8,7 @@ timed its stages on the host clock (work still running on the GPU when the
 host moved on; issue 28) is compared fairly. For `fhdrecon --phantom shepp3d
 --matrix 128 --traj radial3d --spokes 6000 --iters 30 --device gpu --no-cache
 --no-gridding --fhd nufft` (no field map: cmpMu is the data's upload):
-  cmpMu   the 12,288,000-byte upload of the k-space data
+  cmpMu   the 12,288,000-byte upload of the k-space data (one copy, or staged chunks)
   cmpFhD  from its end to the end of the first deapodize_out (the image's type 1)
   Q       to the end of the second deapodize_out (Q's type 1 on the doubled grid)
   CG      from the end of the next 16,777,216-byte upload (the reference image
@@ -20,7 +20,32 @@ import csv
 import statistics
 import sys
 
-IMAGE_BYTES = "16777216 B"
+DATA_BYTES = 12288000   # 1,536,000 complex samples
+IMAGE_BYTES = 16777216  # 128^3 complex voxels
+
+
+CHUNK = 2097152  # cuda/device/staged_upload.hpp's chunk
+
+
+def upload(rows, total, after=0):
+    """The first upload of `total` bytes starting after `after`: one copy, or
+    back-to-back staged chunks (at most CHUNK bytes each, no other GPU work
+    between). Copies of other sizes (the trajectory's three axes) break a run."""
+    run, size = [], 0
+    for r in rows:
+        if r[0] <= after:
+            continue
+        n = int(r[3].split()[1]) if r[2] == "C" and r[3].startswith("HtoD ") else -1
+        if n == total:
+            return r[0], r[1]
+        if 0 < n <= CHUNK:
+            run.append(r)
+            size += n
+            if size == total:
+                return run[0][0], run[-1][1]
+        else:
+            run, size = [], 0
+    raise SystemExit(f"book_stages: no upload of {total} bytes")
 
 
 def stages(path):
@@ -30,18 +55,18 @@ def stages(path):
             if len(r) >= 4 and r[0] in "KCS":
                 rows.append((int(r[1]), int(r[2]), r[0], ",".join(r[3:])))
     rows.sort()
-    upload = next(r for r in rows if r[2] == "C" and r[3] == "HtoD 12288000 B")
+    data = upload(rows, DATA_BYTES)
     deapod = [r for r in rows if "deapodize_out" in r[3]]
     if len(deapod) < 2:
         raise SystemExit(f"book_stages: {path}: fewer than two deapodize_out kernels")
     q_end = deapod[1][1]
-    ref = next(r for r in rows if r[0] > q_end and r[2] == "C" and r[3] == "HtoD " + IMAGE_BYTES)
-    down = next(r for r in rows if r[0] > ref[1] and r[2] == "C" and r[3] == "DtoH " + IMAGE_BYTES)
+    ref = upload(rows, IMAGE_BYTES, q_end)
+    down = next(r for r in rows if r[0] > ref[1] and r[2] == "C" and r[3] == f"DtoH {IMAGE_BYTES} B")
     last = max(r[1] for r in rows if r[2] == "K" and ref[1] < r[1] <= down[0])
     ms = 1e-6
     return {
-        "cmpMu": (upload[1] - upload[0]) * ms,
-        "cmpFhD": (deapod[0][1] - upload[1]) * ms,
+        "cmpMu": (data[1] - data[0]) * ms,
+        "cmpFhD": (deapod[0][1] - data[1]) * ms,
         "Q": (q_end - deapod[0][1]) * ms,
         "CG": (last - ref[1]) * ms,
     }
