@@ -7,7 +7,9 @@
 #   same kind of data: carry .peers, an optional local copy of the peer tools;
 #   peersense SigPy's SENSE at one coil and 8 beside fhdrecon's, and coil compression;
 #   ops compares this tree with an older one carried in .base (the operator layer's
-#   "nothing moves": validate tables, PSNRs, the 6000 x 256 case's stages); compose
+#   "nothing moves": validate tables, PSNRs, the 6000 x 256 case's stages); opsprofile
+#   the same case of both trees through a CUPTI timeline (scripts/device/timeline.cpp:
+#   idle gaps against the host's calls, and the stages read off the GPU clock); compose
 #   the compositions' accuracy: SENSE with l2, TV and the wavelet, SENSE with a field map)
 #   cpunufft issue 25's CPU half on two idle cores of the host: the CPU NUFFT
 #   against FINUFFT (.peers/whl/finufft*.whl; cuFINUFFT too where cufinufft and
