@@ -102,6 +102,10 @@ std::vector<Scan> read_hdf5(const std::string& path) {
 constexpr const char* kHdf5Reader = "hdf5-scan";
 const bool kHdf5ReaderAdded =
     add_child_reader(kHdf5Reader, [](const std::string& path) { return scans_to_bytes(read_hdf5(path)); });
+// A --field-map file is HDF5 as well: its dataset is read there too.
+constexpr const char* kFieldMapReader = "field-map";
+const bool kFieldMapReaderAdded = add_child_reader(
+    kFieldMapReader, [](const std::string& path) { return field_map_to_bytes(read_field_map_file(path)); });
 
 // What the file system says of `path` (a symlink loop, a bad permission) as one
 // InputError; false when it does not exist.
@@ -146,6 +150,12 @@ std::vector<Scan> read_scans_any(const std::string& path, const std::string& tra
   // child can be started, the file is read here, as without isolation.
   if (std::optional<std::string> bytes = read_in_child(path, kHdf5Reader)) return scans_from_bytes(*bytes, path);
   return read_hdf5(path);
+}
+
+std::vector<float> read_field_map_any(const std::string& path, const ImageGrid& grid) {
+  if (std::optional<std::string> bytes = read_in_child(path, kFieldMapReader))
+    return field_map_for_grid(path, field_map_from_bytes(*bytes, path), grid);
+  return read_field_map(path, grid);
 }
 
 namespace {

@@ -14,6 +14,11 @@ namespace fhd::app {
 // file, field and value.
 std::vector<Scan> read_scans_any(const std::string& path, const std::string& traj_file, int matrix);
 
+// A --field-map file's map for `grid` (io/scan_file.hpp, read_field_map), read
+// in the reader child like an HDF5 --input: a file that crashes or hangs
+// libhdf5 becomes one line naming it.
+std::vector<float> read_field_map_any(const std::string& path, const ImageGrid& grid);
+
 // Whether read_scans_any reads `path` as a BART k-space: a --traj-file given,
 // a .cfl/.hdr name, or a name without extension that is not a file (a base name).
 bool is_bart_input(const std::string& path, const std::string& traj_file);

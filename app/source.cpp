@@ -301,7 +301,7 @@ void process_coils(Source& src, const SourceOptions& o) {
 // sample times must come from the source (a synthesized scan, or the file).
 void use_field_map(Source& src, const SourceOptions& o) {
   if (o.field_map.empty()) return;
-  const std::vector<float> hz = read_field_map(o.field_map, src.scan.grid);
+  const std::vector<float> hz = read_field_map_any(o.field_map, src.scan.grid);
   if (src.scan.field.times.empty())
     throw InputError("--field-map", "sample times", "(none)",
                      "the scan has no sample times (fhdrecon HDF5 /sample_times, ISMRMRD sample_time_us)");

@@ -10,6 +10,7 @@ namespace {
 
 constexpr char kMagic[8] = {'F', 'H', 'D', 'S', 'C', 'A', 'N', 'S'};
 constexpr std::uint32_t kVersion = 1;
+constexpr char kFieldMagic[8] = {'F', 'H', 'D', 'F', 'M', 'A', 'P', '1'};
 constexpr int kMaxAxis = 65536;  // the readers' own bound on a matrix axis
 
 // Appends values to a buffer sized once beforehand (a large scan is copied once).
@@ -158,10 +159,41 @@ std::string scans_to_bytes(const std::vector<Scan>& scans) {
   return bytes;
 }
 
+namespace {
+
+void skip_magic(In& in, const char (&magic)[8]) {
+  if (in.left < sizeof magic || std::memcmp(in.p, magic, sizeof magic) != 0) in.fail("no magic");
+  in.p += sizeof magic, in.left -= sizeof magic;
+}
+
+}  // namespace
+
+std::string field_map_to_bytes(const FieldMapFile& map) {
+  std::string bytes;
+  bytes.reserve(sizeof kFieldMagic + 16 + 8 * map.dims.size() + 4 * map.hz.size());
+  Out o{bytes};
+  bytes.append(kFieldMagic, sizeof kFieldMagic);
+  o.array(map.dims);
+  o.array(map.hz);
+  return bytes;
+}
+
+FieldMapFile field_map_from_bytes(const std::string& bytes, const std::string& where) {
+  In in{bytes.data(), bytes.size(), where};
+  skip_magic(in, kFieldMagic);
+  FieldMapFile map;
+  in.array(map.dims, "field map dims");
+  in.array(map.hz, "field map values");
+  double points = 1;
+  for (std::uint64_t d : map.dims) points *= double(d);
+  if (points != double(map.hz.size())) in.fail("field map values do not fill its dims");
+  if (in.left != 0) in.fail(std::to_string(in.left) + " bytes after the field map");
+  return map;
+}
+
 std::vector<Scan> scans_from_bytes(const std::string& bytes, const std::string& where) {
   In in{bytes.data(), bytes.size(), where};
-  if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) in.fail("no magic");
-  in.p += sizeof kMagic, in.left -= sizeof kMagic;
+  skip_magic(in, kMagic);
   const std::uint32_t version = in.get<std::uint32_t>("version");
   if (version != kVersion) in.fail("version " + std::to_string(version));
   // The smallest scan: grid, two flags, six empty arrays and no provenance.

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "io/scan_file.hpp"
 #include "recon/problem/scan.hpp"
 
 namespace fhd {
@@ -26,5 +27,11 @@ std::string scans_to_bytes(const std::vector<Scan>& scans);
 // axis; a malformed buffer (a bug, never a user's file) throws
 // std::runtime_error naming `where` and what was wrong.
 std::vector<Scan> scans_from_bytes(const std::string& bytes, const std::string& where);
+
+// A --field-map file's dataset (io/scan_file.hpp) the same way:
+//   "FHDFMAP1", u64 dims then the dims (u64 each), the values (an array).
+// The values must number the dims' product; malformed bytes throw as above.
+std::string field_map_to_bytes(const FieldMapFile& map);
+FieldMapFile field_map_from_bytes(const std::string& bytes, const std::string& where);
 
 }  // namespace fhd

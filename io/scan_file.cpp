@@ -386,26 +386,53 @@ std::vector<Scan> read_scan_coils(const std::string& path, std::array<float, 3>*
   return coils;
 }
 
-std::vector<float> read_field_map(const std::string& path, const ImageGrid& grid) {
+namespace {
+
+void require_field_map_size(const std::string& path, const std::vector<hsize_t>& dims, const ImageGrid& grid) {
+  double points = 1;
+  for (hsize_t v : dims) points *= double(v);
+  if (points != double(grid.voxels()))
+    throw InputError(path, "/field_map shape", Reader::dims_text(dims),
+                     "must hold the image grid's " + std::to_string(grid.voxels()) + " voxels (x fastest)");
+}
+
+// The dataset's values, after `check` has seen its shape (before any allocation).
+template <class Check>
+FieldMapFile read_field_map_checked(const std::string& path, Check check) {
   h5::QuietErrors quiet;
   Handle f = h5::open_read(path);
   Reader r{path, f.get()};
   Handle d = r.open("field_map", true);
   r.expect_float(d.get(), "field_map");
   const std::vector<hsize_t> dims = h5::shape(d.get());
+  check(dims);
+  r.expect_stored(d.get(), "field_map", dims);
   double points = 1;
   for (hsize_t v : dims) points *= double(v);
-  if (points != double(grid.voxels()))
-    throw InputError(path, "/field_map shape", Reader::dims_text(dims),
-                     "must hold the image grid's " + std::to_string(grid.voxels()) + " voxels (x fastest)");
-  r.expect_stored(d.get(), "field_map", dims);
-  std::vector<float> hz(grid.voxels());
-  r.read(d.get(), H5T_NATIVE_FLOAT, hz.data(), "field_map");
-  for (std::size_t i = 0; i < hz.size(); ++i)
-    if (!std::isfinite(hz[i]) || std::fabs(hz[i]) > 1e5)
-      throw InputError(path, "/field_map[" + std::to_string(i) + "]", std::to_string(hz[i]),
+  FieldMapFile out{std::vector<std::uint64_t>(dims.begin(), dims.end()), std::vector<float>(std::size_t(points))};
+  r.read(d.get(), H5T_NATIVE_FLOAT, out.hz.data(), "field_map");
+  for (std::size_t i = 0; i < out.hz.size(); ++i)
+    if (!std::isfinite(out.hz[i]) || std::fabs(out.hz[i]) > 1e5)
+      throw InputError(path, "/field_map[" + std::to_string(i) + "]", std::to_string(out.hz[i]),
                        "must be finite Hz within +-1e5");
-  return hz;
+  return out;
+}
+
+}  // namespace
+
+std::vector<float> read_field_map(const std::string& path, const ImageGrid& grid) {
+  return read_field_map_checked(path, [&](const std::vector<hsize_t>& dims) {
+           require_field_map_size(path, dims, grid);
+         }).hz;
+}
+
+FieldMapFile read_field_map_file(const std::string& path) {
+  return read_field_map_checked(path, [](const std::vector<hsize_t>&) {});
+}
+
+std::vector<float> field_map_for_grid(const std::string& path, FieldMapFile file, const ImageGrid& grid) {
+  require_field_map_size(path, std::vector<hsize_t>(file.dims.begin(), file.dims.end()), grid);
+  return std::move(file.hz);
 }
 
 Scan read_scan(const std::string& path, std::array<float, 3>* fov, const SizeCheck& check) {

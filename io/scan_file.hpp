@@ -13,6 +13,7 @@
 //   / attributes fhdrecon_schema = "1.0" | "1.1", matrix int32[3] (x,y,z), fov float32[3]
 //   /provenance  group of string attributes
 #include <array>
+#include <cstdint>
 #include <string>
 
 #include "io/scan_checks.hpp"
@@ -50,6 +51,16 @@ Scan read_scan(const std::string& path, std::array<float, 3>* fov = nullptr, con
 // The /field_map dataset of an HDF5 file (a scan file, or one holding only
 // it): grid.voxels() finite values in Hz, x fastest (any shape of that size).
 std::vector<float> read_field_map(const std::string& path, const ImageGrid& grid);
+
+// The same in two halves, for a read in the reader child (io/reader_child.hpp),
+// which knows the file but not the grid: the dataset as stored (finite Hz
+// within +-1e5, a shape the file's bytes back), then its check against the grid.
+struct FieldMapFile {
+  std::vector<std::uint64_t> dims;
+  std::vector<float> hz;
+};
+FieldMapFile read_field_map_file(const std::string& path);
+std::vector<float> field_map_for_grid(const std::string& path, FieldMapFile file, const ImageGrid& grid);
 
 // One Scan per coil (one for a single-coil file), with its noise samples.
 std::vector<Scan> read_scan_coils(const std::string& path, std::array<float, 3>* fov = nullptr,

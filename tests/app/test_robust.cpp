@@ -136,6 +136,21 @@ TEST_CASE("the reader child: a spin in libhdf5 ends the run within 10 s, one lin
   CHECK(!reader_child_alive(in));
 }
 
+TEST_CASE("the reader child reads --field-map files too: a spin ends the run within 10 s, one line", "[cli][robust]") {
+  // A synthesized source (no --input to read) and a map file written by synth;
+  // before, the parent read the map with libhdf5 itself, so nothing spun and
+  // the run went on.
+  const std::string map = scratch("spinmap.h5");
+  const std::string field = " --phantom shepp2d --matrix 16 --traj spiral2d --off-resonance 80";
+  REQUIRE(run_cli("synth" + field + " -o " + map).code == 0);
+  const std::string args = field + " --iters 2 --no-cache --quiet --save none --field-map " + map;
+  REQUIRE(run_cli(args + " --out " + scratch("map-ok")).code == 0);  // the map is good
+  double took = 0;
+  const CliRun r = timed_cli(args + " --out " + scratch("map-spin"), took, "FHDRECON_TEST_HOOK=spin@reader-child");
+  one_line_error(r, map + ": file = " + map + ": libhdf5 did not finish reading it in 6 s");
+  CHECK(took < kWithin);
+}
+
 TEST_CASE("the reader child dies with its parent, and no lock outlives them", "[cli][robust]") {
   const std::string in = scan_file("int.h5", {1, 0}, {1, 0});
   const std::string out = scratch("int-out");
