@@ -100,3 +100,22 @@ TEST_CASE("scan bytes: a malformed buffer is refused, naming what is wrong", "[i
   std::memcpy(&grid[20], &zero, 4);
   CHECK(contains(error(grid), "grid axis 0"));
 }
+
+TEST_CASE("field map bytes: the dataset survives the round trip; malformed bytes are refused", "[io][scan-bytes]") {
+  FieldMapFile map{{4, 3, 2}, {}};
+  for (int i = 0; i < 24; ++i) map.hz.push_back(float(i) * 1.5f - 7.f);
+  const std::string good = field_map_to_bytes(map);
+  const FieldMapFile back = field_map_from_bytes(good, "m.h5");
+  CHECK(back.dims == map.dims);
+  CHECK(back.hz == map.hz);
+  CHECK(field_map_for_grid("m.h5", back, ImageGrid{4, 3, 2}) == map.hz);
+  CHECK_THROWS_WITH(field_map_for_grid("m.h5", back, ImageGrid{4, 4, 2}), Catch::Contains("/field_map shape"));
+  auto error = [](const std::string& b) { return error_of([&] { field_map_from_bytes(b, "m.h5"); }); };
+  CHECK(contains(error(good.substr(0, 8) + "x"), "malformed"));
+  CHECK(contains(error("FHDSCANS" + good.substr(8)), "(no magic)"));
+  for (std::size_t n : {std::size_t(7), std::size_t(20), good.size() - 1}) CHECK(contains(error(good.substr(0, n)), "malformed"));
+  CHECK(contains(error(good + "x"), "1 bytes after the field map"));
+  FieldMapFile wrong = map;
+  wrong.dims = {5, 5};
+  CHECK(contains(error(field_map_to_bytes(wrong)), "do not fill its dims"));
+}
