@@ -6,6 +6,7 @@
 
 #include "catch.hpp"
 #include "cuda/device/gpu_device.hpp"
+#include "test_backend_util.hpp"
 
 using namespace fhd;
 
@@ -20,6 +21,7 @@ std::vector<cfloat> ramp(std::size_t n, float offset) {
 }  // namespace
 
 TEST_CASE("gpu uploads arrive whole, staged or not", "[gpu][upload]") {
+  FHD_NEED_GPU();
   auto dev = make_gpu_device();
   constexpr std::size_t chunk = (std::size_t(2) << 20) / sizeof(cfloat);  // values per 2 MB chunk
   for (std::size_t n : {std::size_t(1), chunk, 2 * chunk - 1, 2 * chunk, 3 * chunk + 12345, 7 * chunk}) {
@@ -30,6 +32,7 @@ TEST_CASE("gpu uploads arrive whole, staged or not", "[gpu][upload]") {
 }
 
 TEST_CASE("gpu uploads back to back from one reused host buffer", "[gpu][upload]") {
+  FHD_NEED_GPU();
   auto dev = make_gpu_device();
   const std::size_t n = 5 * ((std::size_t(2) << 20) / sizeof(cfloat)) + 77;
   std::vector<cfloat> host = ramp(n, 0.f);
