@@ -128,6 +128,8 @@ NufftPlan::NufftPlan(const ImageGrid& modes, const ImageGrid& image, const Nufft
     throw InputError("nufft", "tolerance", std::to_string(opt.tol), "must lie in (0, 1)");
   if (opt.sigma != 2.0 && opt.sigma != 1.25)
     throw InputError("nufft", "upsampling", std::to_string(opt.sigma), "must be 2 or 1.25");
+  if (interpolation_only(opt.spread))
+    throw InputError("nufft", "spreading method", "rows", "is for interpolation only (shared or global)");
   if (opt.sigma < 2.0 && opt.tol < kMinTolSigma125) p.opt.sigma = 2.0;
   const nufft::KernelParams kp = nufft::kernel_for(opt.tol, p.opt.sigma);
   p.w = kp.width;
@@ -169,6 +171,8 @@ NufftPlan::NufftPlan(const ImageGrid& modes, const ImageGrid& image, const Nufft
                      "needs " + std::to_string(p.smem_spread) + " bytes of shared memory, the device has " +
                          std::to_string(limit));
   p.fine_grid = {g.nf[0], g.nf[1], g.nf[2]};
+  if (p.opt.interp == NufftMethod::Auto)
+    p.opt.interp = p.fine_grid.voxels() <= kRowsMaxFineCells ? NufftMethod::Rows : NufftMethod::Shared;
   // One fine grid must fit now (a clear message before any work); it and the
   // cuFFT plan are made at the first execute.
   require_free(double(p.fine_grid.voxels()) * sizeof(float2), "the NUFFT fine grid " + dims_string(p.fine_grid));
@@ -278,7 +282,7 @@ void NufftPlan::Impl::type2_pass(const float2* f, float2* c, int batch) {
   mark(2);
   if (m)
     dispatch(dim, w, [&](auto k) {
-      k.interp(opt.interp == NufftMethod::Shared, ux(), uy(), uz(), order.get(), subs.get(), nsub, m, g,
+      k.interp(opt.interp, ux(), uy(), uz(), order.get(), subs.get(), nsub, m, g,
                smem_interp, opt.threads, grid, c, batch, fine_voxels(), s);
     });
   mark(3);

@@ -170,7 +170,8 @@ std::vector<Variant> sweep_variants(double tol) {
   auto with = [tol](NufftMethod m, int bx, int by, int bz, int threads, int chunk) {
     NufftOptions o;
     o.tol = tol;
-    o.spread = o.interp = m;
+    o.spread = interpolation_only(m) ? NufftMethod::Shared : m;  // spreading: shared
+    o.interp = m;
     o.bin[0] = bx;
     o.bin[1] = by;
     o.bin[2] = bz;
@@ -179,6 +180,7 @@ std::vector<Variant> sweep_variants(double tol) {
     return o;
   };
   return {{"global (no privatization)", with(NufftMethod::Global, 0, 0, 0, 512, 128)},
+          {"interpolation by rows, global", with(NufftMethod::Rows, 16, 16, 8, 512, 128)},
           {"shared 16x16x8 t512 c128", with(NufftMethod::Shared, 16, 16, 8, 512, 128)},
           {"shared 8x8x8 t512 c128", with(NufftMethod::Shared, 8, 8, 8, 512, 128)},
           {"shared 16x16x4 t512 c128", with(NufftMethod::Shared, 16, 16, 4, 512, 128)},

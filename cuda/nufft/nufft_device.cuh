@@ -51,19 +51,27 @@ __device__ __forceinline__ void add2(float2* p, float2 v) {
 #endif
 }
 
+// The kernel's value at tap t of a point whose first tap is cell i0.
+__device__ __forceinline__ float tap_weight(float u, float i0, int t, const Geom& g) {
+  const float x = (i0 + float(t) - u) * g.inv_half_w;
+  const float r = 1.f - x * x;
+  return r > 0.f ? expf(g.beta * (sqrtf(r) - 1.f)) : 0.f;
+}
+
+// The first tap's cell, shifted so the point's own cell floor(u) lies in [0, nf).
+__device__ __forceinline__ int first_tap(float u, float i0, int nf) {
+  const int fl = int(floorf(u));
+  return int(i0) - fl + wrap(fl, nf);
+}
+
 // The w kernel values of a point on one axis, and its first tap's cell,
 // shifted so the point's own cell floor(u) lies in [0, nf).
 template <int W>
 __device__ __forceinline__ int tap_weights(float u, int nf, const Geom& g, float* ker, int stride = 1) {
   const float i0 = ceilf(u - g.half_w);
 #pragma unroll
-  for (int t = 0; t < W; ++t) {
-    const float x = (i0 + float(t) - u) * g.inv_half_w;
-    const float r = 1.f - x * x;
-    ker[t * stride] = r > 0.f ? expf(g.beta * (sqrtf(r) - 1.f)) : 0.f;
-  }
-  const int fl = int(floorf(u));
-  return int(i0) - fl + wrap(fl, nf);
+  for (int t = 0; t < W; ++t) ker[t * stride] = tap_weight(u, i0, t, g);
+  return first_tap(u, i0, nf);
 }
 
 __device__ __forceinline__ int axis_bin(float u, const Geom& g, int a) {
@@ -308,6 +316,79 @@ __global__ void interp_global(const float* __restrict__ ux, const float* __restr
   }
 }
 
+// Lanes per point of interp_rows: the power of two that covers a row of W taps.
+template <int W>
+__host__ __device__ constexpr int row_lanes() {
+  return W <= 2 ? 2 : W <= 4 ? 4 : W <= 8 ? 8 : 16;
+}
+
+// One axis of a point seen by its L lanes: lane t holds tap t's weight and
+// wrapped cell (t < W); the other lanes read them by shuffles.
+struct LaneTap {
+  float w;
+  int cell;
+};
+template <int W>
+__device__ __forceinline__ LaneTap lane_tap(float u, int nf, int lane, const Geom& g) {
+  const float i0 = ceilf(u - g.half_w);
+  return {lane < W ? tap_weight(u, i0, lane, g) : 0.f, wrap(int(i0) + lane, nf)};
+}
+
+// Interpolation by rows: L = row_lanes<W>() threads per sorted point, lane l
+// reading cell x + l of each of the point's W^(DIM-1) rows. A warp load then
+// covers 32 / L short runs of adjacent cells (a few sectors) where one thread
+// per point (interp_global) touches 32 scattered cells: 1.15 -> 0.99 ms at
+// 128^3 modes, 21.3 -> 11.8 ms at 256^3 (H100, docs/nufft-gpu.md). Each lane
+// sums its column weighted by wy * wz, scales by its own wx, and the L lanes
+// add up by shuffles within their group.
+template <int DIM, int W>
+__global__ void interp_rows(const float* __restrict__ ux, const float* __restrict__ uy,
+                            const float* __restrict__ uz, const unsigned* __restrict__ order, std::size_t m, Geom g,
+                            const float2* __restrict__ fine, float2* __restrict__ c, std::size_t c_stride,
+                            std::size_t fine_stride) {
+  constexpr int L = row_lanes<W>();
+  constexpr int NZ = DIM == 3 ? W : 1;
+  c += blockIdx.y * c_stride;
+  fine += blockIdx.y * fine_stride;
+  const int lane = threadIdx.x % L;
+  // The group's lanes within the warp: shuffles name only them, so a group
+  // that leaves the loop early never waits for another.
+  const unsigned group_mask = (L == 32 ? 0xffffffffu : ((1u << L) - 1u)) << (threadIdx.x % 32 / L * L);
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x / L;
+  for (std::size_t s = (blockIdx.x * std::size_t(blockDim.x) + threadIdx.x) / L; s < m; s += stride) {
+    const LaneTap tx = lane_tap<W>(ux[s], g.nf[0], lane, g);
+    const LaneTap ty = lane_tap<W>(uy[s], g.nf[1], lane, g);
+    const LaneTap tz = DIM == 3 ? lane_tap<W>(uz[s], g.nf[2], lane, g) : LaneTap{1.f, 0};
+    float2 acc = make_float2(0.f, 0.f);
+#pragma unroll
+    for (int dz = 0; dz < NZ; ++dz) {
+      const float wz = DIM == 3 ? __shfl_sync(group_mask, tz.w, dz, L) : 1.f;
+      const std::size_t zoff = DIM == 3 ? std::size_t(__shfl_sync(group_mask, tz.cell, dz, L)) * g.nf[1] : 0;
+      float2 zacc = make_float2(0.f, 0.f);
+#pragma unroll
+      for (int dy = 0; dy < W; ++dy) {
+        const float wy = __shfl_sync(group_mask, ty.w, dy, L);
+        const int iy = __shfl_sync(group_mask, ty.cell, dy, L);
+        if (lane < W) {
+          const float2 t = __ldg(fine + (zoff + iy) * g.nf[0] + tx.cell);
+          zacc.x += t.x * wy;
+          zacc.y += t.y * wy;
+        }
+      }
+      acc.x += zacc.x * wz;
+      acc.y += zacc.y * wz;
+    }
+    acc.x *= tx.w;  // 0 on lanes past W
+    acc.y *= tx.w;
+#pragma unroll
+    for (int off = L / 2; off > 0; off /= 2) {
+      acc.x += __shfl_xor_sync(group_mask, acc.x, off, L);
+      acc.y += __shfl_xor_sync(group_mask, acc.y, off, L);
+    }
+    if (lane == 0) c[order[s]] = acc;
+  }
+}
+
 // ---- deapodization fused with the fine <-> mode copy (fftshift by index)
 
 struct ModeMap {
@@ -386,10 +467,15 @@ struct Kernels {
     }
     CUDA_CHECK_LAUNCH();
   }
-  static void interp(bool shared, const float* ux, const float* uy, const float* uz, const unsigned* order,
+  static void interp(NufftMethod method, const float* ux, const float* uy, const float* uz, const unsigned* order,
                      const int4* subs, std::size_t nsub, std::size_t m, const Geom& g, std::size_t smem, int threads,
                      const float2* fine, float2* c, int n, std::size_t fine_stride, cudaStream_t s) {
-    if (shared) {
+    if (method == NufftMethod::Rows) {
+      constexpr unsigned kThreads = 256;  // a multiple of 32: groups never straddle warps
+      const std::size_t lanes = m * std::size_t(row_lanes<W>());
+      interp_rows<DIM, W><<<dim3(blocks_for(lanes, kThreads), n), kThreads, 0, s>>>(ux, uy, uz, order, m, g, fine, c,
+                                                                                   m, fine_stride);
+    } else if (method == NufftMethod::Shared) {
       CUDA_CHECK(cudaFuncSetAttribute(interp_shared<DIM, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
       interp_shared<DIM, W><<<dim3(unsigned(nsub), n), threads, smem, s>>>(ux, uy, uz, order, subs, g, fine, c, m,
                                                                              fine_stride);

@@ -1,6 +1,7 @@
 // The GPU NUFFT against the float64 direct sums (recon/direct_sum.*): type 1,
-// type 2 and Q, 2D and 3D, several tolerances and sizes, both spreading and
-// interpolation methods; the adjoint identity between type 1 and type 2.
+// type 2 and Q, 2D and 3D, several tolerances and sizes, every spreading and
+// interpolation method; the adjoint identity between type 1 and type 2.
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -26,7 +27,8 @@ NufftOptions options(double tol, double sigma, NufftMethod m) {
   NufftOptions o;
   o.tol = tol;
   o.sigma = sigma;
-  o.spread = o.interp = m;
+  o.spread = gpu::interpolation_only(m) ? NufftMethod::Shared : m;
+  o.interp = m;
   return o;
 }
 
@@ -39,7 +41,9 @@ struct Case {
 
 TEST_CASE("gpu nufft type 1 and type 2 meet the tolerance against the float64 direct sum", "[gpu][nufft]") {
   FHD_NEED_GPU();
-  const Case cases[] = {{{32, 24, 1}, 3000}, {{64, 64, 1}, 20000}, {{16, 16, 16}, 4000}, {{24, 32, 20}, 6000}};
+  // {8, 6, 5}: bins and their padding wider than the fine grid (the tiles wrap more than once).
+  const Case cases[] = {{{32, 24, 1}, 3000}, {{64, 64, 1}, 20000}, {{16, 16, 16}, 4000}, {{24, 32, 20}, 6000},
+                        {{8, 6, 5}, 500}};
   unsigned seed = 11;
   for (const Case& cs : cases) {
     const Trajectory t = random_trajectory(cs.m, cs.grid, seed++);
@@ -49,15 +53,15 @@ TEST_CASE("gpu nufft type 1 and type 2 meet the tolerance against the float64 di
     const std::vector<cdouble> ref2 = forward_reference(t, f, cs.grid);
     for (double sigma : {2.0, 1.25})
       for (double tol : {1e-2, 1e-4, 1e-6})
-        for (NufftMethod m : {NufftMethod::Shared, NufftMethod::Global}) {
+        for (NufftMethod m : {NufftMethod::Shared, NufftMethod::Global, NufftMethod::Rows}) {
           const NufftOptions o = options(tol, sigma, m);
           const double e1 = rel_l2(gpu::nufft_type1(t, c, cs.grid, o), ref1);
           const double e2 = rel_l2(gpu::nufft_type2(t, f, cs.grid, o), ref2);
           INFO(grid_name(cs.grid) << " M=" << cs.m << " sigma=" << sigma << " tol=" << tol
-                                  << (m == NufftMethod::Shared ? " shared" : " global") << ": type1 " << e1
+                                  << " method " << int(m) << ": type1 " << e1
                                   << ", type2 " << e2);
-          std::printf("nufft %s M=%zu sigma=%.2f tol=%.0e %s: type1 %.2e type2 %.2e\n", grid_name(cs.grid).c_str(),
-                      cs.m, sigma, tol, m == NufftMethod::Shared ? "shared" : "global", e1, e2);
+          std::printf("nufft %s M=%zu sigma=%.2f tol=%.0e method %d: type1 %.2e type2 %.2e\n",
+                      grid_name(cs.grid).c_str(), cs.m, sigma, tol, int(m), e1, e2);
           CHECK(e1 < allowed(tol));
           CHECK(e2 < allowed(tol));
           if (tol == 1e-2) CHECK(e1 > 1e-5);  // the width really follows the tolerance
@@ -84,7 +88,21 @@ TEST_CASE("gpu nufft: small bins and subproblems give the same answer (dense and
   o.threads = 128;
   CHECK(rel_l2(gpu::nufft_type1(t, c, g, o), ref) < allowed(1e-5));
   const std::vector<cfloat> f = random_complex(g.voxels(), 7);
-  CHECK(rel_l2(gpu::nufft_type2(t, f, g, o), forward_reference(t, f, g)) < allowed(1e-5));
+  const std::vector<cdouble> ref2 = forward_reference(t, f, g);
+  CHECK(rel_l2(gpu::nufft_type2(t, f, g, o), ref2) < allowed(1e-5));
+  // Interpolation by rows and from the tile on the same piled and wrapped
+  // points, at every lane count (widths 2, 4, 6, 8, 11: 2, 4, 8, 8 and 16
+  // lanes per point).
+  for (NufftMethod m : {NufftMethod::Rows, NufftMethod::Shared})
+    for (double tol : {1e-1, 1e-3, 1e-5, 1e-7, 1e-10}) {
+      NufftOptions r = options(tol, 2.0, m);
+      r.bin[0] = r.bin[1] = r.bin[2] = 4;
+      r.max_subproblem = 100;
+      r.threads = 128;
+      const double e = rel_l2(gpu::nufft_type2(t, f, g, r), ref2);
+      INFO((m == NufftMethod::Rows ? "rows" : "shared") << ", tol " << tol << ": " << e);
+      CHECK(e < allowed(std::max(tol, 1e-6)));
+    }
 }
 
 TEST_CASE("gpu nufft: type 2 is the adjoint of type 1", "[gpu][nufft]") {
@@ -147,6 +165,8 @@ TEST_CASE("gpu nufft rejects bad options with one clear line", "[gpu][nufft]") {
   CHECK(message(o, c).find("upsampling") != std::string::npos);
   o.sigma = 2;
   CHECK(message(o, random_complex(9, 3)).find("values") != std::string::npos);
+  o.spread = NufftMethod::Rows;
+  CHECK(message(o, c).find("interpolation only") != std::string::npos);
 }
 
 TEST_CASE("gpu device: fhd and q by its NUFFT kernels match float64 and the exact gather", "[gpu][nufft]") {
