@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the lent GPU machine: unpack the carried packages the image lacks, build
 # with CUDA, run the [gpu] tests and the benchmarks, write logs under $OUT.
-#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [pcg] [multi] [batch] [profile] [issue9] [peer] [peersense] [cpunufft] [gpunufft] [python] [ops] [opsprofile] [compose] [sweep] [multigpu]
+#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [pcg] [multi] [batch] [profile] [issue9] [peer] [peersense] [cpunufft] [gpunufft] [python] [ops] [opsprofile] [compose] [sweep] [multigpu] [nufftpeer]
 #   (default: build test bench e2e tune validate; sanitize runs compute-sanitizer over
 #   the [gpu] tests, nufft the --fhd exact/nufft end-to-end cases, peer SigPy on the
 #   same kind of data: carry .peers, an optional local copy of the peer tools;
@@ -23,6 +23,8 @@
 #   multigpu issues 26 and 27 on every GPU of the host: exact FhD + Q, 8-coil SENSE and
 #   single-coil type 1 at 1 GPU against 2 and 4, each speed-up beside its goal, and
 #   every stage at 1 GPU beside n (MULTI_BIG=1 adds 256^3 / 4,194,304 samples, ~1.5 min)
+#   nufftpeer issue 25's GPU table: type 1 and 2 at 128^3 / 1M and 256^3 / 16.8M, uniform
+#   and radial, tol 1e-5 and 1e-6, beside cuFINUFFT built from .peers in the same run)
 # Run through the device tool with carry [".devdeps"]; .devdeps holds the .deb
 # files of the packages the GPU machine's image lacks (docs/gpu-backend.md,
 # "Building on the GPU machine"; make it with scripts/fetch-devdeps.sh).
@@ -95,6 +97,7 @@ has sweep && { run_sweep 2>&1 | tee "$OUT/sweep.log" || rc=1; }
 has compose && { run_compose 2>&1 | tee "$OUT/compose.log" || rc=1; }
 has cpunufft && { run_cpunufft || rc=1; }
 has multigpu && { run_multigpu 2>&1 | tee "$OUT/multigpu.log" || rc=1; }
+has nufftpeer && { run_nufftpeer || rc=1; }
 has gpunufft && { run_gpunufft || rc=1; }
 has python && { run_python || rc=1; }
 exit $rc

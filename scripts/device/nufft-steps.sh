@@ -96,3 +96,30 @@ run_gpunufft() {
     exit $r
   ) 2>&1 | tee "$OUT/gpunufft.log"
 }
+
+# Issue 25's GPU goals against cuFINUFFT in the same run (carry .peers: its
+# cufinufft_bench is built here, about 70 s): type 1 and 2, uniform and
+# radial points, 128^3 / 1M and 256^3 / 16.8M, tol 1e-5 and 1e-6; execute,
+# plan + set-points and errors side by side (scripts/nufft_peer_table.py).
+# Radial: spokes of 2N samples on both sides. Needs the fhdrecon target built.
+run_nufftpeer() {
+  local w=/tmp/nufftpeer r=0 n m d specs=()
+  rm -rf $w && mkdir -p $w
+  bash .peers/build.sh >$w/peer-build.log 2>&1 || { tail -20 $w/peer-build.log; return 1; }
+  for n in 128 256; do
+    m=$((n == 128 ? 1048576 : 16777216))
+    for d in uniform radial; do
+      local pts=(--samples $m)
+      [[ $d == radial ]] && pts=(--points radial --spokes $((m / (2 * n))) --readout $((2 * n)))
+      "$BUILD/fhdrecon" -q bench-nufft --device gpu --matrix $n "${pts[@]}" --tols 1e-5,1e-6 --no-q \
+        --reps $((n == 128 ? 10 : 5)) --check 20 --json $w/$n-$d.json >/dev/null 2>&1 || r=1
+      specs+=("$d:$w/$n-$d.json")
+      for t in 1 2; do
+        .peers/build/cufinufft_bench --cases $n:$m --tols 1e-5,1e-6 --type $t --dist $d --methods 0 \
+          --tsv $w/cufinufft.tsv >>$w/peer.log 2>&1 || r=1
+      done
+    done
+  done
+  python3 scripts/nufft_peer_table.py $w/cufinufft.tsv "${specs[@]}" | tee "$OUT/nufftpeer.txt" || r=1
+  return $r
+}
