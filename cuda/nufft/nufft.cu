@@ -222,12 +222,14 @@ void NufftPlan::Impl::sort_points(const float* kx, const float* ky, const float*
   CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts, start, unsigned(nb1), s));
   DeviceBuffer<char> temp(std::max<std::size_t>(temp_bytes, 1), what + " (scan scratch)");
   CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, counts, start, unsigned(nb1), s));
+  bin_place_kernel<<<blocks_for(m, threads), threads, 0, s>>>(m, bin, rank, start, order.get());
+  CUDA_CHECK_LAUNCH();
   if (dim == 3)
-    bin_place_kernel<3><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin, rank, start, order.get(), sx,
-                                                                   sx + m, sx + 2 * m);
+    sorted_coords_kernel<3><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, order.get(), sx, sx + m,
+                                                                       sx + 2 * m);
   else
-    bin_place_kernel<2><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin, rank, start, order.get(), sx,
-                                                                   sx + m, sx + 2 * m);
+    sorted_coords_kernel<2><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, order.get(), sx, sx + m,
+                                                                       sx + 2 * m);
   CUDA_CHECK_LAUNCH();
   const unsigned maxsub = unsigned(std::max(1, opt.max_subproblem));
   subproblem_count_kernel<<<blocks_for(nbins, threads), threads, 0, s>>>(counts, unsigned(nbins), maxsub, sub);
