@@ -1,4 +1,5 @@
 // The Q cache: round trip, key sensitivity, corrupt and mismatched files.
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -112,6 +113,14 @@ TEST_CASE("Q cache ignores corrupt, truncated and foreign files", "[qcache]") {
     f.seekp(std::streamoff(size - 20));
     c = char(c ^ 0x10);
     f.write(&c, 1);
+    f.close();
+    CHECK(!load_q(d, key).has_value());
+  }
+  SECTION("an older version (2: the checksum before LaneHash)") {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    const std::uint32_t old_version = 2;
+    f.seekp(8);  // after the magic
+    f.write(reinterpret_cast<const char*>(&old_version), sizeof old_version);
     f.close();
     CHECK(!load_q(d, key).has_value());
   }
