@@ -176,7 +176,7 @@ class LaneHash {
   std::uint64_t length_ = 0;
 };
 
-std::uint64_t checksum(const std::string& key, const std::vector<cfloat>& q) {
+std::uint64_t checksum(const std::string& key, const QValues& q) {
   LaneHash h;
   h.bytes(key.data(), key.size());
   h.bytes(q.data(), q.size() * sizeof(cfloat));
@@ -258,13 +258,13 @@ void set_q_memory(QMemory* memory) { g_memory = memory; }
 
 namespace {
 
-std::optional<std::vector<cfloat>> load_q_file(const std::string& dir, const std::string& key) {
+SharedQ load_q_file(const std::string& dir, const std::string& key) {
   const std::string path = path_of(dir, key);
   std::error_code ec;
-  if (!fs::exists(path, ec)) return std::nullopt;  // a plain miss: no warning
-  auto reject = [&](const char* why) -> std::optional<std::vector<cfloat>> {
+  if (!fs::exists(path, ec)) return nullptr;  // a plain miss: no warning
+  auto reject = [&](const char* why) -> SharedQ {
     spdlog::warn("Q cache: ignoring {}: {}", path, why);
-    return std::nullopt;
+    return nullptr;
   };
   std::ifstream f(path, std::ios::binary);
   if (!f) return reject("cannot open it");
@@ -278,36 +278,38 @@ std::optional<std::vector<cfloat>> load_q_file(const std::string& dir, const std
   std::uint64_t count = 0;
   const std::size_t expected = points_of_key(key);
   if (!read_value(f, count) || expected == 0 || count != expected) return reject("wrong number of Q values");
-  std::vector<cfloat> q(count);
+  auto q = std::make_shared<QValues>(count);  // uninitialised: the read fills it
   std::uint64_t sum = 0;
-  if (!f.read(reinterpret_cast<char*>(q.data()), std::streamsize(count * sizeof(cfloat))) || !read_value(f, sum))
+  if (!f.read(reinterpret_cast<char*>(q->data()), std::streamsize(count * sizeof(cfloat))) || !read_value(f, sum))
     return reject("truncated");
   if (f.peek() != std::ifstream::traits_type::eof()) return reject("trailing bytes");
-  if (sum != checksum(key, q)) return reject("checksum mismatch (corrupt)");
+  if (sum != checksum(key, *q)) return reject("checksum mismatch (corrupt)");
   return q;
 }
 
 }  // namespace
 
-std::optional<std::vector<cfloat>> load_q(const std::string& dir, const std::string& key) {
-  if (dir.empty()) return std::nullopt;
+SharedQ load_q(const std::string& dir, const std::string& key) {
+  if (dir.empty()) return nullptr;
   QMemory* memory = g_memory;
   if (memory)
-    if (auto q = memory->find(key)) return q;
-  auto q = load_q_file(dir, key);
-  if (q && memory) memory->keep(key, *q);
+    if (SharedQ q = memory->find(key)) return q;
+  SharedQ q = load_q_file(dir, key);
+  if (q && memory) memory->keep(key, q);
   return q;
 }
 
-bool store_q(const std::string& dir, const std::string& key, const std::vector<cfloat>& q) {
+bool store_q(const std::string& dir, const std::string& key, const SharedQ& shared) {
   if (dir.empty()) return false;
   const std::string path = path_of(dir, key);
   auto fail = [&](const std::string& why) {
     spdlog::warn("Q cache: not stored {}: {}", path, why);
     return false;
   };
+  if (!shared) return fail("no Q");
+  const QValues& q = *shared;
   if (points_of_key(key) != q.size()) return fail("Q size does not match the key's grid");
-  if (QMemory* memory = g_memory) memory->keep(key, q);
+  if (QMemory* memory = g_memory) memory->keep(key, shared);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return fail("cannot create the directory: " + ec.message());
