@@ -77,6 +77,36 @@ TEST_CASE("Q cache stores and loads Q bit for bit", "[qcache]") {
   CHECK(files == 1);
 }
 
+TEST_CASE("Q cache: a Q of several read chunks loads bit for bit, and a flipped byte in any chunk is refused",
+          "[qcache]") {
+  TempDir dir;
+  const std::string d = dir.path.string();
+  const ImageGrid g{50, 50, 30};  // 600,000 values: 4.8 MB, several 1 MB chunks and a partial last one
+  const std::string key = q_key(small_traj(), {}, g, TrigMode::Single);
+  const SharedQ q = some_q(g);
+  REQUIRE(store_q(d, key, q));
+  CHECK(loads(d, key, q));  // the checksum hashed whole at the store, chunk by chunk at the load
+  const fs::path file = dir.path / (key + ".q");
+  const auto size = fs::file_size(file);
+  const std::uintmax_t head = 8 + 4 + 4 + key.size() + 8, mb = std::uintmax_t(1) << 20;
+  for (const std::uintmax_t at : {head, head + mb, head + 3 * mb + 5, size - 9}) {  // Q's first and last bytes, two inside
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    char c = 0;
+    f.seekg(std::streamoff(at));
+    f.read(&c, 1);
+    f.seekp(std::streamoff(at));
+    c = char(c ^ 0x01);
+    f.write(&c, 1);
+    f.flush();
+    CHECK(!load_q(d, key));  // refused at this byte
+    f.seekp(std::streamoff(at));
+    c = char(c ^ 0x01);
+    f.write(&c, 1);
+    f.close();
+    CHECK(loads(d, key, q));  // and loads again once it is put back
+  }
+}
+
 TEST_CASE("Q cache key changes when any input changes", "[qcache]") {
   const Trajectory t = small_traj();
   const std::vector<float> w(t.size(), 1.0f);
