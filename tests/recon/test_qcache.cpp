@@ -1,4 +1,5 @@
 // The Q cache: round trip, key sensitivity, corrupt and mismatched files.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -7,9 +8,11 @@
 #include <iterator>
 #include <memory>
 #include <random>
+#include <vector>
 
 #include "catch.hpp"
 #include "recon/device/device.hpp"
+#include "recon/plan/lane_hash.hpp"
 #include "recon/plan/plan.hpp"
 #include "recon/plan/qcache.hpp"
 #include "test_util.hpp"
@@ -75,6 +78,38 @@ TEST_CASE("Q cache stores and loads Q bit for bit", "[qcache]") {
     CHECK(e.path().extension() == ".q");
   }
   CHECK(files == 1);
+}
+
+TEST_CASE("LaneHash hashes a stream: any split into pieces gives the hash of the whole", "[qcache]") {
+  std::mt19937 rng(7);
+  std::vector<unsigned char> bytes(1000);
+  for (auto& b : bytes) b = static_cast<unsigned char>(rng());
+  for (const std::size_t n : {std::size_t(0), std::size_t(5), std::size_t(8), std::size_t(63), std::size_t(64),
+                              std::size_t(200), bytes.size()}) {
+    LaneHash whole;
+    whole.bytes(bytes.data(), n);
+    for (int trial = 0; trial < 50; ++trial) {
+      LaneHash pieces;
+      for (std::size_t at = 0; at < n;) {
+        const std::size_t k = std::min<std::size_t>(n - at, rng() % (trial < 25 ? 12 : 150));  // 0 too
+        pieces.bytes(bytes.data() + at, k);
+        at += k;
+      }
+      CHECK(pieces.u64() == whole.u64());
+    }
+    if (n == 0) continue;
+    LaneHash shorter, flipped;
+    shorter.bytes(bytes.data(), n - 1);
+    CHECK(shorter.u64() != whole.u64());
+    std::vector<unsigned char> other(bytes.begin(), bytes.begin() + std::ptrdiff_t(n));
+    other[n / 2] ^= 0x80;
+    flipped.bytes(other.data(), n);
+    CHECK(flipped.u64() != whole.u64());
+  }
+  LaneHash zero, zeros;  // padding is not data: one zero byte is not no byte
+  const unsigned char z[8] = {};
+  zeros.bytes(z, 1);
+  CHECK(zero.u64() != zeros.u64());
 }
 
 TEST_CASE("Q cache: a Q of several read chunks loads bit for bit, and a flipped byte in any chunk is refused",

@@ -5,7 +5,8 @@
 // 128) once, reads it once so the page cache holds it, then alternates load_q
 // with a plain read() of the same file into a reused buffer (the floor: what
 // the kernel's copy out of the page cache costs) and into a new one (plus the
-// page faults of memory never touched) and prints the median and range of each. A clock never fails it: the machine is shared and noisy.
+// page faults of memory never touched) and prints the median and range of
+// each. A clock never fails it: the machine is shared and noisy.
 #include <fcntl.h>
 #include <unistd.h>
 
