@@ -8,31 +8,36 @@
 
 namespace fhd::app {
 
-std::optional<std::vector<cfloat>> QMemoryCache::find(const std::string& key) {
+namespace {
+std::size_t bytes_of(const SharedQ& q) { return q ? q->size() * sizeof(cfloat) : 0; }
+}  // namespace
+
+SharedQ QMemoryCache::find(const std::string& key) {
   std::lock_guard<std::mutex> g(mutex_);
   for (auto it = entries_.begin(); it != entries_.end(); ++it)
     if (it->first == key) {
       entries_.splice(entries_.begin(), entries_, it);
-      return entries_.front().second;  // a copy: the plan owns and uploads its own
+      return entries_.front().second;  // shared, read-only: the plan uploads from it
     }
-  return std::nullopt;
+  return nullptr;
 }
 
-void QMemoryCache::keep(const std::string& key, const std::vector<cfloat>& q) {
-  const std::size_t size = q.size() * sizeof(cfloat);
+void QMemoryCache::keep(const std::string& key, SharedQ q) {
+  if (!q) return;
+  const std::size_t size = bytes_of(q);
   std::lock_guard<std::mutex> g(mutex_);
   for (auto it = entries_.begin(); it != entries_.end(); ++it)
     if (it->first == key) {
-      bytes_ -= it->second.size() * sizeof(cfloat);
+      bytes_ -= bytes_of(it->second);
       entries_.erase(it);
       break;
     }
   if (size > max_bytes_) return;
   while (bytes_ + size > max_bytes_) {
-    bytes_ -= entries_.back().second.size() * sizeof(cfloat);
+    bytes_ -= bytes_of(entries_.back().second);
     entries_.pop_back();
   }
-  entries_.emplace_front(key, q);
+  entries_.emplace_front(key, std::move(q));
   bytes_ += size;
 }
 

@@ -153,7 +153,7 @@ inline void toeplitz_and_q_symmetry(Device& dev, const Case& c) {
   const std::vector<cfloat> x = test::random_complex(c.grid.voxels(), 22);
   CHECK(test::rel_l2(plan->toeplitz()->apply(x), plan->fhd(plan->forward_model(x))) < 10 * c.tol);
   const ImageGrid d = c.grid.doubled();
-  const std::vector<cfloat>& q = plan->q_host();
+  const std::vector<cfloat> q = test::to_vector(plan->q_host());
   REQUIRE(q.size() == d.voxels());
   double worst = 0, scale = std::abs(q[d.nx / 2 + std::size_t(d.nx) * (d.ny / 2 + std::size_t(d.ny) * (d.nz / 2))]);
   for (int z = 1; z < d.nz || z == 1; ++z) {  // indices 1.. mirror inside the grid (index 0 is lag -N)

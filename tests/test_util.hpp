@@ -40,9 +40,15 @@ inline std::vector<cfloat> random_complex(std::size_t n, unsigned seed) {
   return v;
 }
 
+// A std::vector<cfloat> of any container's values (Plan::q_host()'s QValues).
+template <class V>
+std::vector<cfloat> to_vector(const V& v) {
+  return std::vector<cfloat>(v.begin(), v.end());
+}
+
 // ||a - ref|| / ||ref|| in double; a size mismatch or a NaN fails every `<`.
-template <class A, class B>
-double rel_l2(const std::vector<A>& a, const std::vector<B>& ref) {
+template <class A, class AllocA, class B, class AllocB>
+double rel_l2(const std::vector<A, AllocA>& a, const std::vector<B, AllocB>& ref) {
   if (a.size() != ref.size()) return HUGE_VAL;
   double num = 0, den = 0;
   for (std::size_t i = 0; i < ref.size(); ++i) {

@@ -50,9 +50,11 @@ void* Device::kernel_instance(std::type_index family) {
   return kernels_.emplace(family, make(*this)).first->second.get();
 }
 
-VecPtr Device::upload(const std::vector<cfloat>& host) {
-  VecPtr v = zeros(host.size());
-  if (!host.empty()) to_device(host.data(), *v);
+VecPtr Device::upload(const std::vector<cfloat>& host) { return upload(host.data(), host.size()); }
+
+VecPtr Device::upload(const cfloat* host, std::size_t n) {
+  VecPtr v = zeros(n);
+  if (n > 0) to_device(host, *v);
   return v;
 }
 

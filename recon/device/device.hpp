@@ -82,6 +82,7 @@ class Device {
 
   // ---- conveniences over the above
   VecPtr upload(const std::vector<cfloat>& host);
+  VecPtr upload(const cfloat* host, std::size_t n);  // any host buffer (a shared Q)
   std::vector<cfloat> download(const DeviceVector& v);
   void download_into(const DeviceVector& v, std::vector<cfloat>& out);  // out resized
   VecPtr clone(const DeviceVector& v);

@@ -217,22 +217,30 @@ const DeviceVector& Plan::q() {
   std::string key;
   if (!opt_.q_cache_dir.empty()) {
     key = plan_q_key(trajectory(), w, grid_, opt_.fhd);
-    if (auto hit = load_q(opt_.q_cache_dir, key)) {
-      q_ = std::move(*hit);
+    if (SharedQ hit = load_q(opt_.q_cache_dir, key)) {
+      q_ = std::move(hit);
       ++counts_.q_loaded;
-      q_dev_ = dev_.upload(q_);
+      q_dev_ = dev_.upload(q_->data(), q_->size());
       return *q_dev_;
     }
   }
   q_dev_ = compute_q(w);
   ++counts_.q_computed;
-  if (!key.empty()) store_q(opt_.q_cache_dir, key, q_host());
+  if (!key.empty()) {
+    q_host();  // downloads it into q_
+    store_q(opt_.q_cache_dir, key, q_);  // shared with the warm worker's memory, if any
+  }
   return *q_dev_;
 }
 
-const std::vector<cfloat>& Plan::q_host() {
-  if (q_.empty()) q_ = dev_.download(q());
-  return q_;
+const QValues& Plan::q_host() {
+  const DeviceVector& q_dev = q();  // may set q_ itself: loaded, or computed and stored
+  if (!q_) {
+    auto host = std::make_shared<QValues>(q_dev.size());  // uninitialised: the download fills it
+    if (!host->empty()) dev_.to_host(q_dev, host->data());
+    q_ = std::move(host);
+  }
+  return *q_;
 }
 
 double Plan::q0() const {

@@ -27,6 +27,7 @@
 #include "recon/gridding/grid_kernel.hpp"
 #include "recon/ops/linop.hpp"
 #include "recon/plan/partition.hpp"
+#include "recon/plan/qcache.hpp"
 
 namespace fhd {
 
@@ -92,10 +93,12 @@ class Plan : public std::enable_shared_from_this<Plan> {
 
   // ---- Q and the operators made from it
   // Q on grid().doubled() where the device computes: from memory, else the
-  // disk cache, else computed. q_host() brings a host copy (once).
+  // disk cache, else computed. q_host() brings a host copy (once): the values
+  // the cache gave or was given, shared with it (a warm worker's memory), not
+  // copied again.
   const DeviceVector& q();
   bool has_q() const { return q_dev_ != nullptr; }
-  const std::vector<cfloat>& q_host();
+  const QValues& q_host();
   // Q(0) = sum |Phi|^2 (exactly), the mean eigenvalue of T: what relative
   // lambdas scale by. Needs no Q.
   double q0() const;
@@ -143,7 +146,7 @@ class Plan : public std::enable_shared_from_this<Plan> {
   OpPtr nufft_chunks_;                      // F by sample chunks across devices (splits_nufft)
   std::shared_ptr<DeviceVector> phi_dev_;   // Phi on the device (empty when Phi = 1)
   VecPtr q_dev_;
-  std::vector<cfloat> q_;                   // host copy (empty until asked)
+  SharedQ q_;                               // host copy (null until asked or loaded)
   OpPtr toeplitz_;
   std::map<double, OpPtr> precond_;
   std::unique_ptr<NufftPlan> nufft_;

@@ -121,31 +121,40 @@ TEST_CASE("a worker's Q memory: load_q finds what store_q or the disk gave it, l
     t.kx[0] = k0;
     return q_key(t, {}, grid, TrigMode::Single);
   };
-  auto q_of = [](float v) { return std::vector<cfloat>(64, cfloat(v, -v)); };
+  auto q_of = [](float v) { return std::make_shared<const QValues>(64, cfloat(v, -v)); };
+  auto loads = [&](const std::string& key, float v) {  // load_q gives q_of(v)'s values
+    const SharedQ q = load_q(dir.string(), key);
+    return q && *q == *q_of(v);
+  };
   app::QMemoryCache memory(2 * 64 * sizeof(cfloat));  // room for two entries
   const std::string k1 = key_of(1), k2 = key_of(2), k3 = key_of(3);
   REQUIRE(store_q(dir.string(), k1, q_of(1)));  // before the memory: on disk only
   set_q_memory(&memory);
-  CHECK(load_q(dir.string(), k1) == q_of(1));  // from disk, now kept
+  const SharedQ from_disk = load_q(dir.string(), k1);
+  CHECK((from_disk && *from_disk == *q_of(1)));  // from disk, now kept
   CHECK(memory.entries() == 1);
+  CHECK(memory.find(k1) == from_disk);  // the very values: kept and found without a copy
   fs::remove_all(dir);
   fs::create_directories(dir);
-  CHECK(load_q(dir.string(), k1) == q_of(1));  // the disk's file is gone: from memory
-  REQUIRE(store_q(dir.string(), k2, q_of(2)));
-  CHECK(load_q(dir.string(), k1).has_value());  // k1 is now the most recent
+  CHECK(load_q(dir.string(), k1) == from_disk);  // the disk's file is gone: from memory, shared
+  const SharedQ q2 = q_of(2);
+  REQUIRE(store_q(dir.string(), k2, q2));
+  CHECK(memory.find(k2) == q2);  // what store_q was given, not a copy
+  CHECK(load_q(dir.string(), k1) != nullptr);  // k1 is now the most recent
   REQUIRE(store_q(dir.string(), k3, q_of(3)));  // over budget: k2, the least recent, goes
   CHECK(memory.entries() == 2);
   fs::remove_all(dir);
   fs::create_directories(dir);
-  CHECK(load_q(dir.string(), k3) == q_of(3));
-  CHECK(load_q(dir.string(), k1) == q_of(1));
-  CHECK_FALSE(load_q(dir.string(), k2).has_value());
-  CHECK_FALSE(load_q("", k1).has_value());  // no cache asked for: none, memory or not
+  CHECK(loads(k3, 3));
+  CHECK(loads(k1, 1));
+  CHECK_FALSE(load_q(dir.string(), k2));
+  CHECK(*q2 == *q_of(2));  // dropped from memory, alive where it is still used
+  CHECK_FALSE(load_q("", k1));  // no cache asked for: none, memory or not
   app::QMemoryCache tiny(64);  // an entry over the budget is not kept
   tiny.keep(k1, q_of(1));
   CHECK(tiny.entries() == 0);
   set_q_memory(nullptr);
-  CHECK_FALSE(load_q(dir.string(), k1).has_value());
+  CHECK_FALSE(load_q(dir.string(), k1));
 }
 
 TEST_CASE("warm workers write the rows a process per scan writes, row for row", "[batch][workers]") {

@@ -192,11 +192,11 @@ std::vector<Reader> readers() {
                bart_seed, bart_read});
   v.push_back({"qcache", {q_seed_key() + ".q"}, {false}, {0},
                [](const fs::path& d) {
-                 std::vector<cfloat> q(kSeedGrid.doubled().voxels());
-                 for (std::size_t i = 0; i < q.size(); ++i) q[i] = cfloat(float(i), 1.0f);
+                 auto q = std::make_shared<QValues>(kSeedGrid.doubled().voxels());
+                 for (std::size_t i = 0; i < q->size(); ++i) (*q)[i] = cfloat(float(i), 1.0f);
                  store_q(d.string(), q_seed_key(), q);
                },
-               [](const fs::path& d) { return load_q(d.string(), q_seed_key()).has_value(); }});
+               [](const fs::path& d) { return load_q(d.string(), q_seed_key()) != nullptr; }});
   v.push_back({"profile", {"tune-gpu.json"}, {true}, {0},
                [](const fs::path& d) {
                  const std::string p = (d / "tune-gpu.json").string();

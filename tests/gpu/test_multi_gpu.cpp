@@ -27,7 +27,7 @@ Computed compute(const std::vector<std::unique_ptr<Device>>& devs, const Traject
   std::vector<Device*> others;
   for (std::size_t i = 1; i < devs.size(); ++i) others.push_back(devs[i].get());
   auto plan = Plan::make(*devs[0], t, g, always(), others);
-  return {plan->fhd(d), plan->q_host()};
+  return {plan->fhd(d), test::to_vector(plan->q_host())};
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ TEST_CASE("circulant eigenvalues are T. Chan's: diag(F T F^H) of the Toeplitz ma
   for (const ImageGrid& g : {ImageGrid{6, 4, 1}, ImageGrid{4, 3, 5}}) {
     PlanOptions po;
     po.fhd = {TrigMode::Double, ""};
-    const std::vector<cfloat> q = Plan::make(*be, random_trajectory(4 * g.voxels(), g, 3), g, po)->q_host();
+    const std::vector<cfloat> q = to_vector(Plan::make(*be, random_trajectory(4 * g.voxels(), g, 3), g, po)->q_host());
     auto t_op = system_of(*be, q, g, 0.0);
     const Matrix t = dense(*be, *t_op, g.voxels());
     const std::vector<double> eig = circulant_eigenvalues(q, g, 0.0, 0.0);  // unsmoothed
@@ -117,7 +117,7 @@ TEST_CASE("the preconditioner is symmetric positive definite and PCG keeps the s
       PlanOptions po;
       po.fhd = {TrigMode::Double, ""};
       auto plan = Plan::make(*be, traj, g, po);
-      const std::vector<cfloat> q = plan->q_host();
+      const std::vector<cfloat> q = to_vector(plan->q_host());
       auto m = preconditioner_of(*be, q, g, lambda);
       const Matrix md = dense(*be, *m, g.voxels());
       double asym = 0, scale = 0;
@@ -145,7 +145,7 @@ TEST_CASE("a damped preconditioner (roughness weight above lambda) keeps the sol
   PlanOptions po;
   po.fhd = {TrigMode::Double, ""};
   auto plan = Plan::make(*be, traj, g, po);
-  const std::vector<cfloat> q = plan->q_host();
+  const std::vector<cfloat> q = to_vector(plan->q_host());
   const double q0 = std::abs(q[g.nx + 2 * g.nx * (g.ny + 2 * g.ny * g.nz)]);  // lag 0 on the doubled grid
   const double lambda = 1e-2 * q0;
   auto m = preconditioner_of(*be, q, g, std::max(lambda, kPrecondDamping * q0));
@@ -171,7 +171,7 @@ TEST_CASE("PCG needs far fewer iterations on a radial-like density", "[cpu]") {
       t.kz[s * readout + r] = 0.0f;
     }
   auto plan = Plan::make(*be, t, g, {});
-  const std::vector<cfloat> q = plan->q_host();
+  const std::vector<cfloat> q = to_vector(plan->q_host());
   const double lambda = 1e-3 * std::abs(q[g.nx + 2 * g.nx * g.ny]);  // lag 0 on the doubled grid
   auto a = system_of(*be, q, g, lambda);
   auto m = preconditioner_of(*be, q, g, lambda);

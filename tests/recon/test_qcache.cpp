@@ -1,13 +1,21 @@
 // The Q cache: round trip, key sensitivity, corrupt and mismatched files.
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <random>
+#include <vector>
 
 #include "catch.hpp"
+#include "recon/device/device.hpp"
+#include "recon/plan/lane_hash.hpp"
+#include "recon/plan/plan.hpp"
 #include "recon/plan/qcache.hpp"
+#include "test_util.hpp"
 
 using namespace fhd;
 namespace fs = std::filesystem;
@@ -39,10 +47,16 @@ Trajectory small_traj() {
   return t;
 }
 
-std::vector<cfloat> some_q(const ImageGrid& g) {
-  std::vector<cfloat> q(g.doubled().voxels());
-  for (std::size_t i = 0; i < q.size(); ++i) q[i] = cfloat(float(i) * 0.5f, -float(i % 7));
+SharedQ some_q(const ImageGrid& g) {
+  auto q = std::make_shared<QValues>(g.doubled().voxels());
+  for (std::size_t i = 0; i < q->size(); ++i) (*q)[i] = cfloat(float(i) * 0.5f, -float(i % 7));
   return q;
+}
+
+// Whether load_q gives Q with exactly q's values.
+bool loads(const std::string& dir, const std::string& key, const SharedQ& q) {
+  const SharedQ back = load_q(dir, key);
+  return back && *back == *q;
 }
 
 }  // namespace
@@ -51,12 +65,12 @@ TEST_CASE("Q cache stores and loads Q bit for bit", "[qcache]") {
   TempDir dir;
   const ImageGrid g{6, 5, 4};
   const std::string key = q_key(small_traj(), {}, g, TrigMode::Single);
-  CHECK(!load_q(dir.path.string(), key).has_value());  // a miss before the store
-  const auto q = some_q(g);
+  CHECK(!load_q(dir.path.string(), key));  // a miss before the store
+  const SharedQ q = some_q(g);
   REQUIRE(store_q((dir.path / "sub").string(), key, q));  // creates the directory
-  const auto back = load_q((dir.path / "sub").string(), key);
-  REQUIRE(back.has_value());
-  CHECK(*back == q);
+  const SharedQ back = load_q((dir.path / "sub").string(), key);
+  REQUIRE(back);
+  CHECK(*back == *q);
   // No temporary files are left behind.
   int files = 0;
   for (const auto& e : fs::directory_iterator(dir.path / "sub")) {
@@ -64,6 +78,68 @@ TEST_CASE("Q cache stores and loads Q bit for bit", "[qcache]") {
     CHECK(e.path().extension() == ".q");
   }
   CHECK(files == 1);
+}
+
+TEST_CASE("LaneHash hashes a stream: any split into pieces gives the hash of the whole", "[qcache]") {
+  std::mt19937 rng(7);
+  std::vector<unsigned char> bytes(1000);
+  for (auto& b : bytes) b = static_cast<unsigned char>(rng());
+  for (const std::size_t n : {std::size_t(0), std::size_t(5), std::size_t(8), std::size_t(63), std::size_t(64),
+                              std::size_t(200), bytes.size()}) {
+    LaneHash whole;
+    whole.bytes(bytes.data(), n);
+    for (int trial = 0; trial < 50; ++trial) {
+      LaneHash pieces;
+      for (std::size_t at = 0; at < n;) {
+        const std::size_t k = std::min<std::size_t>(n - at, rng() % (trial < 25 ? 12 : 150));  // 0 too
+        pieces.bytes(bytes.data() + at, k);
+        at += k;
+      }
+      CHECK(pieces.u64() == whole.u64());
+    }
+    if (n == 0) continue;
+    LaneHash shorter, flipped;
+    shorter.bytes(bytes.data(), n - 1);
+    CHECK(shorter.u64() != whole.u64());
+    std::vector<unsigned char> other(bytes.begin(), bytes.begin() + std::ptrdiff_t(n));
+    other[n / 2] ^= 0x80;
+    flipped.bytes(other.data(), n);
+    CHECK(flipped.u64() != whole.u64());
+  }
+  LaneHash zero, zeros;  // padding is not data: one zero byte is not no byte
+  const unsigned char z[8] = {};
+  zeros.bytes(z, 1);
+  CHECK(zero.u64() != zeros.u64());
+}
+
+TEST_CASE("Q cache: a Q of several read chunks loads bit for bit, and a flipped byte in any chunk is refused",
+          "[qcache]") {
+  TempDir dir;
+  const std::string d = dir.path.string();
+  const ImageGrid g{50, 50, 30};  // 600,000 values: 4.8 MB, several 1 MB chunks and a partial last one
+  const std::string key = q_key(small_traj(), {}, g, TrigMode::Single);
+  const SharedQ q = some_q(g);
+  REQUIRE(store_q(d, key, q));
+  CHECK(loads(d, key, q));  // the checksum hashed whole at the store, chunk by chunk at the load
+  const fs::path file = dir.path / (key + ".q");
+  const auto size = fs::file_size(file);
+  const std::uintmax_t head = 8 + 4 + 4 + key.size() + 8, mb = std::uintmax_t(1) << 20;
+  for (const std::uintmax_t at : {head, head + mb, head + 3 * mb + 5, size - 9}) {  // Q's first and last bytes, two inside
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    char c = 0;
+    f.seekg(std::streamoff(at));
+    f.read(&c, 1);
+    f.seekp(std::streamoff(at));
+    c = char(c ^ 0x01);
+    f.write(&c, 1);
+    f.flush();
+    CHECK(!load_q(d, key));  // refused at this byte
+    f.seekp(std::streamoff(at));
+    c = char(c ^ 0x01);
+    f.write(&c, 1);
+    f.close();
+    CHECK(loads(d, key, q));  // and loads again once it is put back
+  }
 }
 
 TEST_CASE("Q cache key changes when any input changes", "[qcache]") {
@@ -99,7 +175,7 @@ TEST_CASE("Q cache ignores corrupt, truncated and foreign files", "[qcache]") {
   const std::string d = dir.path.string();
   const ImageGrid g{4, 4, 1};
   const std::string key = q_key(small_traj(), {}, g, TrigMode::Single);
-  const auto q = some_q(g);
+  const SharedQ q = some_q(g);
   REQUIRE(store_q(d, key, q));
   const fs::path file = dir.path / (key + ".q");
   const auto size = fs::file_size(file);
@@ -113,24 +189,32 @@ TEST_CASE("Q cache ignores corrupt, truncated and foreign files", "[qcache]") {
     c = char(c ^ 0x10);
     f.write(&c, 1);
     f.close();
-    CHECK(!load_q(d, key).has_value());
+    CHECK(!load_q(d, key));
+  }
+  SECTION("an older version (2: the checksum before LaneHash)") {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    const std::uint32_t old_version = 2;
+    f.seekp(8);  // after the magic
+    f.write(reinterpret_cast<const char*>(&old_version), sizeof old_version);
+    f.close();
+    CHECK(!load_q(d, key));
   }
   SECTION("truncated") {
     fs::resize_file(file, size - 9);
-    CHECK(!load_q(d, key).has_value());
+    CHECK(!load_q(d, key));
   }
   SECTION("trailing bytes") {
     std::ofstream(file, std::ios::app | std::ios::binary) << "x";
-    CHECK(!load_q(d, key).has_value());
+    CHECK(!load_q(d, key));
   }
   SECTION("not a cache file") {
     std::ofstream(file, std::ios::trunc) << "hello";
-    CHECK(!load_q(d, key).has_value());
+    CHECK(!load_q(d, key));
   }
   SECTION("a file renamed to another key") {
     const std::string other = q_key(small_traj(), {}, g, TrigMode::Sfu);
     fs::rename(file, dir.path / (other + ".q"));
-    CHECK(!load_q(d, other).has_value());
+    CHECK(!load_q(d, other));
   }
   SECTION("a file copied to another key's name with its embedded key rewritten") {
     // Same grid and trig, another trajectory: the key differs only in its hash,
@@ -148,13 +232,48 @@ TEST_CASE("Q cache ignores corrupt, truncated and foreign files", "[qcache]") {
     REQUIRE(at != std::string::npos);
     bytes.replace(at, key.size(), other);
     std::ofstream(dir.path / (other + ".q"), std::ios::binary) << bytes;
-    CHECK(!load_q(d, other).has_value());
-    CHECK(load_q(d, key) == q);  // the honest file still loads
+    CHECK(!load_q(d, other));
+    CHECK(loads(d, key, q));  // the honest file still loads
   }
   SECTION("a Q of the wrong size is not stored") {
-    CHECK(!store_q(d, key, std::vector<cfloat>(q.size() + 1)));
-    CHECK(load_q(d, key) == q);  // the good file is untouched
+    CHECK(!store_q(d, key, std::make_shared<const QValues>(q->size() + 1, cfloat(1.0f, 0.0f))));
+    CHECK(!store_q(d, key, nullptr));
+    CHECK(loads(d, key, q));  // the good file is untouched
   }
+}
+
+TEST_CASE("a plan stores the Q it computed, a later one loads it; with a Q memory all share one copy", "[qcache]") {
+  TempDir dir;
+  const ImageGrid g{6, 6, 1};
+  const Trajectory t = test::random_trajectory(80, g, 5);
+  PlanOptions po;
+  po.q_cache_dir = dir.path.string();
+  struct OneQ : QMemory {  // keeps the last Q it was given
+    std::string key;
+    SharedQ q;
+    SharedQ find(const std::string& k) override { return k == key ? q : nullptr; }
+    void keep(const std::string& k, SharedQ v) override { key = k, q = std::move(v); }
+  } memory;
+  struct Uninstall {
+    ~Uninstall() { set_q_memory(nullptr); }
+  } uninstall;
+  auto dev = make_cpu_device();
+  set_q_memory(&memory);
+  auto first = Plan::make(*dev, t, g, po);
+  const QValues& computed = first->q_host();
+  CHECK(first->counts().q_computed == 1);
+  CHECK(memory.q.get() == &computed);  // stored and kept without a copy
+  set_q_memory(nullptr);
+  auto second = Plan::make(*dev, t, g, po);
+  const QValues& loaded = second->q_host();
+  CHECK(second->counts().q_loaded == 1);
+  CHECK(&loaded != &computed);
+  CHECK(loaded == computed);  // from disk, bit for bit
+  CHECK(test::rel_l2(dev->download(second->q()), loaded) == 0.0);  // what was uploaded
+  set_q_memory(&memory);
+  auto third = Plan::make(*dev, t, g, po);
+  CHECK(&third->q_host() == &computed);  // from memory: the first plan's very values
+  CHECK(third->counts().q_loaded == 1);
 }
 
 TEST_CASE("Q cache default directory follows XDG_CACHE_HOME, then HOME", "[qcache]") {
