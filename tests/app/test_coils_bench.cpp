@@ -12,6 +12,7 @@
 
 #include "app/batch.hpp"
 #include "app/source.hpp"
+#include "bench_util.hpp"
 #include "catch.hpp"
 #include "phantom/coils.hpp"
 #include "recon/coils/coil_compress.hpp"
@@ -22,14 +23,8 @@ using namespace fhd;
 
 namespace {
 
-long env_or(const char* name, long fallback) {
-  const char* v = std::getenv(name);
-  return v ? std::atol(v) : fallback;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using fhd::bench::env_or;
+using fhd::bench::seconds_since;
 
 // The object as the array sees it after the coil mixing W: |f(x)| ||W s(x)||,
 // and W s itself (the true maps after prewhitening).

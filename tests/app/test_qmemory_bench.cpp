@@ -11,20 +11,15 @@
 #include <vector>
 
 #include "app/batch_warm.hpp"
+#include "bench_util.hpp"
 #include "catch.hpp"
 
 using namespace fhd;
 
 namespace {
 
-long env_or(const char* name, long fallback) {
-  const char* v = std::getenv(name);
-  return v ? std::atol(v) : fallback;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using fhd::bench::env_or;
+using fhd::bench::seconds_since;
 
 void print_times(const char* what, std::vector<double> t) {
   std::sort(t.begin(), t.end());

@@ -7,16 +7,14 @@
 #include <fstream>
 #include <string>
 
+#include "bench_util.hpp"
 #include "catch.hpp"
 #include "cuda/gather/bench.hpp"
 #include "cuda/gather/tune.hpp"
 
 namespace {
 
-long env_or(const char* name, long dflt) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atol(v) : dflt;
-}
+using fhd::bench::env_or;
 
 fhd::TrigMode env_trig() {
   const char* v = std::getenv("FHD_BENCH_TRIG");

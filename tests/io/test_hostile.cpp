@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "bench_util.hpp"
 #include "catch.hpp"
 #include "io/cfl.hpp"
 #include "io/scan_file.hpp"
@@ -321,9 +322,8 @@ struct ReadTimeout {
   ~ReadTimeout() { ::unsetenv("FHDRECON_READ_TIMEOUT"); }
 };
 
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
+using fhd::bench::seconds_since;
+
 }  // namespace
 
 TEST_CASE("read_in_child hands over what the child read", "[io][hostile]") {

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <string>
 
+#include "bench_util.hpp"
 #include "catch.hpp"
 #include "phantom/trajectory.hpp"
 #include "recon/coils/coil_maps.hpp"
@@ -18,10 +19,7 @@ using namespace fhd;
 
 namespace {
 
-long env_or(const char* name, long fallback) {
-  const char* v = std::getenv(name);
-  return v ? std::atol(v) : fallback;
-}
+using fhd::bench::env_or;
 
 // Wall and CPU seconds (all threads) since construction: the CPU time does not
 // depend on what else the machine runs, the wall time does.

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "bench_util.hpp"
 #include "catch.hpp"
 #include "recon/device/cpu_device.hpp"
 #include "recon/gather/cpu_fhd.hpp"
@@ -19,10 +20,7 @@ using namespace fhd;
 
 namespace {
 
-long env_or(const char* name, long fallback) {
-  const char* v = std::getenv(name);
-  return v ? std::atol(v) : fallback;
-}
+using fhd::bench::env_or;
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <omp.h>
 
+#include "bench_util.hpp"
 #include "catch.hpp"
 #include "phantom/phantom.hpp"
 #include "recon/gridding/dcf.hpp"
@@ -52,9 +53,7 @@ GridKernel kernel(GridKernel::Type type, double width, double sigma) {
   return k;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using fhd::bench::seconds_since;
 
 }  // namespace
 

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "catch.hpp"
 #include "recon/plan/qcache.hpp"
 
@@ -28,14 +29,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-long env_or(const char* name, long fallback) {
-  const char* v = std::getenv(name);
-  return v ? std::atol(v) : fallback;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using fhd::bench::env_or;
+using fhd::bench::seconds_since;
 
 // The whole file (at most `size` bytes) into `buf` with read().
 std::size_t plain_read(const std::string& path, char* buf, std::size_t size) {
