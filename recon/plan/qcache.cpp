@@ -80,9 +80,16 @@ class Hash128 {
   std::uint64_t a_ = 0x243f6a8885a308d3ULL, b_ = 0x13198a2e03707344ULL, length_ = 0;
 };
 
-std::uint64_t checksum(const std::string& key, const QValues& q) {
+// The checksum's stream is the key, then Q's bytes: this primes it with the
+// key, for the writer (checksum) and the reader (hashing chunk by chunk) alike.
+LaneHash keyed_hash(const std::string& key) {
   LaneHash h;
   h.bytes(key.data(), key.size());
+  return h;
+}
+
+std::uint64_t checksum(const std::string& key, const QValues& q) {
+  LaneHash h = keyed_hash(key);
   h.bytes(q.data(), q.size() * sizeof(cfloat));
   return h.u64();
 }
@@ -208,8 +215,7 @@ SharedQ load_q_file(const std::string& dir, const std::string& key) {
   if (!f) return reject("cannot open it");
   if (const char* why = check_header(f, key)) return reject(why);
   auto q = std::make_shared<QValues>(points_of_key(key));  // uninitialised: the read fills it
-  LaneHash h;  // the checksum's stream: the key, then the values
-  h.bytes(key.data(), key.size());
+  LaneHash h = keyed_hash(key);
   std::uint64_t sum = 0;
   if (!read_hashing(f, *q, h) || !read_value(f, sum)) return reject("truncated");
   if (f.peek() != std::ifstream::traits_type::eof()) return reject("trailing bytes");
