@@ -129,7 +129,8 @@ NufftPlan::NufftPlan(const ImageGrid& modes, const ImageGrid& image, const Nufft
   if (opt.sigma != 2.0 && opt.sigma != 1.25)
     throw InputError("nufft", "upsampling", std::to_string(opt.sigma), "must be 2 or 1.25");
   if (interpolation_only(opt.spread))
-    throw InputError("nufft", "spreading method", "rows", "is for interpolation only (shared or global)");
+    throw InputError("nufft", "spreading method", opt.spread == NufftMethod::Rows ? "rows" : "auto",
+                     "is for interpolation only (shared or global)");
   if (opt.sigma < 2.0 && opt.tol < kMinTolSigma125) p.opt.sigma = 2.0;
   const nufft::KernelParams kp = nufft::kernel_for(opt.tol, p.opt.sigma);
   p.w = kp.width;

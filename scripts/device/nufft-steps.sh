@@ -103,7 +103,7 @@ run_gpunufft() {
 # plan + set-points and errors side by side (scripts/nufft_peer_table.py).
 # Radial: spokes of 2N samples on both sides. Needs the fhdrecon target built.
 run_nufftpeer() {
-  local w=/tmp/nufftpeer r=0 n m d specs=()
+  local w=/tmp/nufftpeer r=0 n m d t specs=()
   rm -rf $w && mkdir -p $w
   bash .peers/build.sh >$w/peer-build.log 2>&1 || { tail -20 $w/peer-build.log; return 1; }
   for n in 128 256; do
