@@ -119,13 +119,15 @@ class GpuGather : public GatherKernels {
   // and its tuned launch configuration (cuda/gather/tune.hpp) when a profile has one.
   void gather_into(const DeviceTrajectory& traj, const float2* w, const OutGrid& g, const FhdOptions& opt,
                    float2* out) {
+    gather_set(SampleSet{traj.kx.get(), traj.ky.get(), traj.kz.get(), w, traj.m}, g, opt, out);
+  }
+  void gather_set(const SampleSet& s, const OutGrid& g, const FhdOptions& opt, float2* out) {
     if (g.points() == 0) return;
     const KernelVariant& v = find_kernel(opt.kernel.empty() ? default_kernel(opt.trig) : opt.kernel);
-    if (traj.m == 0) {
+    if (s.m == 0) {
       launch_fill(make_float2(0.f, 0.f), out, g.points(), s_);
       return;
     }
-    const SampleSet s{traj.kx.get(), traj.ky.get(), traj.kz.get(), w, traj.m};
     v.launch(s, g, out, opt.trig, tuned_config(v.name, opt.trig, gpu_tune_dir(dev_)), s_);
   }
 
@@ -137,6 +139,16 @@ class GpuGather : public GatherKernels {
     const SampleSet s{traj.kx.get(), traj.ky.get(), traj.kz.get(), w, traj.m};
     launch_phase_shift(s, box_shift(origin[0], box[0], d.nx, img.nx), box_shift(origin[1], box[1], d.ny, img.ny),
                        box_shift(origin[2], box[2], d.nz, img.nz), shifted.get(), s_);
+    if (box[0] == 1 && box[1] > 1) {
+      // A box one voxel wide in x (Q's face at x = 0) is gathered with x and y
+      // swapped, the same values in the same order: every kernel runs its
+      // fastest axis along x (the separable GEMM's rows, the direct kernels'
+      // coarsened x), and one row wide that axis wasted nearly all its work
+      // (H200, 256^3 / 4,194,304 samples: the face cost about 2 s of Q's 49).
+      const SampleSet t{traj.ky.get(), traj.kx.get(), traj.kz.get(), shifted.get(), traj.m};
+      gather_set(t, OutGrid{box[1], 1, box[2], img.ny, img.nx, img.nz}, opt, out);
+      return;
+    }
     gather_into(traj, shifted.get(), OutGrid{box[0], box[1], box[2], img.nx, img.ny, img.nz}, opt, out);
   }
 

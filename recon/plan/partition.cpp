@@ -1,7 +1,10 @@
 #include "recon/plan/partition.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+
+#include <spdlog/spdlog.h>
 
 #include "recon/gather/gather_kernels.hpp"
 #include "recon/ops/device_stack.hpp"
@@ -110,15 +113,20 @@ VecPtr partitioned_q(Plan& plan, const std::vector<float>& w) {
   VecPtr half = home.zeros(per_slice * std::size_t(len));
   // Each device gathers its slab and copies it into the first's half box as
   // soon as it is done; the first device's faces follow its (smaller) slab.
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto since = [&t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   on_each(parts, [&](std::size_t i) {
     const auto [a0, h] = slab_after(len, int(parts), int(i), head);
     Device& d = *plan.devices()[i];
     VecPtr part = d.kernels<GatherKernels>().q_half_slab(plan.points_on(i), w, g, a0, h, plan.options().fhd);
     d.synchronize();
     home.copy(*part, *half->view(per_slice * std::size_t(a0), part->size()));
+    spdlog::debug("Q slab {} ({} slices from {}) done at {:.3f} s", i, h, a0, since());
   });
   home.synchronize();
-  return home.kernels<GatherKernels>().q_from_half(plan.points(), w, g, plan.options().fhd, *half);
+  VecPtr q = home.kernels<GatherKernels>().q_from_half(plan.points(), w, g, plan.options().fhd, *half);
+  spdlog::debug("Q faces and assembly done at {:.3f} s", since());
+  return q;
 }
 
 bool splits_nufft(const Plan& plan) {
