@@ -1,6 +1,7 @@
 // The GPU device: recon's Device on CUDA. All work runs on the device's one
 // stream; the host waits only where a result comes back (to_host, dot's
 // scalar, synchronize), so a solver's vector work stays on the device.
+#include <cstdlib>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -79,6 +80,22 @@ class GpuPoints : public Points {
   }
   DeviceTrajectory dev;
 };
+
+// Work queued on stream `later` (of device b) after what is queued now on
+// stream `first` (of device a): an event recorded there, waited for here. The
+// event is released at once; CUDA keeps it until the wait is done.
+void order_after(int a, cudaStream_t first, int b, cudaStream_t later) {
+  cudaEvent_t e;
+  {
+    DeviceScope scope(a);
+    CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventRecordWithFlags(e, first, 0));  // not cudaEventRecord: the timeline's stage marks
+  }
+  DeviceScope scope(b);
+  const cudaError_t waited = cudaStreamWaitEvent(later, e, 0);
+  cudaEventDestroy(e);
+  CUDA_CHECK(waited);
+}
 
 // A CUDA event recorded on the device's stream (with timing).
 class GpuMark : public TimeMark {
@@ -170,6 +187,19 @@ class GpuDevice : public Device {
     if (src.size())
       CUDA_CHECK(cudaMemcpyPeerAsync(dst.data(), device_, src.data(), from, src.size() * sizeof(float2), s_));
     CUDA_CHECK(cudaStreamSynchronize(s_));
+  }
+  // Another GPU's vector: an event on its stream that this stream waits for,
+  // the peer copy on this stream, and an event here its stream waits for.
+  void copy_queued(const DeviceVector& src, DeviceVector& dst) override {
+    if (src.device().kind() == DeviceKind::Cpu || &src.device() == this) return copy(src, dst);
+    require_same_size(src, dst, "copy");
+    require_gpu(*this, dst, "copy");
+    const int from = device_id(src.device());
+    order_after(from, stream_of(src.device()), device_, s_);
+    DeviceScope scope(device_);
+    if (src.size())
+      CUDA_CHECK(cudaMemcpyPeerAsync(dst.data(), device_, src.data(), from, src.size() * sizeof(float2), s_));
+    order_after(device_, s_, from, stream_of(src.device()));
   }
   std::unique_ptr<Points> upload_points(const Trajectory& t) override {
     DeviceScope scope(device_);
@@ -303,6 +333,10 @@ std::vector<std::unique_ptr<Device>> make_gpu_devices(const std::vector<int>& de
   for (int d : devices) out.push_back(make_gpu_device(d, options));
   // Peer access where the devices allow it (NVLink or PCIe P2P): copies
   // between them then skip the host. Already enabled, or not possible, is fine.
+  // FHD_PEER_ACCESS=0 leaves it off (a diagnostic: every cudaMalloc of a
+  // device with peers also maps the memory into them; docs/gpu-backend.md).
+  const char* peer = std::getenv("FHD_PEER_ACCESS");
+  if (peer && std::string(peer) == "0") return out;
   for (int a : devices)
     for (int b : devices) {
       int can = 0;

@@ -282,6 +282,13 @@ class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
     }
   }
 
+  void prepare_coils(int coils) override {
+    DeviceScope scope(device());
+    const int group = coil_group(coils);
+    batch_fft(group);
+    if (coils % group) batch_fft(coils % group);
+  }
+
  private:
   // Coils per pass: kCoilGroup, or as many doubled grids as half the free
   // memory holds (at least 1), decided at the first call and kept.

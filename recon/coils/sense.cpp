@@ -68,7 +68,9 @@ void cpu_coils(ToeplitzOperator& t, const cfloat* x, const std::vector<std::shar
 class SenseNormal : public HermitianOp {
  public:
   SenseNormal(OpPtr t, std::vector<std::shared_ptr<DeviceVector>> maps)
-      : HermitianOp(t->device(), t->in(), "sum_c S_c^H T S_c (batched)"), t_(std::move(t)), maps_(std::move(maps)) {}
+      : HermitianOp(t->device(), t->in(), "sum_c S_c^H T S_c (batched)"), t_(std::move(t)), maps_(std::move(maps)) {
+    if (auto* gpu = dynamic_cast<CoilBatchedNormal*>(t_.get())) gpu->prepare_coils(int(maps_.size()));
+  }
 
  protected:
   void do_apply(const DeviceVector& x, DeviceVector& y) override {

@@ -63,6 +63,11 @@ class Device {
   virtual void to_host(const DeviceVector& src, cfloat* host) = 0;    // src.size() values
   // dst = src, of equal sizes; src may live on another device (peer copy).
   virtual void copy(const DeviceVector& src, DeviceVector& dst) = 0;
+  // The same, queued without the host waiting: the copy runs after the work
+  // queued so far on src's device and on this one, and src's device runs its
+  // later work after the copy (so src may be written again). Where a device
+  // cannot order its work after another's (a CPU), it is copy().
+  virtual void copy_queued(const DeviceVector& src, DeviceVector& dst) { copy(src, dst); }
   // Checks the lengths (InputError; kz may be empty for 2D) and uploads k.
   virtual std::unique_ptr<Points> upload_points(const Trajectory& traj) = 0;
 

@@ -42,18 +42,23 @@ class AcrossDevices : public LinOp {
  protected:
   bool local(std::size_t i) const { return &parts_[i]->device() == &device(); }
 
-  // Copies every part's input (on home) to its device before any part starts:
-  // a copy from home waits for home's queue, which a part running there
+  // Queues every part's input (on home) to its device before any part starts:
+  // a copy from home runs after home's queue, which a part running there
   // would otherwise fill first, so the parts would run one after another.
+  // The copies are queued (copy_queued): the host waits for none of them.
   void send(const std::function<VecPtr(std::size_t)>& input) {
     for (std::size_t i = 0; i < parts_.size(); ++i) {
       if (local(i)) continue;
       const VecPtr in = input(i);
-      parts_[i]->device().copy(*in, buffer(away_[i].first, parts_[i]->device(), in->size()));
+      parts_[i]->device().copy_queued(*in, buffer(away_[i].first, parts_[i]->device(), in->size()));
     }
   }
 
-  // out = A_i in (or A_i^H in), both on home, in already sent. Called from part i's thread only.
+  // out = A_i in (or A_i^H in), both on home, in already sent. Called from
+  // part i's thread only. The result comes back queued on home: home's next
+  // work (the sum, the solver's next step) runs after it, the host waits for
+  // nothing (before, each part's device and each copy was waited for: about
+  // a millisecond of every SENSE CG iteration at 4 GPUs).
   void run_part(std::size_t i, bool adjoint, const DeviceVector& in, DeviceVector& out) {
     LinOp& p = *parts_[i];
     if (local(i)) return adjoint ? p.adjoint(in, out) : p.apply(in, out);
@@ -64,8 +69,7 @@ class AcrossDevices : public LinOp {
       p.adjoint(a, b);
     else
       p.apply(a, b);
-    d.synchronize();
-    device().copy(b, out);
+    device().copy_queued(b, out);
   }
 
   // out = sum_i A_i in_i (or A_i^H in_i): each part on its own thread, the
@@ -116,9 +120,12 @@ class VStackAcross : public AcrossDevices {
   }
   // sum_i A_i^H A_i with each part's own (fast) normal on its own device:
   // the Toeplitz T of each device's plan for SENSE split by coils.
+  // The parts' normals are made side by side: each is its device's T (an FFT
+  // of Q, the batched FFT plans), which would otherwise be made one device
+  // after another.
   OpPtr make_normal() override {
-    std::vector<OpPtr> normals;
-    for (const OpPtr& p : parts_) normals.push_back(p->normal());
+    std::vector<OpPtr> normals(parts_.size());
+    on_each(parts_.size(), [&](std::size_t i) { normals[i] = parts_[i]->normal(); });
     return sum_across(device(), std::move(normals));
   }
 

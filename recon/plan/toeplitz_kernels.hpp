@@ -23,6 +23,10 @@ class CoilBatchedNormal {
   virtual ~CoilBatchedNormal() = default;
   virtual void apply_coils(const DeviceVector& x, const std::vector<std::shared_ptr<DeviceVector>>& maps,
                            DeviceVector& y) = 0;
+  // Makes what apply_coils for `coils` coils needs (the batched FFT plans and
+  // their buffer) now, not at the first apply: a solver's first iteration
+  // then costs what the others do.
+  virtual void prepare_coils(int coils) = 0;
 };
 
 class ToeplitzKernels {
