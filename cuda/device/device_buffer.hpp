@@ -3,7 +3,8 @@
 // that cannot fit becomes one clear DeviceError
 //   "out of GPU memory: need 2.00 GiB for the Toeplitz spectrum, 1.31 GiB free"
 // instead of a crash or a bare cudaErrorMemoryAllocation later on.
-// No managed memory: plain cudaMalloc (docs/gpu-backend.md, "Device, stream, errors").
+// No managed memory: plain cudaMalloc, or a device-only pool for scratch
+// (docs/gpu-backend.md, "Device, stream, errors").
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -13,6 +14,7 @@
 #include <utility>
 
 #include "cuda/device/check.hpp"
+#include "cuda/device/device_only.hpp"
 
 namespace fhd::gpu {
 
@@ -44,33 +46,42 @@ inline void require_free(double bytes, const std::string& what) {
   if (bytes + double(kHeadroomBytes) > double(free)) out_of_memory(bytes, what, free);
 }
 
+// Who reaches a buffer: every GPU with peer access (plain cudaMalloc: vectors,
+// results that may be copied to another GPU), or its own GPU only (scratch;
+// cuda/device/device_only.hpp: no mapping into the peers).
+enum class Reach { Peers, DeviceOnly };
+
 template <class T>
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  DeviceBuffer(std::size_t n, const std::string& what) { allocate(n, what); }
+  DeviceBuffer(std::size_t n, const std::string& what, Reach reach = Reach::Peers) { allocate(n, what, reach); }
   ~DeviceBuffer() { release(); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)), device_(std::exchange(o.device_, -1)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
       release();
       p_ = std::exchange(o.p_, nullptr);
       n_ = std::exchange(o.n_, 0);
+      device_ = std::exchange(o.device_, -1);
     }
     return *this;
   }
 
   // Frees what it held, then takes n elements (contents undefined).
-  void allocate(std::size_t n, const std::string& what) {
+  void allocate(std::size_t n, const std::string& what, Reach reach = Reach::Peers) {
     release();
     if (n == 0) return;
     const double bytes = double(n) * sizeof(T);
     if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) out_of_memory(bytes, what, free_device_bytes());
     require_free(bytes, what);
     void* p = nullptr;
-    const cudaError_t e = cudaMalloc(&p, n * sizeof(T));
+    int device = -1;
+    if (reach == Reach::DeviceOnly) CUDA_CHECK(cudaGetDevice(&device));
+    const cudaError_t e = reach == Reach::DeviceOnly ? device_only_malloc(&p, n * sizeof(T)) : cudaMalloc(&p, n * sizeof(T));
     if (e == cudaErrorMemoryAllocation) {
       cudaGetLastError();  // not sticky: clear it so later calls go on
       out_of_memory(bytes, what, free_device_bytes());
@@ -78,11 +89,17 @@ class DeviceBuffer {
     CUDA_CHECK(e);
     p_ = static_cast<T*>(p);
     n_ = n;
+    device_ = device;
   }
   void release() noexcept {
-    if (p_) cudaFree(p_);  // no throw from a destructor; a failed free is reported by the next call
+    // No throw from a destructor; a failed free is reported by the next call.
+    if (p_ && device_ >= 0)
+      device_only_free(p_, device_);
+    else if (p_)
+      cudaFree(p_);
     p_ = nullptr;
     n_ = 0;
+    device_ = -1;
   }
 
   T* get() { return p_; }
@@ -93,6 +110,7 @@ class DeviceBuffer {
  private:
   T* p_ = nullptr;
   std::size_t n_ = 0;
+  int device_ = -1;  // the device of DeviceOnly memory; -1 for cudaMalloc's
 };
 
 // Host <-> device copies on a stream. Downloads synchronize the stream so the

@@ -70,7 +70,7 @@ class GpuGather : public GatherKernels {
     origin[axis] = a0;
     box[axis] = h;
     check_out(mu, out, std::size_t(box[0]) * box[1] * box[2], "fhd slab");
-    DeviceBuffer<float2> shifted(mu.size(), "a slab of the FhD image on " + dims_string(grid));
+    DeviceBuffer<float2> shifted(mu.size(), "a slab of the FhD image on " + dims_string(grid), Reach::DeviceOnly);
     gather_box(traj, dptr(mu), grid, origin, box, dptr(out), shifted, opt, false);
     CUDA_CHECK(cudaStreamSynchronize(s_));  // shifted goes at scope end
   }
@@ -85,7 +85,7 @@ class GpuGather : public GatherKernels {
     q_half_box(grid, box);
     origin[axis] = a0;
     box[axis] = h;
-    DeviceBuffer<float2> shifted(traj.m, "cmpQ shifted weights");
+    DeviceBuffer<float2> shifted(traj.m, "cmpQ shifted weights", Reach::DeviceOnly);
     DeviceBuffer<float2> out(std::size_t(box[0]) * box[1] * box[2], "a slab of Q's half box");
     gather_box(traj, wc.get(), grid, origin, box, out.get(), shifted, opt);
     CUDA_CHECK(cudaStreamSynchronize(s_));
@@ -170,10 +170,10 @@ class GpuGather : public GatherKernels {
     const int face1_org[3] = {1, 0, n + 1};
     const int face1_box[3] = {d.nx - 1, 1, is3d ? rest : 0};
     const std::string what = "Q on the doubled grid " + dims_string(d);
-    DeviceBuffer<float2> shifted(traj.m, "cmpQ shifted weights");
-    DeviceBuffer<float2> half(std::size_t(half_box[0]) * half_box[1] * half_box[2], what);
-    DeviceBuffer<float2> face0(std::size_t(face0_box[1]) * face0_box[2], what);
-    DeviceBuffer<float2> face1(is3d ? std::size_t(face1_box[0]) * face1_box[2] : 0, what);
+    DeviceBuffer<float2> shifted(traj.m, "cmpQ shifted weights", Reach::DeviceOnly);
+    DeviceBuffer<float2> half(std::size_t(half_box[0]) * half_box[1] * half_box[2], what, Reach::DeviceOnly);
+    DeviceBuffer<float2> face0(std::size_t(face0_box[1]) * face0_box[2], what, Reach::DeviceOnly);
+    DeviceBuffer<float2> face1(is3d ? std::size_t(face1_box[0]) * face1_box[2] : 0, what, Reach::DeviceOnly);
     if (given) {
       if (given->size() != half.size())
         throw std::invalid_argument("gpu gather: Q's half box has " + std::to_string(given->size()) +

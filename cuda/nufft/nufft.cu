@@ -105,7 +105,8 @@ float2* NufftPlan::Impl::workspace(int batch) {
   if (grids < std::size_t(batch)) {
     fine.release();
     grids = 0;
-    fine.allocate(fine_voxels() * batch, "the NUFFT fine grids " + std::to_string(batch) + " x " + dims_string(fine_grid));
+    fine.allocate(fine_voxels() * batch, "the NUFFT fine grids " + std::to_string(batch) + " x " + dims_string(fine_grid),
+                  Reach::DeviceOnly);
     grids = batch;
   }
   return fine.get();
@@ -201,15 +202,15 @@ void NufftPlan::Impl::sort_points(const float* kx, const float* ky, const float*
   const std::size_t nbins = std::size_t(g.nbins[0]) * g.nbins[1] * g.nbins[2], nb1 = nbins + 1;
   const std::string what = "NUFFT bins (" + std::to_string(m) + " points, " + std::to_string(nbins) + " bins)";
   require_free(6.0 * m * sizeof(unsigned) + 4.0 * nb1 * sizeof(unsigned), what);
-  DeviceBuffer<unsigned> work(2 * m + 4 * nb1, what);
+  DeviceBuffer<unsigned> work(2 * m + 4 * nb1, what, Reach::DeviceOnly);
   unsigned* bin = work.get();
   unsigned* rank = bin + m;
   unsigned* counts = rank + m;
   unsigned* start = counts + nb1;
   unsigned* sub = start + nb1;
   unsigned* sub_start = sub + nb1;
-  if (order.size() < m) order.allocate(m, what);
-  if (u.size() < 3 * m) u.allocate(3 * m, what);
+  if (order.size() < m) order.allocate(m, what, Reach::DeviceOnly);
+  if (u.size() < 3 * m) u.allocate(3 * m, what, Reach::DeviceOnly);
   float* sx = u.get();
   // counts and sub zeroed (entry nbins of each stays 0: the scans' total).
   CUDA_CHECK(cudaMemsetAsync(counts, 0, 4 * nb1 * sizeof(unsigned), s));
@@ -221,7 +222,7 @@ void NufftPlan::Impl::sort_points(const float* kx, const float* ky, const float*
   CUDA_CHECK_LAUNCH();
   std::size_t temp_bytes = 0;
   CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts, start, unsigned(nb1), s));
-  DeviceBuffer<char> temp(std::max<std::size_t>(temp_bytes, 1), what + " (scan scratch)");
+  DeviceBuffer<char> temp(std::max<std::size_t>(temp_bytes, 1), what + " (scan scratch)", Reach::DeviceOnly);
   CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, counts, start, unsigned(nb1), s));
   bin_place_kernel<<<blocks_for(m, threads), threads, 0, s>>>(m, bin, rank, start, order.get());
   CUDA_CHECK_LAUNCH();

@@ -217,8 +217,8 @@ class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
     const std::string what = "the Toeplitz normal operator on " + dims_string(len_);
     // One message for the whole operator, before any allocation.
     require_free(2.0 * len_.voxels() * sizeof(float2), what + " (spectrum, padded buffer)");
-    spectrum_.allocate(len_.voxels(), what + " (spectrum)");
-    pad_.allocate(len_.voxels(), what + " (padded buffer)");
+    spectrum_.allocate(len_.voxels(), what + " (spectrum)", Reach::DeviceOnly);
+    pad_.allocate(len_.voxels(), what + " (padded buffer)", Reach::DeviceOnly);
     fft_ = std::make_unique<PaddedFft>(n_, len_, s_, what);
     // h[(j - n) mod 2n] = Q[j], i.e. h[i] = Q[(i + n) mod 2n]; the 1/L of the
     // inverse FFT is folded into the spectrum once.
@@ -306,7 +306,7 @@ class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
     const std::string what = "SENSE's batched Toeplitz normal on " + std::to_string(count) + " x " + dims_string(len_);
     if (coil_buf_.size() < len_.voxels() * std::size_t(count)) {
       coil_buf_.release();
-      coil_buf_.allocate(len_.voxels() * std::size_t(count), what);
+      coil_buf_.allocate(len_.voxels() * std::size_t(count), what, Reach::DeviceOnly);
     }
     std::unique_ptr<PaddedFft>& f = coil_fft_[count];
     if (!f) f = std::make_unique<PaddedFft>(n_, len_, s_, what, count);
@@ -368,7 +368,7 @@ CufftPlan::CufftPlan(const FftLayout& layout, cudaStream_t s, const std::string&
                                               embed, layout.stride, layout.dist, CUFFT_C2C, layout.batch, &ws);
     if (r == CUFFT_ALLOC_FAILED) out_of_memory(double(ws), what + " (cuFFT plan)", free_device_bytes());
     CUDA_CHECK(r);
-    work_.allocate(ws, what + " (cuFFT work area)");
+    work_.allocate(ws, what + " (cuFFT work area)", Reach::DeviceOnly);
     if (ws) CUDA_CHECK(cufftSetWorkArea(h_, work_.get()));
     CUDA_CHECK(cufftSetStream(h_, s));
   } catch (...) {
