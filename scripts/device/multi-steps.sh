@@ -101,3 +101,29 @@ run_batch() {
     --out /tmp/batch-timeline 2>&1 | grep -E "making the source|source:|density weights made|backend ready|info: [A-Za-z]|written in|swapped in|exiting" |
     tee "$OUT/batch-timeline.log"
 }
+
+# Issues 26 and 27: where 8-coil SENSE's time goes at 1 GPU, 2 and 4 (the
+# CUPTI timeline of scripts/device/profile-steps.sh with each record's device;
+# scripts/device/multi_timeline.py reads its longest stage, SENSE CG).
+run_multiprofile() {
+  build_timeline || { echo "timeline: the CUPTI tracer did not build"; return 1; }
+  local g n=$(nvidia-smi -L 2>/dev/null | wc -l) lists=(1)
+  ((n >= 2)) && lists+=("0,1")
+  ((n >= 4)) && lists+=("0,1,2,3")
+  local sense=(--phantom shepp3d --matrix 128 --samples 1048576 --iters 30 --fhd nufft --coils 8 --coil-combine sense
+    --device gpu --no-cache --no-gridding --no-images --out /tmp/multiprofile)
+  for g in "${lists[@]}"; do
+    "$BUILD/fhdrecon" "${sense[@]}" --gpus "$g" >/dev/null 2>&1  # untraced: the GPUs' first calls
+    CUDA_INJECTION64_PATH=/tmp/libtimeline.so FHD_TIMELINE_OUT="/tmp/multiprofile-${g//,/}.csv" \
+      "$BUILD/fhdrecon" "${sense[@]}" --gpus "$g" 2>&1 | grep -E "^(coil maps|cmpFhD|Q |SENSE CG|iterative)"
+    echo "== --gpus $g:"
+    python3 scripts/device/multi_timeline.py "/tmp/multiprofile-${g//,/}.csv" --show ${SHOW:-60}
+    [[ $g == 1 ]] && continue
+    echo "== --gpus $g, peer access off (FHD_PEER_ACCESS=0: cudaMalloc maps nothing into the peers; copies staged):"
+    FHD_PEER_ACCESS=0 "$BUILD/fhdrecon" "${sense[@]}" --gpus "$g" 2>&1 | grep -E "^(coil maps|cmpFhD|Q |SENSE CG|total)"
+  done
+  # The exact Q's slabs, each device's finish time (MULTI_BIG=1: 256^3 on every GPU).
+  [[ ${MULTI_BIG:-0} == 1 ]] && "$BUILD/fhdrecon" --phantom shepp3d --matrix 256 --samples 4194304 --iters 30 --fhd exact \
+    --device gpu --gpus "${lists[-1]}" --no-cache --no-gridding --no-images --out /tmp/multiprofile --verbose 2>&1 |
+    grep -E "Q slab|Q faces|^(cmpFhD|Q ) "
+}

@@ -4,6 +4,7 @@
 // every kernel, copy and set, and every runtime and driver API call, goes to
 // FHD_TIMELINE_OUT as one CSV line:
 //   kind,start_ns,end_ns,name
+// (a kernel's, copy's or set's name ends in " @dN", N its device).
 // kind: K kernel, C copy (name: direction and bytes), S memset, R runtime API,
 // D driver API. GPU and host times share CUPTI's clock, so a gap between
 // kernels can be laid against the calls the host was making meanwhile
@@ -53,19 +54,27 @@ void write_record(const CUpti_Activity* r) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
     case CUPTI_ACTIVITY_KIND_KERNEL: {
       auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(r);
-      std::fprintf(g_out, "K,%llu,%llu,%s\n", (unsigned long long)k->start, (unsigned long long)k->end, k->name);
+      std::fprintf(g_out, "K,%llu,%llu,%s @d%u\n", (unsigned long long)k->start, (unsigned long long)k->end, k->name,
+                   k->deviceId);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       auto* c = reinterpret_cast<const CUpti_ActivityMemcpy6*>(r);
-      std::fprintf(g_out, "C,%llu,%llu,%s %llu B\n", (unsigned long long)c->start, (unsigned long long)c->end,
-                   copy_kind(c->copyKind), (unsigned long long)c->bytes);
+      std::fprintf(g_out, "C,%llu,%llu,%s %llu B @d%u\n", (unsigned long long)c->start, (unsigned long long)c->end,
+                   copy_kind(c->copyKind), (unsigned long long)c->bytes, c->deviceId);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: {  // peer to peer
+      auto* c = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(r);
+      std::fprintf(g_out, "C,%llu,%llu,PtoP %llu B from d%u to d%u @d%u\n", (unsigned long long)c->start,
+                   (unsigned long long)c->end, (unsigned long long)c->bytes, c->srcDeviceId, c->dstDeviceId,
+                   c->deviceId);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       auto* s = reinterpret_cast<const CUpti_ActivityMemset4*>(r);
-      std::fprintf(g_out, "S,%llu,%llu,memset %llu B\n", (unsigned long long)s->start, (unsigned long long)s->end,
-                   (unsigned long long)s->bytes);
+      std::fprintf(g_out, "S,%llu,%llu,memset %llu B @d%u\n", (unsigned long long)s->start, (unsigned long long)s->end,
+                   (unsigned long long)s->bytes, s->deviceId);
       break;
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
@@ -113,7 +122,7 @@ void start() {
   }
   CUPTI_OK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
   for (CUpti_ActivityKind k : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                               CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER})
+                               CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER})
     CUPTI_OK(cuptiActivityEnable(k));
   std::atexit(at_exit);
 }

@@ -28,7 +28,7 @@ def load(path):
                 gpu.append((start, end, kind, name))
             elif kind in "RD":
                 api.append((start, end, kind, name))
-                if kind == "R" and name.startswith("cudaEventRecord"):
+                if kind == "R" and name.startswith("cudaEventRecord_"):
                     marks.append(start)
     gpu.sort()
     api.sort()
