@@ -77,7 +77,7 @@ void lowres_maps(const std::vector<std::vector<cfloat>>& windowed, const ImageGr
   const std::size_t n = grid.voxels();
   const std::string what = "the low-resolution coil maps on " + dims_string(grid);
   CufftPlan plan(grid, s, what);
-  DeviceBuffer<float2> small(cal.voxels(), what + " (calibration data)");
+  DeviceBuffer<float2> small(cal.voxels(), what + " (calibration data)", Reach::DeviceOnly);
   const int3 c3 = make_int3(cal.nx, cal.ny, cal.nz), n3 = make_int3(grid.nx, grid.ny, grid.nz);
   for (std::size_t c = 0; c < out.size(); ++c) {
     if (windowed[c].size() != cal.voxels())
@@ -91,7 +91,7 @@ void lowres_maps(const std::vector<std::vector<cfloat>>& windowed, const ImageGr
   }
   DeviceBuffer<float2*> images(out.size(), what + " (coil pointers)");
   upload(out.data(), out.size(), images.get(), s);
-  DeviceBuffer<float> rss(n, what + " (root sum of squares)");
+  DeviceBuffer<float> rss(n, what + " (root sum of squares)", Reach::DeviceOnly);
   DeviceBuffer<unsigned> peak(1, what + " (peak)");
   CUDA_CHECK(cudaMemsetAsync(peak.get(), 0, sizeof(unsigned), s));
   rss_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(images.get(), int(out.size()), n, rss.get(), peak.get());

@@ -252,7 +252,8 @@ void scatter_privatized(const DeviceTrajectory& t, const float2* v, const Scatte
   const std::string what = "gridding bins (" + std::to_string(m) + " samples, " + std::to_string(ntiles) + " tiles)";
   // Per sample: tile, rank, order; per tile: count, start, subproblem count and start.
   require_free(3.0 * m * sizeof(unsigned) + 4.0 * (ntiles + 1) * sizeof(unsigned), what);
-  DeviceBuffer<unsigned> tile(m, what), rank(m, what), order(m, what);
+  DeviceBuffer<unsigned> tile(m, what, Reach::DeviceOnly), rank(m, what, Reach::DeviceOnly),
+      order(m, what, Reach::DeviceOnly);
   DeviceBuffer<unsigned> counts(ntiles + 1, what), start(ntiles + 1, what), sub(ntiles + 1, what),
       sub_start(ntiles + 1, what);
   CUDA_CHECK(cudaMemsetAsync(counts.get(), 0, counts.bytes(), s));
@@ -265,7 +266,7 @@ void scatter_privatized(const DeviceTrajectory& t, const float2* v, const Scatte
   std::size_t temp_bytes = 0, temp2 = 0;
   CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts.get(), start.get(), ntiles + 1, s));
   CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp2, sub.get(), sub_start.get(), ntiles + 1, s));
-  DeviceBuffer<char> temp(std::max(temp_bytes, temp2), what + " (scan scratch)");
+  DeviceBuffer<char> temp(std::max(temp_bytes, temp2), what + " (scan scratch)", Reach::DeviceOnly);
   temp_bytes = temp.size();
   CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, counts.get(), start.get(), ntiles + 1, s));
   bin_place_kernel<<<blocks_for(m, threads), threads, 0, s>>>(tile.get(), rank.get(), start.get(), m, order.get());
@@ -312,7 +313,7 @@ DeviceBuffer<float2> grid_scatter_on_device(const DeviceTrajectory& traj, const 
                      "data length differs from the trajectory's " + std::to_string(traj.m));
   const std::string what = "the gridding grid " + dims_string(over) + " and its samples";
   require_free(double(over.voxels() + traj.m) * sizeof(float2), what);
-  DeviceBuffer<float2> grid(over.voxels(), what), v(traj.m, what);
+  DeviceBuffer<float2> grid(over.voxels(), what, Reach::DeviceOnly), v(traj.m, what, Reach::DeviceOnly);
   CUDA_CHECK(cudaMemsetAsync(grid.get(), 0, grid.bytes(), s));
   upload(reinterpret_cast<const float2*>(weighted_data.data()), traj.m, v.get(), s);
   grid_scatter_device(traj, v.get(), image, over, kernel, method, grid.get(), s);
@@ -346,7 +347,7 @@ class GpuGridding : public GriddingKernels {
     const cudaStream_t s = stream_of(dev_);
     DeviceBuffer<float2> grid = grid_scatter_on_device(traj, weighted_data, image, over, kernel, ScatterMethod::Auto, s);
     const std::string what = "the gridding image " + dims_string(image);
-    DeviceBuffer<float2> work(over.voxels(), what), out(image.voxels(), what);
+    DeviceBuffer<float2> work(over.voxels(), what, Reach::DeviceOnly), out(image.voxels(), what, Reach::DeviceOnly);
     centered_dft_window(grid.get(), work.get(), over, image, out.get(), true, s);
     std::vector<cfloat> host(image.voxels());
     download(out.get(), host.size(), reinterpret_cast<float2*>(host.data()), s);

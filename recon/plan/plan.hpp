@@ -131,9 +131,12 @@ class Plan : public std::enable_shared_from_this<Plan> {
   // device), made once: its operators never split across devices. Its Q is
   // this plan's, copied over (never computed again; shared on the first device).
   std::shared_ptr<Plan> on(std::size_t i);
+  // on(i) for every device, the missing ones made side by side.
+  std::vector<std::shared_ptr<Plan>> on_all();
 
  private:
   VecPtr compute_q(const std::vector<float>& w);
+  std::shared_ptr<Plan> make_on(std::size_t i);  // device i's plan, its Q this one's
 
   Device& dev_;
   ImageGrid grid_;

@@ -74,10 +74,11 @@ OpPtr sense_model(Plan& plan, const OpPtr& a, const std::vector<std::shared_ptr<
   if (parts < 2 || field || plan.grid().voxels() < plan.options().split.min_sense_voxels) return sense_op(a, maps);
   std::vector<OpPtr> models;
   std::vector<std::vector<std::shared_ptr<DeviceVector>>> shares(parts);
+  const std::vector<std::shared_ptr<Plan>> plans = plan.on_all();
   for (std::size_t i = 0; i < parts; ++i) {
     const auto [c0, n] = slab(int(maps.size()), int(parts), int(i));
     Device& d = *plan.devices()[i];
-    models.push_back(plan.on(i)->forward());
+    models.push_back(plans[i]->forward());
     for (int c = c0; c < c0 + n; ++c) {
       const std::shared_ptr<DeviceVector>& m = maps[std::size_t(c)];
       if (&d == &plan.device()) {
