@@ -15,6 +15,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "core/clock.hpp"
 #include "app/batch_protocol.hpp"
 
 using nlohmann::json;
@@ -23,7 +24,6 @@ namespace fhd::app {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // A worker told to quit that is still there this long after (its GPU teardown
 // stuck in a driver, say) is ended like a hung one.
@@ -225,13 +225,13 @@ class Pool {
 
   void enforce_limits(Proc& p) {
     if (p.terminating) {
-      if (since(p.term_sent) > kKillGrace) ::kill(-p.pid, SIGKILL);
+      if (seconds_since(p.term_sent) > kKillGrace) ::kill(-p.pid, SIGKILL);
       return;
     }
-    if (timeout_s_ > 0 && !p.held.empty() && since(p.oldest_since) > timeout_s_) {
+    if (timeout_s_ > 0 && !p.held.empty() && seconds_since(p.oldest_since) > timeout_s_) {
       p.timed_out = p.held.front();
       terminate(p);
-    } else if (p.quit_sent && since(p.quit_sent_at) > kQuitGrace) {
+    } else if (p.quit_sent && seconds_since(p.quit_sent_at) > kQuitGrace) {
       terminate(p);
     }
   }

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "recon/device/cpu_threads.hpp"
 
@@ -157,17 +158,16 @@ struct Running {
   bool timed_out = false;
 };
 
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Sends SIGTERM to a child that ran too long (or when we were told to stop),
 // then SIGKILL when it is still there kKillGrace seconds later.
 void enforce_limits(Running& r, double timeout_s, bool stop) {
-  if (!r.terminating && ((timeout_s > 0 && since(r.start) > timeout_s) || stop)) {
+  if (!r.terminating && ((timeout_s > 0 && seconds_since(r.start) > timeout_s) || stop)) {
     r.timed_out = !stop;
     r.terminating = true;
     r.term_sent = Clock::now();
     kill(-r.pid, SIGTERM);
-  } else if (r.terminating && since(r.term_sent) > kKillGrace) {
+  } else if (r.terminating && seconds_since(r.term_sent) > kKillGrace) {
     kill(-r.pid, SIGKILL);
   }
 }
@@ -239,7 +239,7 @@ bool run_children(const std::string& exe, const std::vector<ChildTask>& tasks, c
       if (waitpid(r.pid, &st, WNOHANG) == r.pid) {
         kill(-r.pid, SIGKILL);  // anything the child left running in its group
         ChildEnd e = ended_by(st);
-        e.seconds = since(r.start);
+        e.seconds = seconds_since(r.start);
         e.timed_out = r.timed_out;
         e.interrupted = r.terminating && !r.timed_out;
         r.pid = 0;

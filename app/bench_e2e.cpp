@@ -11,15 +11,9 @@
 #include "app/recon_options.hpp"
 #include "app/report.hpp"
 #include "app/source.hpp"
+#include "core/clock.hpp"
 
 namespace fhd::app {
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
 
 nlohmann::json run_end_to_end(int matrix, std::size_t samples, TrigMode trig, const std::string& device) {
   SourceOptions so;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #ifdef FHD_HAVE_CUDA
 #include "cuda/gather/bench.hpp"
@@ -63,7 +64,7 @@ std::future<void> release_devices(Devices devs, const DeviceOptions& options) {
       spdlog::warn("releasing the GPU: {}", e.what());
     }
     spdlog::debug("devices released in {:.3f} s",
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+                  seconds_since(t0));
   });
 }
 

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "core/clock.hpp"
 #include "io/cfl.hpp"
 #include "io/figures.hpp"
 #include "io/h5util.hpp"
@@ -168,7 +169,7 @@ void run_output_tasks(const OutputSet& set, const std::vector<OutputTask>& tasks
       const auto t0 = std::chrono::steady_clock::now();
       write_named(set, t.name, t.write);
       spdlog::debug("{} written in {:.3f} s", t.name,
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+                    seconds_since(t0));
     }));
   std::exception_ptr first;
   for (std::future<void>& f : running) {
@@ -248,7 +249,7 @@ void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohman
   const auto t0 = std::chrono::steady_clock::now();
   set.commit();
   spdlog::debug("outputs synced and swapped in in {:.3f} s",
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+                seconds_since(t0));
   if (!plan.json.empty()) write_json(plan.json, j);
   spdlog::info("wrote {}{}", set.dir(), plan.json.empty() ? "" : " and " + plan.json);
 }

@@ -14,6 +14,7 @@
 #include "app/device.hpp"
 #include "app/log.hpp"
 #include "app/validate.hpp"
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "recon/gather/direct_sum.hpp"
 #include "recon/eval/metrics.hpp"
@@ -106,7 +107,7 @@ DataSet make_data(const SourceOptions& o, int ref_voxels) {
   auto t0 = std::chrono::steady_clock::now();
   d.fhd_ref = fhd_reference(s.traj, mu_host(s.phi, s.data), s.grid, d.probe);
   spdlog::info("validate: {}: float64 FhD reference at {} voxels in {:.1f} s", d.label, d.probe.size(),
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+               seconds_since(t0));
   return d;
 }
 

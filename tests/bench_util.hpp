@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "core/clock.hpp"
+
 namespace fhd::bench {
 
 // The integer in environment variable `name`, or `fallback` where unset or empty.
@@ -12,8 +14,6 @@ inline long env_or(const char* name, long fallback) {
   return v && *v ? std::atol(v) : fallback;
 }
 
-inline double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using fhd::seconds_since;  // core/clock.hpp
 
 }  // namespace fhd::bench

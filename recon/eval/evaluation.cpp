@@ -6,6 +6,7 @@
 #include <omp.h>
 #include <sys/resource.h>
 
+#include "core/clock.hpp"
 #include "recon/eval/metrics.hpp"
 #include "recon/eval/reference.hpp"
 
@@ -24,14 +25,14 @@ PsnrRecorder::PsnrRecorder(Device& dev, const std::vector<float>& reference, std
   }
   zero_start_ = psnr_from_sse(sse, n_, peak_);
   ref_ = dev.upload(ref);
-  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  seconds += seconds_since(t0);
 }
 
 void PsnrRecorder::operator()(int, const DeviceVector& x) {
   if (!ref_) return;
   const auto t0 = std::chrono::steady_clock::now();
   out_.push_back(psnr_from_sse(dev_.magnitude_sse(x, *ref_), n_, peak_));
-  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  seconds += seconds_since(t0);
 }
 
 MethodResult direct_method(std::string name, std::vector<cfloat> image, double seconds) {
@@ -47,7 +48,7 @@ namespace {
 TimedImage timed_ceiling(const KSpaceFn& kspace, const ImageGrid& grid) {
   const auto t0 = std::chrono::steady_clock::now();
   TimedImage t{band_limited_image(kspace, grid)};
-  t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  t.seconds = seconds_since(t0);
   return t;
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/clock.hpp"
 #include "recon/device/device.hpp"
 #include "recon/eval/result.hpp"
 #include "recon/problem/options.hpp"
@@ -61,7 +62,7 @@ class StageRunner {
     if (obs_.begin) obs_.begin(name);
     const auto t0 = std::chrono::steady_clock::now();
     work();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double s = seconds_since(t0);
     if (obs_.end) obs_.end(name, s);
     log_.push_back({name, s, note});
     if (clock_) clock_->add(log_, log_.size() - 1, clock_->device().mark());

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "core/clock.hpp"
 #include "recon/gridding/dcf.hpp"
 #include "recon/problem/problem.hpp"
 #include "recon/problem/solve.hpp"
@@ -49,7 +50,7 @@ void iterative(Plan& plan, const std::vector<const Scan*>& coils, bool sense, co
   Problem p = build_problem(plan, coils, sense, opt, res, clock);
   solve(plan, p, opt, res, clock);
   clock.resolve();
-  res.method_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - res.scoring_seconds;
+  res.method_wall = seconds_since(t0) - res.scoring_seconds;
   res.methods.back().seconds = sum_stages(res.stages, first);
 }
 
@@ -90,7 +91,7 @@ HostWork prepare_host_work(const std::vector<const Scan*>& coils, const ReconOpt
     const PlanOptions p = plan_options(s0, opt);
     const auto t0 = std::chrono::steady_clock::now();
     w.dcf = density_weights(s0.traj, s0.grid, p.dcf, p.trajectory_kind);
-    w.dcf_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    w.dcf_seconds = seconds_since(t0);
   }
   w.done = true;
   return w;

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/clock.hpp"
 #include "recon/gather/gather_kernels.hpp"
 #include "recon/ops/device_stack.hpp"
 #include "recon/plan/plan.hpp"
@@ -114,18 +115,17 @@ VecPtr partitioned_q(Plan& plan, const std::vector<float>& w) {
   // Each device gathers its slab and copies it into the first's half box as
   // soon as it is done; the first device's faces follow its (smaller) slab.
   const auto t0 = std::chrono::steady_clock::now();
-  const auto since = [&t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   on_each(parts, [&](std::size_t i) {
     const auto [a0, h] = slab_after(len, int(parts), int(i), head);
     Device& d = *plan.devices()[i];
     VecPtr part = d.kernels<GatherKernels>().q_half_slab(plan.points_on(i), w, g, a0, h, plan.options().fhd);
     d.synchronize();
     home.copy(*part, *half->view(per_slice * std::size_t(a0), part->size()));
-    spdlog::debug("Q slab {} ({} slices from {}) done at {:.3f} s", i, h, a0, since());
+    spdlog::debug("Q slab {} ({} slices from {}) done at {:.3f} s", i, h, a0, seconds_since(t0));
   });
   home.synchronize();
   VecPtr q = home.kernels<GatherKernels>().q_from_half(plan.points(), w, g, plan.options().fhd, *half);
-  spdlog::debug("Q faces and assembly done at {:.3f} s", since());
+  spdlog::debug("Q faces and assembly done at {:.3f} s", seconds_since(t0));
   return q;
 }
 

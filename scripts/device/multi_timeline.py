@@ -59,20 +59,20 @@ def main():
     # Every stage of 5 ms or more, in order: each device's busy time in it and
     # the host's costliest runtime calls.
     print("stages (ms): length, then each device's busy time; the costliest runtime calls")
-    for a, b in zip(marks, marks[1:]):
-        if b - a < 5e6:
+    for t0, t1 in zip(marks, marks[1:]):
+        if t1 - t0 < 5e6:
             continue
         busy = collections.defaultdict(list)
         for g in gpu:
-            if g[0] >= a and g[1] <= b:
+            if g[0] >= t0 and g[1] <= t1:
                 busy[g[4]].append((g[0], g[1]))
         calls = collections.Counter()
         for s0, e0, name in api:
-            if s0 >= a and e0 <= b:
+            if s0 >= t0 and e0 <= t1:
                 calls[name.split("_v")[0]] += e0 - s0
         top = ", ".join(f"{n} {ns / 1e6:.1f}" for n, ns in calls.most_common(4))
         devs = " ".join(f"d{d} {union(v) / 1e6:.1f}" for d, v in sorted(busy.items()))
-        print(f"  {(b - a) / 1e6:8.1f}  {devs}  | {top}")
+        print(f"  {(t1 - t0) / 1e6:8.1f}  {devs}  | {top}")
     w0, w1 = max(zip(marks, marks[1:]), key=lambda p: p[1] - p[0])
     print(f"longest stage: {(w1 - w0) / 1e6:.3f} ms")
     inside = [g for g in gpu if g[0] >= w0 and g[1] <= w1]
