@@ -141,6 +141,13 @@ class Stages {
   }
 
   void recon_stage() {
+    // The devices (a GPU's context: about half a second) are made now, while
+    // the first scan is read, not after it. A failure is left for the first
+    // scan: its own call tries again and puts the error on its row.
+    try {
+      warm_.devices();
+    } catch (...) {
+    }
     while (std::optional<Item> it = to_recon_.pop()) {
       send({{"type", "started"}, {"id", it->id}});
       attempt(*it, [&] {
