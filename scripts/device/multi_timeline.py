@@ -13,26 +13,19 @@ the window's start, duration in us, name).
 """
 import argparse
 import collections
-import csv
 import re
+
+import timeline  # scripts/device/timeline.py: the CSV reader
 
 
 def load(path):
-    gpu, api, marks = [], [], []
-    with open(path, newline="") as f:
-        for row in csv.reader(f):
-            if len(row) < 4:
-                continue
-            kind, start, end, name = row[0], int(row[1]), int(row[2]), ",".join(row[3:])
-            if kind in "KCS":
-                m = re.search(r" @d(\d+)$", name)
-                dev = int(m.group(1)) if m else 0
-                gpu.append((start, end, kind, name[: m.start()] if m else name, dev))
-            elif kind == "R":
-                api.append((start, end, name))
-                if name.startswith("cudaEventRecord_"):
-                    marks.append(start)
-    return sorted(gpu), sorted(api), sorted(marks)
+    """timeline.load's records, each GPU record with its device (the " @dN" of its name)."""
+    gpu, api, marks = timeline.load(path)
+    with_device = []
+    for start, end, kind, name in gpu:
+        m = re.search(r" @d(\d+)$", name)
+        with_device.append((start, end, kind, name[: m.start()] if m else name, int(m.group(1)) if m else 0))
+    return with_device, [(s, e, name) for s, e, kind, name in api if kind == "R"], marks
 
 
 def union(spans):
