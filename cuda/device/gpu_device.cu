@@ -171,8 +171,12 @@ class GpuDevice : public Device {
     require_gpu(*this, src, "to_host");
     gpu::download(dptr(src), src.size(), reinterpret_cast<float2*>(host), s_);
   }
-  // Another GPU's vector comes by a peer copy, a host vector by an upload;
-  // both wait, so the source may go at once.
+  // A host vector comes by an upload (waited for). Another GPU's vector by a
+  // peer copy queued on the streams, the host waiting for nothing: an event on
+  // its stream that this stream waits for, the copy on this stream, and an
+  // event here its stream waits for, so its later work (a write, a free, which
+  // waits for its device) comes after the copy. SENSE across GPUs waited for
+  // each part's device and each copy in every CG iteration before.
   void copy(const DeviceVector& src, DeviceVector& dst) override {
     DeviceScope scope(device_);
     require_same_size(src, dst, "copy");
@@ -184,20 +188,7 @@ class GpuDevice : public Device {
         CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), src.size() * sizeof(float2), cudaMemcpyDeviceToDevice, s_));
       return;
     }
-    src.device().synchronize();
-    if (src.size())
-      CUDA_CHECK(cudaMemcpyPeerAsync(dst.data(), device_, src.data(), from, src.size() * sizeof(float2), s_));
-    CUDA_CHECK(cudaStreamSynchronize(s_));
-  }
-  // Another GPU's vector: an event on its stream that this stream waits for,
-  // the peer copy on this stream, and an event here its stream waits for.
-  void copy_queued(const DeviceVector& src, DeviceVector& dst) override {
-    if (src.device().kind() == DeviceKind::Cpu || &src.device() == this) return copy(src, dst);
-    require_same_size(src, dst, "copy");
-    require_gpu(*this, dst, "copy");
-    const int from = device_id(src.device());
     order_after(from, stream_of(src.device()), device_, s_);
-    DeviceScope scope(device_);
     if (src.size())
       CUDA_CHECK(cudaMemcpyPeerAsync(dst.data(), device_, src.data(), from, src.size() * sizeof(float2), s_));
     order_after(device_, s_, from, stream_of(src.device()));

@@ -62,12 +62,11 @@ class Device {
   virtual void to_device(const cfloat* host, DeviceVector& dst) = 0;  // dst.size() values
   virtual void to_host(const DeviceVector& src, cfloat* host) = 0;    // src.size() values
   // dst = src, of equal sizes; src may live on another device (peer copy).
-  virtual void copy(const DeviceVector& src, DeviceVector& dst) = 0;
-  // The same, queued without the host waiting: the copy runs after the work
+  // In the order of each device's queued work: the copy runs after what is
   // queued so far on src's device and on this one, and src's device runs its
-  // later work after the copy (so src may be written again). Where a device
-  // cannot order its work after another's (a CPU), it is copy().
-  virtual void copy_queued(const DeviceVector& src, DeviceVector& dst) { copy(src, dst); }
+  // later work after it (src may be written or freed at once). Between GPUs
+  // the host does not wait for it; a CPU device copies at once.
+  virtual void copy(const DeviceVector& src, DeviceVector& dst) = 0;
   // Checks the lengths (InputError; kz may be empty for 2D) and uploads k.
   virtual std::unique_ptr<Points> upload_points(const Trajectory& traj) = 0;
 

@@ -45,12 +45,12 @@ class AcrossDevices : public LinOp {
   // Queues every part's input (on home) to its device before any part starts:
   // a copy from home runs after home's queue, which a part running there
   // would otherwise fill first, so the parts would run one after another.
-  // The copies are queued (copy_queued): the host waits for none of them.
+  // The copies are queued on the devices (Device::copy): the host waits for none.
   void send(const std::function<VecPtr(std::size_t)>& input) {
     for (std::size_t i = 0; i < parts_.size(); ++i) {
       if (local(i)) continue;
       const VecPtr in = input(i);
-      parts_[i]->device().copy_queued(*in, buffer(away_[i].first, parts_[i]->device(), in->size()));
+      parts_[i]->device().copy(*in, buffer(away_[i].first, parts_[i]->device(), in->size()));
     }
   }
 
@@ -69,7 +69,7 @@ class AcrossDevices : public LinOp {
       p.adjoint(a, b);
     else
       p.apply(a, b);
-    device().copy_queued(b, out);
+    device().copy(b, out);
   }
 
   // out = sum_i A_i in_i (or A_i^H in_i): each part on its own thread, the

@@ -119,8 +119,7 @@ VecPtr partitioned_q(Plan& plan, const std::vector<float>& w) {
     const auto [a0, h] = slab_after(len, int(parts), int(i), head);
     Device& d = *plan.devices()[i];
     VecPtr part = d.kernels<GatherKernels>().q_half_slab(plan.points_on(i), w, g, a0, h, plan.options().fhd);
-    d.synchronize();
-    home.copy(*part, *half->view(per_slice * std::size_t(a0), part->size()));
+    home.copy(*part, *half->view(per_slice * std::size_t(a0), part->size()));  // after the slab, queued
     spdlog::debug("Q slab {} ({} slices from {}) done at {:.3f} s", i, h, a0, seconds_since(t0));
   });
   home.synchronize();

@@ -1,5 +1,5 @@
 // Scratch memory only its GPU reaches (cuda/device/device_only.hpp) and copies
-// queued between devices (Device::copy_queued). The pool must give memory back
+// queued between devices (Device::copy). The pool must give memory back
 // when a buffer goes (free-memory checks before each allocation rely on it),
 // and a queued copy must read its source before the source's device writes it
 // again, and be read only after it has landed.
@@ -45,7 +45,7 @@ TEST_CASE("a queued copy between two GPU devices lands before its source is writ
   for (std::size_t i = 0; i < n; ++i) host[i] = cfloat(float(i % 1013), -float(i % 499));
   VecPtr src = a.upload(host), dst = b.zeros(n);
   for (int round = 0; round < 3; ++round) {
-    b.copy_queued(*src, *dst);
+    b.copy(*src, *dst);
     a.axpby(0.0, *src, 2.0, *src);  // queued on a after the copy: doubles src
     std::vector<cfloat> want(host);
     for (cfloat& v : want) v *= float(1 << round);
