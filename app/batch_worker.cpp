@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "app/batch_protocol.hpp"
+#include "core/clock.hpp"
 #include "io/atomic_file.hpp"
 
 using nlohmann::json;
@@ -128,13 +129,18 @@ class Stages {
   // the previous scan's reconstruction.
   void read_stage() {
     while (std::optional<Item> it = to_read_.pop()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      double read_s = 0;
       attempt(*it, [&] {
         {
           std::lock_guard<std::mutex> g(io_mutex_);
           it->scan.emplace(read_batch_scan(it->job));
         }
+        read_s = seconds_since(t0);
         prepare_batch_scan(*it->scan, warm_.expects_gpu());
       });
+      // Where a worker's time goes (the slowest stage sets the pace).
+      spdlog::debug("worker: {} read in {:.3f} s, prepared in {:.3f} s", it->job.file, read_s, seconds_since(t0) - read_s);
       to_recon_.push(std::move(*it));
     }
     to_recon_.close();
@@ -144,16 +150,20 @@ class Stages {
     // The devices (a GPU's context: about half a second) are made now, while
     // the first scan is read, not after it. A failure is left for the first
     // scan: its own call tries again and puts the error on its row.
+    const auto t0 = std::chrono::steady_clock::now();
     try {
       warm_.devices();
     } catch (...) {
     }
+    spdlog::debug("worker: devices made in {:.3f} s", seconds_since(t0));
     while (std::optional<Item> it = to_recon_.pop()) {
       send({{"type", "started"}, {"id", it->id}});
+      const auto t0 = std::chrono::steady_clock::now();
       attempt(*it, [&] {
         test_fault_for(it->job.file);
         it->result.emplace(reconstruct_batch_scan(warm_, *it->scan, it->job));
       });
+      spdlog::debug("worker: {} reconstructed in {:.3f} s", it->job.file, seconds_since(t0));
       to_write_.push(std::move(*it));
     }
     to_write_.close();
@@ -162,10 +172,12 @@ class Stages {
   void write_stage() {
     while (std::optional<Item> it = to_write_.pop()) {
       BatchRow row;
+      const auto t0 = std::chrono::steady_clock::now();
       attempt(*it, [&] {
         std::lock_guard<std::mutex> g(io_mutex_);
         row = write_batch_scan(*it->scan, *it->result, it->job);
       });
+      spdlog::debug("worker: {} written in {:.3f} s", it->job.file, seconds_since(t0));
       it->scan.reset();  // not written: its staging directory goes, the earlier outputs stay
       if (!it->error.empty()) {
         row = BatchRow{};
@@ -203,7 +215,10 @@ int run_batch_worker(const WorkerSetup& setup) {
 
 std::vector<std::string> worker_args(const WorkerSetup& setup, bool quiet) {
   std::vector<std::string> a;
-  if (quiet) a.push_back("--quiet");
+  if (spdlog::should_log(spdlog::level::debug))
+    a.push_back("--verbose");  // the batch's --verbose: every worker's debug lines, with their times
+  else if (quiet)
+    a.push_back("--quiet");
   a.insert(a.end(), {"batch-worker", "--fd", std::to_string(setup.fd), "--q-memory",
                      std::to_string(setup.q_memory_bytes)});
   const std::vector<std::string> options = job_option_args(setup.base);
