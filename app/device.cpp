@@ -20,10 +20,11 @@
 
 namespace fhd::app {
 
-bool gpu_available(std::string* why) {
+bool gpu_available(std::string* why, bool without_context) {
 #ifdef FHD_HAVE_CUDA
-  return gpu_usable(why);
+  return without_context ? gpu_present(why) : gpu_usable(why);
 #else
+  (void)without_context;
   *why = "this fhdrecon was built without CUDA";
   return false;
 #endif

@@ -53,8 +53,9 @@ std::future<void> release_devices(Devices devices, const DeviceOptions& options)
 // its kernels (2.4 s).
 void prefer_eager_module_loading();
 
-// One line on why no GPU can be used, or the GPU's description.
-bool gpu_available(std::string* why);
+// One line on why no GPU can be used, or the GPU's description. without_context:
+// the check a process that computes nothing on the GPU makes (gpu_present).
+bool gpu_available(std::string* why, bool without_context = false);
 
 // True when this fhdrecon was built with the CUDA backend (--version says so).
 bool cuda_built();

@@ -1,6 +1,7 @@
 // The GPU device: recon's Device on CUDA. All work runs on the device's one
 // stream; the host waits only where a result comes back (to_host, dot's
 // scalar, synchronize), so a solver's vector work stays on the device.
+#include <algorithm>
 #include <cstdlib>
 #include <cstdio>
 #include <stdexcept>
@@ -31,6 +32,27 @@ std::string describe(int device) {
   std::snprintf(buf, sizeof buf, "%s (device %d, sm_%d%d, %.1f GiB free)", p.name, device, p.major, p.minor,
                 double(free) / (1024.0 * 1024.0 * 1024.0));
   return buf;
+}
+
+// The lowest architecture this build embeds code for (FHD_CUDA_ARCHS, CMake's
+// CMAKE_CUDA_ARCHITECTURES with commas, e.g. "90" or "80,90-real"); 0 when
+// unknown ("native", "all"): no limit is then checked.
+int lowest_built_arch() {
+#ifdef FHD_CUDA_ARCHS
+  const std::string list = FHD_CUDA_ARCHS;
+  int lowest = 0;
+  for (std::size_t at = 0; at < list.size();) {
+    std::size_t end = list.find(',', at);
+    if (end == std::string::npos) end = list.size();
+    const int arch = std::atoi(list.substr(at, end - at).c_str());
+    if (arch <= 0) return 0;
+    lowest = lowest == 0 ? arch : std::min(lowest, arch);
+    at = end + 1;
+  }
+  return lowest;
+#else
+  return 0;
+#endif
 }
 
 // Why `device` cannot be used, or "" when it can. Never throws.
@@ -301,6 +323,36 @@ void reset_devices(const std::vector<int>& devices) {
     CUDA_CHECK(cudaSetDevice(d));
     CUDA_CHECK(cudaDeviceReset());
   }
+}
+
+bool gpu_present(std::string* why) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    if (why) *why = std::string("no usable CUDA driver or device: ") + cudaGetErrorString(e);
+    return false;
+  }
+  if (count == 0) {
+    if (why) *why = "no CUDA device found";
+    return false;
+  }
+  cudaDeviceProp p{};
+  e = cudaGetDeviceProperties(&p, 0);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    if (why) *why = std::string("cannot query CUDA device: ") + cudaGetErrorString(e);
+    return false;
+  }
+  const int cc = 10 * p.major + p.minor, lowest = gpu::lowest_built_arch();
+  if (lowest > 0 && cc < lowest) {
+    if (why)
+      *why = std::string(p.name) + " (sm_" + std::to_string(cc) + ") cannot run this build's sm_" +
+             std::to_string(lowest) + " code";
+    return false;
+  }
+  if (why) *why = std::string(p.name) + " (sm_" + std::to_string(cc) + ")";
+  return true;
 }
 
 bool gpu_usable(std::string* why) {

@@ -70,6 +70,18 @@ TEST_CASE("gpu_usable names the device or says why none is usable", "[gpu][backe
   CHECK(gpu_usable(nullptr));  // a null `why` is allowed
 }
 
+TEST_CASE("gpu_present answers as gpu_usable does, without a context", "[gpu][backend]") {
+  std::string usable_why, present_why;
+  const bool usable = gpu_usable(&usable_why);
+  CHECK(gpu_present(&present_why) == usable);
+  CHECK(!present_why.empty());
+  if (usable) {  // the same device's name, and its compute capability
+    CHECK(usable_why.rfind(present_why.substr(0, present_why.find(" (sm_")), 0) == 0);
+    CHECK(present_why.find(" (sm_") != std::string::npos);
+  }
+  CHECK(gpu_present(nullptr) == usable);
+}
+
 TEST_CASE("gpu mu equals conj(phi) * D", "[gpu][backend]") {
   FHD_NEED_GPU();
   auto be = make_gpu_device();
