@@ -37,6 +37,7 @@ struct ReadScan {
   ReconOptions options;
   std::vector<const Scan*> coils;
   HostWork host;
+  SharedQ q;  // its Q, read from the cache beside the previous scan (null: a miss)
 };
 ReadScan read_batch_scan(const ScanJob& job);
 void prepare_batch_scan(ReadScan& scan, bool beside_gpu);

@@ -115,6 +115,11 @@ std::string plan_q_key(const Trajectory& traj, const std::vector<float>& w, cons
   return q_key(traj, w, grid, TrigMode::Single, tag);
 }
 
+SharedQ cached_q(const Trajectory& traj, const ImageGrid& grid, const PlanOptions& opt) {
+  if (opt.q_cache_dir.empty() || !has_q_memory()) return nullptr;  // without it the plan would read it again
+  return load_q(opt.q_cache_dir, plan_q_key(traj, phi_weights(opt.phi), grid, opt.fhd));
+}
+
 std::shared_ptr<Plan> Plan::make(Device& dev, const Trajectory& traj, const ImageGrid& grid, PlanOptions opt,
                                  std::vector<Device*> others) {
   return std::make_shared<Plan>(dev, traj, grid, std::move(opt), std::move(others));

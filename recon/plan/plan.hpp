@@ -163,4 +163,11 @@ class Plan : public std::enable_shared_from_this<Plan> {
 std::string plan_q_key(const Trajectory& traj, const std::vector<float>& w, const ImageGrid& grid,
                        const FhdOptions& fhd);
 
+// Q from the cache for the plan these would make (the process's memory layer,
+// else the disk, which then hands it to that layer), or null on a miss. A warm
+// worker reads it beside the previous scan's reconstruction: that plan's q()
+// then finds it in memory and only uploads it. Without a memory layer
+// (set_q_memory) it reads nothing: the plan would read the file again.
+SharedQ cached_q(const Trajectory& traj, const ImageGrid& grid, const PlanOptions& opt);
+
 }  // namespace fhd

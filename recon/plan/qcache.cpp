@@ -166,6 +166,7 @@ std::string default_q_cache_dir() {
 }
 
 void set_q_memory(QMemory* memory) { g_memory = memory; }
+bool has_q_memory() { return g_memory != nullptr; }
 
 namespace {
 

@@ -68,5 +68,6 @@ class QMemory {
 };
 // Installs `memory` for this process (nullptr: none); it must outlive its use.
 void set_q_memory(QMemory* memory);
+bool has_q_memory();
 
 }  // namespace fhd

@@ -276,6 +276,37 @@ TEST_CASE("a plan stores the Q it computed, a later one loads it; with a Q memor
   CHECK(third->counts().q_loaded == 1);
 }
 
+TEST_CASE("cached_q reads a plan's Q ahead only into a Q memory; the plan then takes that copy", "[qcache]") {
+  TempDir dir;
+  const ImageGrid g{6, 6, 1};
+  const Trajectory t = test::random_trajectory(80, g, 6);
+  PlanOptions po;
+  po.q_cache_dir = dir.path.string();
+  auto dev = make_cpu_device();
+  CHECK_FALSE(cached_q(t, g, po));  // nothing on disk yet
+  const QValues computed = Plan::make(*dev, t, g, po)->q_host();  // stores it
+  CHECK_FALSE(cached_q(t, g, po));  // no memory layer: the plan would read the file again
+  struct OneQ : QMemory {
+    std::string key;
+    SharedQ q;
+    SharedQ find(const std::string& k) override { return k == key ? q : nullptr; }
+    void keep(const std::string& k, SharedQ v) override { key = k, q = std::move(v); }
+  } memory;
+  struct Uninstall {
+    ~Uninstall() { set_q_memory(nullptr); }
+  } uninstall;
+  set_q_memory(&memory);
+  const SharedQ ahead = cached_q(t, g, po);
+  REQUIRE(ahead);
+  CHECK(*ahead == computed);
+  PlanOptions other = po;  // another trajectory's key: a miss
+  CHECK_FALSE(cached_q(test::random_trajectory(80, g, 7), g, other));
+  fs::remove_all(dir.path);  // the plan must take the copy read ahead, not the disk
+  auto plan = Plan::make(*dev, t, g, po);
+  CHECK(&plan->q_host() == ahead.get());
+  CHECK(plan->counts().q_loaded == 1);
+}
+
 TEST_CASE("Q cache default directory follows XDG_CACHE_HOME, then HOME", "[qcache]") {
   const char* old_xdg = std::getenv("XDG_CACHE_HOME");
   const std::string saved = old_xdg ? old_xdg : "";
