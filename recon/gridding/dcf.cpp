@@ -36,7 +36,8 @@ double ball(double r, int dim) { return dim == 3 ? 4.0 / 3.0 * kPi * r * r * r :
 void shell_weights(const std::vector<std::size_t>& idx, const std::vector<double>& r, int dim, double factor,
                    std::vector<float>& w) {
   std::vector<double> sorted(idx.size());
-  for (std::size_t i = 0; i < idx.size(); ++i) sorted[i] = r[idx[i]];
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(idx.size()); ++i) sorted[i] = r[idx[i]];
   __gnu_parallel::sort(sorted.begin(), sorted.end());
   // Levels: the first radius of each run of radii within same_level of it, and its count.
   std::vector<double> level;
@@ -155,7 +156,9 @@ std::vector<float> radial_weights(const Trajectory& t, const std::string& traj_k
   std::vector<float> w(t.size());
   std::vector<double> r(t.size());
   const bool volume = traj_kind == "radial3d";
-  for (std::size_t m = 0; m < t.size(); ++m) {
+  const std::ptrdiff_t n = std::ptrdiff_t(t.size());
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t m = 0; m < n; ++m) {
     double z2 = volume ? double(t.kz[m]) * t.kz[m] : 0.0;
     r[m] = std::sqrt(double(t.kx[m]) * t.kx[m] + double(t.ky[m]) * t.ky[m] + z2);
   }
