@@ -118,10 +118,6 @@ class CufftPlan {
 // elements and is overwritten; out may be in.
 void centered_dft_window(const float2* in, float2* work, const ImageGrid& dims, const ImageGrid& window,
                          float2* out, bool inverse, cudaStream_t s);
-// The same with a plan for `dims` the caller keeps: making a cuFFT plan costs
-// the host milliseconds, which a loop over coils paid once per coil.
-void centered_dft_window(CufftPlan& plan, const float2* in, float2* work, const ImageGrid& dims,
-                         const ImageGrid& window, float2* out, bool inverse, cudaStream_t s);
 
 // ---- gridding/gridding.cu
 // Atomic: global atomics only. Privatized: every tile through shared memory

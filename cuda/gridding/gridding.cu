@@ -355,8 +355,7 @@ class GpuGridding : public GriddingKernels {
   }
 
   // Every data set up in one copy, each scattered onto one grid that is reused
-  // (stream order keeps them apart) and transformed by one cuFFT plan, every
-  // window down in one copy.
+  // (stream order keeps them apart), every window down in one copy.
   std::vector<std::vector<cfloat>> grid_to_images(const Points& k, const std::vector<std::vector<cfloat>>& weighted_data,
                                                   const ImageGrid& image, const ImageGrid& over,
                                                   const GridKernel& kernel) override {
@@ -374,11 +373,10 @@ class GpuGridding : public GriddingKernels {
         grid(over.voxels(), what, Reach::DeviceOnly), work(over.voxels(), what, Reach::DeviceOnly);
     for (std::size_t c = 0; c < n; ++c)
       upload(reinterpret_cast<const float2*>(weighted_data[c].data()), m, v.get() + c * m, s);
-    CufftPlan plan(over, s, "the centered DFT of " + dims_string(over));
     for (std::size_t c = 0; c < n; ++c) {
       CUDA_CHECK(cudaMemsetAsync(grid.get(), 0, grid.bytes(), s));
       grid_scatter_device(traj, v.get() + c * m, image, over, kernel, ScatterMethod::Auto, grid.get(), s);
-      centered_dft_window(plan, grid.get(), work.get(), over, image, out.get() + c * voxels, true, s);
+      centered_dft_window(grid.get(), work.get(), over, image, out.get() + c * voxels, true, s);
     }
     std::vector<cfloat> host(n * voxels);
     download(out.get(), host.size(), reinterpret_cast<float2*>(host.data()), s);

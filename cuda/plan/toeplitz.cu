@@ -390,11 +390,6 @@ void CufftPlan::exec(float2* data, int direction) {
 void centered_dft_window(const float2* in, float2* work, const ImageGrid& dims, const ImageGrid& window,
                          float2* out, bool inverse, cudaStream_t s) {
   CufftPlan plan(dims, s, "the centered DFT of " + dims_string(dims));
-  centered_dft_window(plan, in, work, dims, window, out, inverse, s);
-}
-
-void centered_dft_window(CufftPlan& plan, const float2* in, float2* work, const ImageGrid& dims,
-                         const ImageGrid& window, float2* out, bool inverse, cudaStream_t s) {
   // ifftshift (index n/2 -> 0), unnormalized FFT, then fftshift (0 -> n/2)
   // fused with taking the central window: right for odd lengths too, since
   // the shifts are plain modular gathers.
