@@ -354,37 +354,6 @@ class GpuGridding : public GriddingKernels {
     return host;
   }
 
-  // Every data set up in one copy, each scattered onto one grid that is reused
-  // (stream order keeps them apart), every window down in one copy.
-  std::vector<std::vector<cfloat>> grid_to_images(const Points& k, const std::vector<std::vector<cfloat>>& weighted_data,
-                                                  const ImageGrid& image, const ImageGrid& over,
-                                                  const GridKernel& kernel) override {
-    DeviceScope scope(dev_);
-    const DeviceTrajectory& traj = on_device(k);
-    const std::size_t n = weighted_data.size(), m = traj.m, voxels = image.voxels();
-    for (const std::vector<cfloat>& w : weighted_data)
-      if (w.size() != m)
-        throw InputError("grid_to_images", "data size", std::to_string(w.size()),
-                         "must equal the trajectory's " + std::to_string(m) + " samples");
-    const cudaStream_t s = stream_of(dev_);
-    const std::string what = "the gridding of " + std::to_string(n) + " data sets onto " + dims_string(over);
-    require_free((double(n) * (m + voxels) + 2.0 * double(over.voxels())) * sizeof(float2), what);
-    DeviceBuffer<float2> v(n * m, what, Reach::DeviceOnly), out(n * voxels, what, Reach::DeviceOnly),
-        grid(over.voxels(), what, Reach::DeviceOnly), work(over.voxels(), what, Reach::DeviceOnly);
-    for (std::size_t c = 0; c < n; ++c)
-      upload(reinterpret_cast<const float2*>(weighted_data[c].data()), m, v.get() + c * m, s);
-    for (std::size_t c = 0; c < n; ++c) {
-      CUDA_CHECK(cudaMemsetAsync(grid.get(), 0, grid.bytes(), s));
-      grid_scatter_device(traj, v.get() + c * m, image, over, kernel, ScatterMethod::Auto, grid.get(), s);
-      centered_dft_window(grid.get(), work.get(), over, image, out.get() + c * voxels, true, s);
-    }
-    std::vector<cfloat> host(n * voxels);
-    download(out.get(), host.size(), reinterpret_cast<float2*>(host.data()), s);
-    std::vector<std::vector<cfloat>> images(n);
-    for (std::size_t c = 0; c < n; ++c) images[c].assign(host.begin() + c * voxels, host.begin() + (c + 1) * voxels);
-    return images;
-  }
-
  private:
   Device& dev_;
 };

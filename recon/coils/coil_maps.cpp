@@ -190,11 +190,8 @@ Calibration calibration_from_scans(Device& dev, const std::vector<const Scan*>& 
   // and its DFT sums over low voxels only: the calibration data come out on
   // the full-resolution scale.
   const std::unique_ptr<Points> points = dev.upload_points(pick(s.traj, kept));
-  CoilData centres;
-  for (const Scan* c : coils) centres.push_back(pick(c->data, kept));
-  std::vector<const std::vector<cfloat>*> data;
-  for (const std::vector<cfloat>& c : centres) data.push_back(&c);
-  const CoilData images = gridding_recons(dev, *points, data, dcf, low, kernel);
+  CoilData images;
+  for (const Scan* c : coils) images.push_back(gridding_recon(dev, *points, pick(c->data, kept), dcf, low, kernel));
   spdlog::debug("coil maps: {} coils gridded on {}", coils.size(), dims_string(low));
   return calibration_from_images(images, low, cal);
 }

@@ -95,43 +95,20 @@ std::vector<cfloat> deapodize(std::vector<cfloat> img, const ImageGrid& image, c
 
 }  // namespace
 
-namespace {
-
-// w_m D_m, after the lengths are checked.
-std::vector<cfloat> weighted_data(const Points& pts, const std::vector<cfloat>& data, const std::vector<float>& dcf) {
+std::vector<cfloat> gridding_recon(Device& dev, const Points& pts, const std::vector<cfloat>& data,
+                                   const std::vector<float>& dcf, const ImageGrid& grid, const GridKernel& k) {
   if (data.size() != pts.size())
     throw InputError("gridding", "samples", std::to_string(data.size()),
                      "data length differs from the trajectory's " + std::to_string(pts.size()));
   if (!dcf.empty() && dcf.size() != pts.size())
     throw InputError("gridding", "dcf", std::to_string(dcf.size()),
                      "length differs from the trajectory's " + std::to_string(pts.size()));
+  ResolvedKernel rk = resolve_kernel(k);
   std::vector<cfloat> weighted(data);
   if (!dcf.empty())
     for (std::size_t m = 0; m < weighted.size(); ++m) weighted[m] *= dcf[m];
-  return weighted;
-}
-
-}  // namespace
-
-std::vector<cfloat> gridding_recon(Device& dev, const Points& pts, const std::vector<cfloat>& data,
-                                   const std::vector<float>& dcf, const ImageGrid& grid, const GridKernel& k) {
-  const std::vector<cfloat> weighted = weighted_data(pts, data, dcf);
-  const ImageGrid over = oversampled_grid(grid, k.oversampling);
-  return deapodize(dev.kernels<GriddingKernels>().grid_to_image(pts, weighted, grid, over, k), grid, over,
-                   resolve_kernel(k));
-}
-
-std::vector<std::vector<cfloat>> gridding_recons(Device& dev, const Points& pts,
-                                                 const std::vector<const std::vector<cfloat>*>& data,
-                                                 const std::vector<float>& dcf, const ImageGrid& grid,
-                                                 const GridKernel& k) {
-  std::vector<std::vector<cfloat>> weighted;
-  for (const std::vector<cfloat>* d : data) weighted.push_back(weighted_data(pts, *d, dcf));
-  const ImageGrid over = oversampled_grid(grid, k.oversampling);
-  std::vector<std::vector<cfloat>> images = dev.kernels<GriddingKernels>().grid_to_images(pts, weighted, grid, over, k);
-  const ResolvedKernel rk = resolve_kernel(k);
-  for (std::vector<cfloat>& img : images) img = deapodize(std::move(img), grid, over, rk);
-  return images;
+  ImageGrid over = oversampled_grid(grid, k.oversampling);
+  return deapodize(dev.kernels<GriddingKernels>().grid_to_image(pts, weighted, grid, over, k), grid, over, rk);
 }
 
 std::vector<cfloat> gridding_recon(Device& dev, const Trajectory& t, const std::vector<cfloat>& data,

@@ -66,12 +66,6 @@ double deapodization(const ResolvedKernel& k, int i, int n, int g);
 // phantom at voxel centers. An empty dcf means unit weights.
 std::vector<cfloat> gridding_recon(Device& dev, const Points& k, const std::vector<cfloat>& data,
                                    const std::vector<float>& dcf, const ImageGrid& grid, const GridKernel& kernel);
-// The same for several data sets on the same points (a scan's coils), one image
-// each, equal to one gridding_recon each: a GPU keeps its buffers between them
-// and crosses to the host once each way (GriddingKernels::grid_to_images).
-std::vector<std::vector<cfloat>> gridding_recons(Device& dev, const Points& k, const std::vector<const std::vector<cfloat>*>& data,
-                                                 const std::vector<float>& dcf, const ImageGrid& grid,
-                                                 const GridKernel& kernel);
 // The same for a trajectory not yet uploaded (one-off calls; a Plan keeps its points).
 std::vector<cfloat> gridding_recon(Device& dev, const Trajectory& t, const std::vector<cfloat>& data,
                                    const std::vector<float>& dcf, const ImageGrid& grid, const GridKernel& kernel);

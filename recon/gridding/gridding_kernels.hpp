@@ -17,18 +17,6 @@ class GriddingKernels {
   virtual std::vector<cfloat> grid_to_image(const Points& k, const std::vector<cfloat>& weighted_data,
                                             const ImageGrid& image, const ImageGrid& over,
                                             const GridKernel& kernel) = 0;
-  // One image per data set, all on the same points (a scan's coils): by
-  // default one call each; the GPU's keeps its buffers and crosses to the host
-  // once each way (8 calibration coils: 4.6 ms each, mostly allocations and
-  // waits, against about 1 ms of kernels).
-  virtual std::vector<std::vector<cfloat>> grid_to_images(const Points& k,
-                                                          const std::vector<std::vector<cfloat>>& weighted_data,
-                                                          const ImageGrid& image, const ImageGrid& over,
-                                                          const GridKernel& kernel) {
-    std::vector<std::vector<cfloat>> out;
-    for (const std::vector<cfloat>& w : weighted_data) out.push_back(grid_to_image(k, w, image, over, kernel));
-    return out;
-  }
 };
 
 // The central `image` window of a grid of size `over` whose index over.n/2 is the origin.

@@ -324,14 +324,6 @@ TEST_CASE("gpu grid_scatter equals cpu_grid_scatter, every method", "[gpu][backe
       // keeps at least its share of the signal; cuFFT and FFTW add ~1e-6.
       CHECK(rel_l2(be->kernels<GriddingKernels>().grid_to_image(*pts, v, image, over, k),
                    cpu->kernels<GriddingKernels>().grid_to_image(*cpu_pts, v, image, over, k)) < 2e-5);
-      // Several data sets in one call (the grid reused between them): each
-      // image as the CPU's for that data set alone.
-      const std::vector<std::vector<cfloat>> sets = {v, random_complex(t.size(), 18), random_complex(t.size(), 19)};
-      const auto images = be->kernels<GriddingKernels>().grid_to_images(*pts, sets, image, over, k);
-      REQUIRE(images.size() == sets.size());
-      for (std::size_t c = 0; c < sets.size(); ++c)
-        CHECK(rel_l2(images[c], cpu->kernels<GriddingKernels>().grid_to_image(*cpu_pts, sets[c], image, over, k)) <
-              2e-5);
     }
   }
 }

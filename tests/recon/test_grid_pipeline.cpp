@@ -6,7 +6,6 @@
 
 #include "bench_util.hpp"
 #include "catch.hpp"
-#include "core/error.hpp"
 #include "phantom/phantom.hpp"
 #include "recon/gridding/dcf.hpp"
 #include "recon/gridding/gridding.hpp"
@@ -68,22 +67,6 @@ TEST_CASE("gridding a radial Shepp-Logan scan comes near the band-limited ceilin
   INFO("PSNR gridding " << p_grid << " dB, reference " << p_ref << " dB, relerr vs reference " << e);
   CHECK(p_grid > p_ref - 2.0);
   CHECK(e < 0.05);
-}
-
-TEST_CASE("gridding_recons gives each data set's gridding_recon; a length mismatch is refused", "[grid]") {
-  Case c = make_case("shepp2d", "radial2d", {32, 32, 1});
-  auto be = make_cpu_device();
-  const auto w = density_weights(c.t, c.g, "auto", "radial2d");
-  const auto pts = be->upload_points(c.t);
-  std::vector<cfloat> half(c.d);
-  for (cfloat& v : half) v *= 0.5f;
-  const auto images = gridding_recons(*be, *pts, {&c.d, &half}, w, c.g, GridKernel{});
-  REQUIRE(images.size() == 2);
-  CHECK(images[0] == gridding_recon(*be, *pts, c.d, w, c.g, GridKernel{}));
-  CHECK(relative_error(images[1], gridding_recon(*be, *pts, half, w, c.g, GridKernel{})) == 0.0);
-  CHECK(psnr(images[0], c.i0) > 15.0);  // an image of the object, not zeros
-  const std::vector<cfloat> short_data(c.d.begin(), c.d.end() - 1);
-  CHECK_THROWS_AS(gridding_recons(*be, *pts, {&c.d, &short_data}, w, c.g, GridKernel{}), InputError);
 }
 
 // Not run by default: the numbers in docs/gridding.md. Run with
