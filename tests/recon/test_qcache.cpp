@@ -22,6 +22,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A Q memory that keeps the last Q it was given; and the guard that takes
+// any installed memory away at scope end.
+struct OneQ : QMemory {
+  std::string key;
+  SharedQ q;
+  SharedQ find(const std::string& k) override { return k == key ? q : nullptr; }
+  void keep(const std::string& k, SharedQ v) override { key = k, q = std::move(v); }
+};
+struct UninstallQMemory {
+  ~UninstallQMemory() { set_q_memory(nullptr); }
+};
+
 // A fresh directory under the system's temp dir, removed at scope end.
 struct TempDir {
   fs::path path;
@@ -248,15 +260,8 @@ TEST_CASE("a plan stores the Q it computed, a later one loads it; with a Q memor
   const Trajectory t = test::random_trajectory(80, g, 5);
   PlanOptions po;
   po.q_cache_dir = dir.path.string();
-  struct OneQ : QMemory {  // keeps the last Q it was given
-    std::string key;
-    SharedQ q;
-    SharedQ find(const std::string& k) override { return k == key ? q : nullptr; }
-    void keep(const std::string& k, SharedQ v) override { key = k, q = std::move(v); }
-  } memory;
-  struct Uninstall {
-    ~Uninstall() { set_q_memory(nullptr); }
-  } uninstall;
+  OneQ memory;
+  UninstallQMemory uninstall;
   auto dev = make_cpu_device();
   set_q_memory(&memory);
   auto first = Plan::make(*dev, t, g, po);
@@ -286,15 +291,8 @@ TEST_CASE("cached_q reads a plan's Q ahead only into a Q memory; the plan then t
   CHECK_FALSE(cached_q(t, g, po));  // nothing on disk yet
   const QValues computed = Plan::make(*dev, t, g, po)->q_host();  // stores it
   CHECK_FALSE(cached_q(t, g, po));  // no memory layer: the plan would read the file again
-  struct OneQ : QMemory {
-    std::string key;
-    SharedQ q;
-    SharedQ find(const std::string& k) override { return k == key ? q : nullptr; }
-    void keep(const std::string& k, SharedQ v) override { key = k, q = std::move(v); }
-  } memory;
-  struct Uninstall {
-    ~Uninstall() { set_q_memory(nullptr); }
-  } uninstall;
+  OneQ memory;
+  UninstallQMemory uninstall;
   set_q_memory(&memory);
   const SharedQ ahead = cached_q(t, g, po);
   REQUIRE(ahead);
