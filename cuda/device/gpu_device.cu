@@ -55,8 +55,9 @@ int lowest_built_arch() {
 #endif
 }
 
-// Why `device` cannot be used, or "" when it can. Never throws.
-std::string unusable_reason(int device) {
+// The driver, `device` among those present and its properties: why not, or
+// "" with `p` filled. Makes no context. Never throws.
+std::string missing_reason(int device, cudaDeviceProp& p) {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
@@ -66,10 +67,19 @@ std::string unusable_reason(int device) {
   if (count == 0) return "no CUDA device found";
   if (device < 0 || device >= count)
     return "no CUDA device " + std::to_string(device) + " (" + std::to_string(count) + " present)";
-  cudaDeviceProp p{};
   e = cudaGetDeviceProperties(&p, device);
-  if (e != cudaSuccess) return std::string("cannot query CUDA device: ") + cudaGetErrorString(e);
-  e = cudaSetDevice(device);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return std::string("cannot query CUDA device: ") + cudaGetErrorString(e);
+  }
+  return "";
+}
+
+// Why `device` cannot be used, or "" when it can. Never throws.
+std::string unusable_reason(int device) {
+  cudaDeviceProp p{};
+  if (std::string why = missing_reason(device, p); !why.empty()) return why;
+  cudaError_t e = cudaSetDevice(device);
   if (e != cudaSuccess) return std::string("cannot use CUDA device: ") + cudaGetErrorString(e);
   cudaFuncAttributes a{};
   e = cudaFuncGetAttributes(&a, probe_kernel);
@@ -326,33 +336,14 @@ void reset_devices(const std::vector<int>& devices) {
 }
 
 bool gpu_present(std::string* why) {
-  int count = 0;
-  cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    if (why) *why = std::string("no usable CUDA driver or device: ") + cudaGetErrorString(e);
-    return false;
-  }
-  if (count == 0) {
-    if (why) *why = "no CUDA device found";
-    return false;
-  }
   cudaDeviceProp p{};
-  e = cudaGetDeviceProperties(&p, 0);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    if (why) *why = std::string("cannot query CUDA device: ") + cudaGetErrorString(e);
-    return false;
-  }
+  std::string reason = gpu::missing_reason(0, p);
   const int cc = 10 * p.major + p.minor, lowest = gpu::lowest_built_arch();
-  if (lowest > 0 && cc < lowest) {
-    if (why)
-      *why = std::string(p.name) + " (sm_" + std::to_string(cc) + ") cannot run this build's sm_" +
+  if (reason.empty() && lowest > 0 && cc < lowest)
+    reason = std::string(p.name) + " (sm_" + std::to_string(cc) + ") cannot run this build's sm_" +
              std::to_string(lowest) + " code";
-    return false;
-  }
-  if (why) *why = std::string(p.name) + " (sm_" + std::to_string(cc) + ")";
-  return true;
+  if (why) *why = reason.empty() ? std::string(p.name) + " (sm_" + std::to_string(cc) + ")" : reason;
+  return reason.empty();
 }
 
 bool gpu_usable(std::string* why) {
