@@ -95,12 +95,13 @@ std::vector<Worker> workers_for(const BatchOptions& o) {
 
 // Refuses --device gpu up front where no GPU can be used (each scan failed
 // with the same line before). Without a context: this process computes nothing
-// on the GPU, and making one cost the batch 0.35-0.45 s before its workers
+// on the GPU, and making one cost the batch 0.33-0.46 s before its workers
 // started and 0.1 s at its exit (docs/batch.md); the workers' own devices run
 // the full probe.
 void check_device(const BatchOptions& o) {
   std::string why;
-  if (o.device == "gpu" && !gpu_available(&why, /*without_context=*/true)) throw DeviceError("batch --device gpu: no usable GPU: " + why);
+  if (o.device == "gpu" && !gpu_available(&why, /*without_context=*/true))
+    throw DeviceError("batch --device gpu: no usable GPU: " + why);
 }
 
 // Names this run in the reports it writes (report.json's batch.run_id).

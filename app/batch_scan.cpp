@@ -158,12 +158,13 @@ std::vector<std::string> job_option_args(const ScanJob& job) {
   return a;
 }
 
+std::vector<std::string> log_args(bool quiet) {
+  if (spdlog::should_log(spdlog::level::debug)) return {"--verbose"};  // with their times, whatever `quiet` says
+  return quiet ? std::vector<std::string>{"--quiet"} : std::vector<std::string>{};
+}
+
 std::vector<std::string> scan_child_args(const ScanJob& job, const std::string& row_out, bool quiet) {
-  std::vector<std::string> a;
-  if (spdlog::should_log(spdlog::level::debug))
-    a.push_back("--verbose");  // the batch's --verbose: every worker's debug lines, with their times
-  else if (quiet)
-    a.push_back("--quiet");
+  std::vector<std::string> a = log_args(quiet);
   a.insert(a.end(), {"batch-scan", job.file, "--scan-out", job.output, "--row-out", row_out});
   const std::vector<std::string> options = job_option_args(job);
   a.insert(a.end(), options.begin(), options.end());

@@ -69,8 +69,13 @@ std::optional<BatchRow> outputs_of_run(const std::string& file, const std::strin
 // (0 ok, 2 the scan failed).
 int run_scan_child(const ScanJob& job, const std::string& row_out);
 
+// A child's log options: --verbose where this process logs debug lines (the
+// batch's --verbose reaches every worker and scan process), else --quiet when
+// `quiet`.
+std::vector<std::string> log_args(bool quiet);
+
 // The hidden subcommand's arguments that make a child run `job` (after the
-// program name): [--quiet] batch-scan FILE --scan-out DIR ...
+// program name): [--verbose | --quiet] batch-scan FILE --scan-out DIR ...
 std::vector<std::string> scan_child_args(const ScanJob& job, const std::string& row_out, bool quiet);
 
 // Every option of `job` but its file and output, as the hidden subcommands take

@@ -150,12 +150,12 @@ class Stages {
     // The devices (a GPU's context: about half a second) are made now, while
     // the first scan is read, not after it. A failure is left for the first
     // scan: its own call tries again and puts the error on its row.
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto start = std::chrono::steady_clock::now();
     try {
       warm_.devices();
     } catch (...) {
     }
-    spdlog::debug("worker: devices made in {:.3f} s", seconds_since(t0));
+    spdlog::debug("worker: devices made in {:.3f} s", seconds_since(start));
     while (std::optional<Item> it = to_recon_.pop()) {
       send({{"type", "started"}, {"id", it->id}});
       const auto t0 = std::chrono::steady_clock::now();
@@ -214,11 +214,7 @@ int run_batch_worker(const WorkerSetup& setup) {
 }
 
 std::vector<std::string> worker_args(const WorkerSetup& setup, bool quiet) {
-  std::vector<std::string> a;
-  if (spdlog::should_log(spdlog::level::debug))
-    a.push_back("--verbose");  // the batch's --verbose: every worker's debug lines, with their times
-  else if (quiet)
-    a.push_back("--quiet");
+  std::vector<std::string> a = log_args(quiet);
   a.insert(a.end(), {"batch-worker", "--fd", std::to_string(setup.fd), "--q-memory",
                      std::to_string(setup.q_memory_bytes)});
   const std::vector<std::string> options = job_option_args(setup.base);

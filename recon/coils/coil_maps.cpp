@@ -113,9 +113,8 @@ std::array<double, 3> kept_extent(const ImageGrid& low, const ImageGrid& full, c
 }
 
 // Indices of the samples with |k| inside `half` on every axis, or inside the
-// ball of radius `radius` (when finite).
-// The test in parallel, the (ascending) list in one pass: SENSE's map
-// estimation runs this twice over every sample before the GPU has work.
+// ball of radius `radius` (when finite). The test in parallel, the (ascending)
+// list in one pass: SENSE's map estimation runs this twice over every sample.
 std::vector<std::size_t> samples_within(const Trajectory& t, const std::array<double, 3>& half, double radius) {
   const std::int64_t n = std::int64_t(t.size());
   std::vector<std::uint8_t> in(t.size());
