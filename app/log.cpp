@@ -45,9 +45,13 @@ void Progress::clear() {
   drawn_ = false;
 }
 
-void Progress::end(const std::string& stage, double seconds) {
+void Progress::end(const std::string& stage, double seconds, bool queued) {
   clear();
-  spdlog::info("{:<22} {:8.3f} s", stage, seconds);
+  // A stage queued on the GPU is not done yet: its own time is in the table.
+  if (queued)
+    spdlog::info("{:<22} queued in {:.3f} s", stage, seconds);
+  else
+    spdlog::info("{:<22} {:8.3f} s", stage, seconds);
 }
 
 }  // namespace fhd::app

@@ -15,7 +15,7 @@ class Progress {
   explicit Progress(bool enabled);
   void begin(const std::string& stage);
   void update(double fraction);  // 0..1, throttled to a few redraws a second
-  void end(const std::string& stage, double seconds);
+  void end(const std::string& stage, double seconds, bool queued = false);
 
  private:
   void clear();

@@ -148,7 +148,7 @@ ReconOptions make_recon_options(const SolverOptions& o, const Source* src, Progr
   if (phantom) r.truth = truth_of(*phantom, src->array_gain.empty() ? nullptr : &src->array_gain);
   r.observer.begin = [&progress](const std::string& s) { progress.begin(s); };
   r.observer.progress = [&progress](double f) { progress.update(f); };
-  r.observer.end = [&progress](const std::string& s, double t) { progress.end(s, t); };
+  r.observer.end = [&progress](const std::string& s, double t, bool queued) { progress.end(s, t, queued); };
   return r;
 }
 

@@ -63,7 +63,7 @@ class StageRunner {
     const auto t0 = std::chrono::steady_clock::now();
     work();
     const double s = seconds_since(t0);
-    if (obs_.end) obs_.end(name, s);
+    if (obs_.end) obs_.end(name, s, clock_ && clock_->device().is_gpu());
     log_.push_back({name, s, note});
     if (clock_) clock_->add(log_, log_.size() - 1, clock_->device().mark());
     return s;
@@ -79,7 +79,7 @@ class StageRunner {
   // A stage timed by the caller (work that may or may not have run).
   void record(const std::string& name, double seconds, const std::string& note) {
     if (obs_.begin) obs_.begin(name);
-    if (obs_.end) obs_.end(name, seconds);
+    if (obs_.end) obs_.end(name, seconds, false);
     log_.push_back({name, seconds, note});
   }
 

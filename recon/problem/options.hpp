@@ -19,7 +19,9 @@ namespace fhd {
 struct StageObserver {
   std::function<void(const std::string& stage)> begin;
   std::function<void(double fraction)> progress;
-  std::function<void(const std::string& stage, double seconds)> end;
+  // queued: `seconds` is the host's time to queue the stage's device work,
+  // which may still be running (its own time is in the results, StageClock).
+  std::function<void(const std::string& stage, double seconds, bool queued)> end;
 };
 
 // What is known of the imaged object (a phantom source), for scoring: its
