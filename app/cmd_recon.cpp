@@ -55,7 +55,7 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
   // is logged here, after the source's.
   std::string device_note;
   if (c.solver.fhd == "nufft") prefer_eager_module_loading();  // before the first CUDA call
-  const DeviceOptions dev = device_options(c);
+  DeviceOptions dev = device_options(c);
   check_field_options(c.source, c.solver);
   std::future<Devices> devices = std::async(std::launch::async, [&c, &dev, &device_note] {
     Devices d = select_devices(c.device, dev, &device_note);
@@ -68,10 +68,23 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
   Progress progress(!global_options().quiet);
   ReconOptions ro = make_recon_options(c.solver, &src, progress);
   const std::vector<const Scan*> coils = coil_list(src);
+  // Without --gpus, the host's other GPUs join when the scan is big enough
+  // to gain from them (default_more_gpus); their contexts are made beside
+  // the host work too.
+  const std::vector<int> more =
+      c.gpus.empty() ? default_more_gpus(c.device, ro.fhd.method == FhdMethod::Exact,
+                                         double(coils[0]->grid.voxels()) * double(coils[0]->traj.size()) * double(coils.size()))
+                     : std::vector<int>{};
+  std::future<Devices> extra;
+  if (!more.empty()) extra = std::async(std::launch::async, [&more, &dev] { return more_gpus(more, dev); });
   HostWork host = prepare_host_work(coils, ro, c.device == "gpu");  // while the GPU's context is made
   spdlog::debug("reference image and density weights made");
   Devices devs = devices.get();
   if (!device_note.empty()) spdlog::info("{}", device_note);
+  if (extra.valid()) {
+    join_gpus(devs, extra, more, dev);
+    if (devs.list.size() > 1) spdlog::info("device: {} GPUs for this scan's exact gather (--gpus 1 for one)", devs.list.size());
+  }
   spdlog::debug("devices ready: {}", devs.name());
   ReconResult res = reconstruct_coils(devs.main(), coils, ro, std::move(host), devs.others());
   const std::string device_name = devs.name();
@@ -97,7 +110,8 @@ void add_recon_options(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--gpus", c->gpus,
                  "GPUs of this host for the exact FhD and Q, split by voxel slabs: all | N (the first N) | LIST "
-                 "(e.g. 0,2)");
+                 "(e.g. 0,2); default GPU 0, and every GPU when the exact gather is big enough to gain "
+                 "(docs/choices.md)");
   // Runs only when no subcommand was given (main checks).
   app.final_callback([c, &app] {
     if (!app.get_subcommands().empty()) return;

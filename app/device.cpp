@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "app/batch_workers.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #ifdef FHD_HAVE_CUDA
@@ -67,6 +68,52 @@ std::future<void> release_devices(Devices devs, const DeviceOptions& options) {
     spdlog::debug("devices released in {:.3f} s",
                   seconds_since(t0));
   });
+}
+
+// Splitting the exact gather over n GPUs saves pairs (1 - 1/n) / rate; the
+// other contexts cost 0.1-0.2 s of wall time, and a split's set-up some more
+// (H100 x2, docs/performance.md: the default 64^3 run 0.74-0.84 s on GPU 0,
+// 0.92-0.99 s on both; 128^3 from 1M samples, Q cached, 2.2e12 pairs, 1.39-1.45
+// s against 1.52-1.59 s; 192^3 from 2M, 1.5e13 pairs, 4.29-4.55 s against
+// 3.39-3.49 s). At an H100's 5.8e12 pairs/s a gain of 0.3 s needs 3.5e12 pairs
+// on 2 GPUs.
+constexpr double kMorePairsGain = 0.3 * 5.8e12;
+
+std::vector<int> default_more_gpus(const std::string& device, bool exact, double pairs) {
+  if (device == "cpu" || !exact || !cuda_built()) return {};
+  const std::size_t n = visible_gpu_count();
+  if (n < 2 || pairs * (1.0 - 1.0 / double(n)) < kMorePairsGain) return {};
+  std::vector<int> more;
+  for (std::size_t i = 1; i < n; ++i) more.push_back(int(i));
+  return more;
+}
+
+Devices more_gpus(const std::vector<int>& more, const DeviceOptions& options) {
+  Devices d;
+#ifdef FHD_HAVE_CUDA
+  d.list = make_gpu_devices(more, GpuOptions{options.tune_dir});
+#else
+  (void)more, (void)options;
+#endif
+  return d;
+}
+
+void join_gpus(Devices& devs, std::future<Devices>& more, const std::vector<int>& ids, DeviceOptions& options) {
+  Devices got;
+  try {
+    got = more.get();
+  } catch (const std::exception& e) {
+    if (devs.is_gpu()) spdlog::warn("GPU 0 alone: the host's other GPUs could not be used ({})", e.what());
+    return;
+  }
+  if (got.list.empty() || !devs.is_gpu()) return;
+  std::vector<int> all = options.gpus.empty() ? std::vector<int>{0} : options.gpus;
+  all.insert(all.end(), ids.begin(), ids.end());
+  for (auto& d : got.list) devs.list.push_back(std::move(d));
+#ifdef FHD_HAVE_CUDA
+  enable_peer_access(all);
+#endif
+  options.gpus = all;
 }
 
 bool cuda_built() {

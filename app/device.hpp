@@ -36,6 +36,23 @@ struct Devices {
 // instead of logged (for a caller that logs it later, from its own thread).
 Devices select_devices(const std::string& device, const DeviceOptions& options = {}, std::string* note = nullptr);
 
+// The recon command's further GPUs when --gpus is not given (docs/choices.md,
+// "Several GPUs"): every other GPU this process may use (visible_gpu_count)
+// when the exact gather has so many sample-voxel pairs (`pairs`: voxels x
+// samples x coils) that splitting it saves more than the other GPUs' contexts
+// cost (about 0.3 s of wall time on the 2-GPU host); else none, GPU 0 alone.
+// The NUFFT and SENSE gain less than that at the sizes measured.
+std::vector<int> default_more_gpus(const std::string& device, bool exact, double pairs);
+
+// GPUs `more` (side by side), for join_gpus; throws as make_gpu_devices does.
+Devices more_gpus(const std::vector<int>& more, const DeviceOptions& options);
+
+// Appends the devices `more` makes (GPUs `ids`, from more_gpus) to `devs`
+// when devs is on a GPU, with peer access among them all, and lists them in
+// options.gpus for release_devices. A GPU that could not be made is left out
+// with a warning: the run goes on with GPU 0.
+void join_gpus(Devices& devs, std::future<Devices>& more, const std::vector<int>& ids, DeviceOptions& options);
+
 // Destroys the devices on a thread of its own and, for GPUs, tears the
 // process's device contexts down there (gpu reset_devices) while the caller
 // writes its outputs, instead of at exit: 0.05-0.1 s of a 1 s GPU run (docs/

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the lent GPU machine: unpack the carried packages the image lacks, build
 # with CUDA, run the [gpu] tests and the benchmarks, write logs under $OUT.
-#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [pcg] [multi] [batch] [profile] [issue9] [peer] [peersense] [cpunufft] [gpunufft] [python] [ops] [opsprofile] [compose] [sweep] [multigpu] [nufftpeer] [multiprofile]
+#   scripts/device-test.sh [build] [test] [bench] [e2e] [nufft] [tune] [validate] [sanitize] [sense] [fieldmap] [fieldexact] [quality] [pcg] [multi] [batch] [profile] [issue9] [peer] [peersense] [cpunufft] [gpunufft] [python] [ops] [opsprofile] [compose] [sweep] [multigpu] [nufftpeer] [multiprofile] [gpusdefault]
 #   (default: build test bench e2e tune validate; sanitize runs compute-sanitizer over
 #   the [gpu] tests, nufft the --fhd exact/nufft end-to-end cases, peer SigPy on the
 #   same kind of data: carry .peers, an optional local copy of the peer tools;
@@ -27,6 +27,8 @@
 #   and radial, tol 1e-5 and 1e-6, beside cuFINUFFT built from .peers in the same run)
 #   multiprofile 8-coil SENSE at 1 GPU, 2 and 4 through the CUPTI timeline: its longest
 #   stage (SENSE CG) per device, busy time, kernels, peer copies, one iteration's records
+#   gpusdefault the recon command's default --gpus on every GPU of the host: wall time
+#   with --gpus 1, all and none at 64^3 to 192^3, and which GPUs the default took
 #   (PACK=1 after any steps: $OUT as one archive, out.tgz)
 # Run through the device tool with carry [".devdeps"]; .devdeps holds the .deb
 # files of the packages the GPU machine's image lacks (docs/gpu-backend.md,
@@ -104,6 +106,7 @@ has nufftpeer && { run_nufftpeer || rc=1; }
 has gpunufft && { run_gpunufft || rc=1; }
 has python && { run_python || rc=1; }
 has multiprofile && { run_multiprofile 2>&1 | tee "$OUT/multiprofile.log" || rc=1; }
+has gpusdefault && { run_gpusdefault 2>&1 | tee "$OUT/gpusdefault.log" || rc=1; }
 # The device tool brings back only a few files from $OUT: PACK=1 leaves one
 # archive of them all.
 if [[ ${PACK:-0} == 1 ]]; then

@@ -362,19 +362,13 @@ std::unique_ptr<Device> make_gpu_device(int device, const GpuOptions& options) {
   return std::make_unique<gpu::GpuDevice>(device, options);
 }
 
-std::vector<std::unique_ptr<Device>> make_gpu_devices(const std::vector<int>& devices, const GpuOptions& options) {
-  if (devices.empty()) throw InputError("gpus", "devices", "none", "needs at least one GPU");
-  // Side by side: each device makes its context (about 0.45 s an H200 on the
-  // 2-GPU host, one after another before); the first failure is rethrown
-  // after every one has ended.
-  std::vector<std::unique_ptr<Device>> out(devices.size());
-  on_each(devices.size(), [&](std::size_t i) { out[i] = make_gpu_device(devices[i], options); });
-  // Peer access where the devices allow it (NVLink or PCIe P2P): copies
-  // between them then skip the host. Already enabled, or not possible, is fine.
-  // FHD_PEER_ACCESS=0 leaves it off (a diagnostic: every cudaMalloc of a
-  // device with peers also maps the memory into them; docs/gpu-backend.md).
+// Peer access where the devices allow it (NVLink or PCIe P2P): copies
+// between them then skip the host. Already enabled, or not possible, is fine.
+// FHD_PEER_ACCESS=0 leaves it off (a diagnostic: every cudaMalloc of a
+// device with peers also maps the memory into them; docs/gpu-backend.md).
+void enable_peer_access(const std::vector<int>& devices) {
   const char* peer = std::getenv("FHD_PEER_ACCESS");
-  if (peer && std::string(peer) == "0") return out;
+  if (peer && std::string(peer) == "0") return;
   for (int a : devices)
     for (int b : devices) {
       int can = 0;
@@ -384,6 +378,16 @@ std::vector<std::unique_ptr<Device>> make_gpu_devices(const std::vector<int>& de
       if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CUDA_CHECK(e);
       cudaGetLastError();
     }
+}
+
+std::vector<std::unique_ptr<Device>> make_gpu_devices(const std::vector<int>& devices, const GpuOptions& options) {
+  if (devices.empty()) throw InputError("gpus", "devices", "none", "needs at least one GPU");
+  // Side by side: each device makes its context (about 0.45 s an H200 on the
+  // 2-GPU host, one after another before); the first failure is rethrown
+  // after every one has ended.
+  std::vector<std::unique_ptr<Device>> out(devices.size());
+  on_each(devices.size(), [&](std::size_t i) { out[i] = make_gpu_device(devices[i], options); });
+  enable_peer_access(devices);
   return out;
 }
 

@@ -29,6 +29,10 @@ std::unique_ptr<Device> make_gpu_device(int device = 0, const GpuOptions& option
 // One per listed CUDA device (--gpus); a device listed twice gives two Device
 // objects with streams of their own on one GPU (tests of partitions).
 std::vector<std::unique_ptr<Device>> make_gpu_devices(const std::vector<int>& devices, const GpuOptions& options);
+// Lets each listed device read and write the others' memory where the link
+// allows (make_gpu_devices does it for its own list; a caller that adds
+// devices later does it for them all).
+void enable_peer_access(const std::vector<int>& devices);
 
 // Tears down this process's context on each device (cudaDeviceReset), which
 // otherwise happens at exit. Only when nothing in the process will use those

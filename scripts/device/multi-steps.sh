@@ -129,3 +129,38 @@ run_multiprofile() {
     --device gpu --gpus "${lists[-1]}" --no-cache --no-gridding --no-images --out /tmp/multiprofile --verbose 2>&1 |
     grep -E "Q slab|Q faces|^(cmpFhD|Q ) "
 }
+
+# Issue 26: the recon command's default GPUs (app/device.cpp, default_more_gpus)
+# on every GPU of the host: the wall time of each case with --gpus 1, --gpus all
+# and no --gpus (which devices it took: report.json's "device"), three rounds,
+# alternating. The default must match the faster of the other two in each case.
+gpus_default_case() {  # label, fhdrecon arguments...
+  local label=$1 g s e dev
+  shift
+  for g in 1 all default; do
+    local pick=(--gpus "$g")
+    [[ $g == default ]] && pick=()
+    s=$(date +%s%N)
+    "$BUILD/fhdrecon" --quiet "$@" --device gpu "${pick[@]}" --out /tmp/gpusdefault --json /tmp/gpusdefault.json \
+      >/tmp/gpusdefault.log 2>&1 || { echo "$label --gpus $g failed:"; tail -3 /tmp/gpusdefault.log; return 1; }
+    e=$(date +%s%N)
+    dev=$(python3 -c "import json; print(json.load(open('/tmp/gpusdefault.json'))['device'].split(':')[0])")
+    printf "%-34s %-8s %7d ms  %s\n" "$label" "$g" $(((e - s) / 1000000)) "$dev"
+  done
+}
+
+run_gpusdefault() {
+  local r
+  # Q of the cached cases into the cache first
+  "$BUILD/fhdrecon" --quiet --phantom shepp3d --matrix 192 --samples 2097152 --device gpu --gpus all --iters 5 \
+    --out /tmp/gpusdefault >/dev/null 2>&1
+  "$BUILD/fhdrecon" --quiet --phantom shepp3d --matrix 128 --samples 1048576 --device gpu --gpus all --iters 5 \
+    --out /tmp/gpusdefault >/dev/null 2>&1
+  for r in 1 2 3; do
+    echo "round $r: case, --gpus, wall time, devices"
+    gpus_default_case "64^3 default run" --phantom shepp3d
+    gpus_default_case "128^3 / 1M exact, Q cached" --phantom shepp3d --matrix 128 --samples 1048576 --iters 30
+    gpus_default_case "128^3 / 1M nufft" --phantom shepp3d --matrix 128 --samples 1048576 --iters 30 --fhd nufft
+    gpus_default_case "192^3 / 2M exact, Q cached" --phantom shepp3d --matrix 192 --samples 2097152 --iters 5
+  done
+}

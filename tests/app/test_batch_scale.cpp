@@ -13,6 +13,7 @@
 
 #include "app/batch.hpp"
 #include "app/batch_workers.hpp"
+#include "app/device.hpp"
 #include "catch.hpp"
 #include "core/error.hpp"
 #include "batch_test_util.hpp"
@@ -200,6 +201,27 @@ TEST_CASE("--gpus: one worker per visible GPU, each seeing only its own", "[batc
   else unsetenv("CUDA_VISIBLE_DEVICES");
   CHECK(cpu_workers(3).size() == 3);
   CHECK_THROWS_AS(cpu_workers(0), fhd::InputError);
+}
+
+TEST_CASE("the recon command's default GPUs: the others join only an exact gather big enough to gain", "[batch][workers]") {
+  using namespace fhd::app;
+  const char* old = std::getenv("CUDA_VISIBLE_DEVICES");
+  std::string saved = old ? old : "";
+  setenv("CUDA_VISIBLE_DEVICES", "3,1,2", 1);
+  const double big = 256.0 * 256 * 256 * 4194304, small = 128.0 * 128 * 128 * 1048576;
+  if (cuda_built()) {
+    CHECK(default_more_gpus("auto", true, big) == std::vector<int>{1, 2});  // numbered as this process sees them
+    CHECK(default_more_gpus("gpu", true, big) == std::vector<int>{1, 2});
+  } else {
+    CHECK(default_more_gpus("auto", true, big).empty());  // no CUDA: no GPU at all
+  }
+  CHECK(default_more_gpus("auto", true, small).empty());  // 2.2e12 pairs: the contexts cost more than the split saves
+  CHECK(default_more_gpus("cpu", true, big).empty());
+  CHECK(default_more_gpus("auto", false, big).empty());  // the NUFFT: one GPU
+  setenv("CUDA_VISIBLE_DEVICES", "0", 1);
+  CHECK(default_more_gpus("auto", true, big).empty());  // one visible GPU
+  if (old) setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1);
+  else unsetenv("CUDA_VISIBLE_DEVICES");
 }
 
 TEST_CASE("SIGTERM to a batch ends its children and still writes the summary", "[batch][isolation]") {
