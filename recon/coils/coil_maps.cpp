@@ -175,24 +175,35 @@ std::vector<float> calibration_weights(const Scan& s, const std::array<double, 3
 
 }  // namespace
 
-Calibration calibration_from_scans(Device& dev, const std::vector<const Scan*>& coils, int cal,
-                                   const std::string& dcf_method) {
+CalibrationSamples calibration_samples(const std::vector<const Scan*>& coils, int cal, const std::string& dcf_method) {
   if (coils.empty()) throw InputError("coil maps: no coils");
   const Scan& s = *coils[0];
-  const ImageGrid low = calibration_grid(s.grid, calibration_size(s.grid, cal));
-  const GridKernel kernel;
-  const std::array<double, 3> half = kept_extent(low, s.grid, kernel);
+  CalibrationSamples out;
+  out.low = calibration_grid(s.grid, calibration_size(s.grid, cal));
+  const std::array<double, 3> half = kept_extent(out.low, s.grid, GridKernel{});
   const std::vector<std::size_t> kept = samples_within(s.traj, half, HUGE_VAL);
-  const std::vector<float> dcf = calibration_weights(s, half, kept, dcf_method);
+  out.dcf = calibration_weights(s, half, kept, dcf_method);
+  out.traj = pick(s.traj, kept);
+  for (const Scan* c : coils) out.data.push_back(pick(c->data, kept));
   spdlog::debug("coil maps: {} samples near the centre, their density weights made", kept.size());
+  return out;
+}
+
+Calibration calibration_from_samples(Device& dev, const CalibrationSamples& s, int cal) {
   // The gridded image on `low` is the object times (full voxels / low voxels),
   // and its DFT sums over low voxels only: the calibration data come out on
   // the full-resolution scale.
-  const std::unique_ptr<Points> points = dev.upload_points(pick(s.traj, kept));
+  const GridKernel kernel;
+  const std::unique_ptr<Points> points = dev.upload_points(s.traj);
   CoilData images;
-  for (const Scan* c : coils) images.push_back(gridding_recon(dev, *points, pick(c->data, kept), dcf, low, kernel));
-  spdlog::debug("coil maps: {} coils gridded on {}", coils.size(), dims_string(low));
-  return calibration_from_images(images, low, cal);
+  for (const std::vector<cfloat>& d : s.data) images.push_back(gridding_recon(dev, *points, d, s.dcf, s.low, kernel));
+  spdlog::debug("coil maps: {} coils gridded on {}", s.data.size(), dims_string(s.low));
+  return calibration_from_images(images, s.low, cal);
+}
+
+Calibration calibration_from_scans(Device& dev, const std::vector<const Scan*>& coils, int cal,
+                                   const std::string& dcf_method) {
+  return calibration_from_samples(dev, calibration_samples(coils, cal, dcf_method), cal);
 }
 
 Calibration calibration_from_scans(Device& dev, const std::vector<Scan>& coils, int cal,

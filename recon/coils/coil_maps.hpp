@@ -38,6 +38,18 @@ Calibration calibration_from_images(const CoilData& images, const ImageGrid& gri
 // around the centre only.
 Calibration calibration_from_scans(Device& dev, const std::vector<const Scan*>& coils, int cal,
                                    const std::string& dcf_method = "auto");
+// The same in two halves: the host's (the samples near the centre, their
+// density weights, each coil's data there: 20-26 ms at 8 coils of 1M samples,
+// done beside the GPU's start by prepare_host_work) and the device's.
+struct CalibrationSamples {
+  ImageGrid low;           // the gridding's grid: the calibration size plus a margin
+  Trajectory traj;         // the samples kept
+  std::vector<float> dcf;  // their density weights
+  CoilData data;           // [coil][kept sample]
+};
+CalibrationSamples calibration_samples(const std::vector<const Scan*>& coils, int cal,
+                                       const std::string& dcf_method = "auto");
+Calibration calibration_from_samples(Device& dev, const CalibrationSamples& s, int cal);
 Calibration calibration_from_scans(Device& dev, const std::vector<Scan>& coils, int cal,
                                    const std::string& dcf_method = "auto");
 

@@ -6,6 +6,7 @@
 // the plan: k is uploaded, Q and the DCF computed, once per scan. Front ends
 // (the CLI, validate, batch, Python) call reconstruct_coils.
 #include <future>
+#include <memory>
 #include <vector>
 
 #include "recon/eval/evaluation.hpp"
@@ -26,6 +27,7 @@ struct HostWork {
   std::vector<float> dcf;  // empty: no gridding, or the file's own weights
   double dcf_seconds = 0.0;
   std::future<TimedImage> ceiling;  // not valid: not started
+  std::shared_ptr<const CalibrationSamples> calibration;  // SENSE's estimated maps: their samples
 };
 // Checks the coils and options first (check_scans).
 HostWork prepare_host_work(const std::vector<const Scan*>& coils, const ReconOptions& opt, bool beside_gpu = false);

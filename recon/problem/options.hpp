@@ -15,6 +15,8 @@
 
 namespace fhd {
 
+struct CalibrationSamples;  // recon/coils/coil_maps.hpp
+
 // Callbacks for a front end's log and progress display; any may be empty.
 struct StageObserver {
   std::function<void(const std::string& stage)> begin;
@@ -43,6 +45,9 @@ struct ReconOptions {
   std::string maps = "lowres";
   std::shared_ptr<const CoilData> given_maps;  // maps = "given": one normalized map per coil
   int calibration = 24;                        // calibration region, samples per axis
+  // That region's samples chosen on the host beforehand (prepare_host_work,
+  // beside the GPU's start); null: chosen in the coil maps stage.
+  std::shared_ptr<const CalibrationSamples> calibration_samples;
   double maps_crop = kLowresCrop;  // maps are zero where the low-resolution RSS < maps_crop * its peak
   // Off-resonance (recon/field/field.hpp): "auto" is segmented when the scan
   // has a field map, else none; exact | segmented | none. segments: L, 0 = the rule.

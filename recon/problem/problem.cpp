@@ -43,7 +43,9 @@ std::vector<std::shared_ptr<DeviceVector>> estimate_maps(Plan& plan, const std::
   const ImageGrid& grid = coils[0]->grid;
   Device& dev = plan.device();
   if (opt.maps == "given" && opt.maps_crop <= 0.0) return upload_maps(dev, *opt.given_maps, grid);
-  const Calibration cal = calibration_from_scans(dev, coils, opt.calibration, opt.dcf);
+  const Calibration cal = opt.calibration_samples
+                              ? calibration_from_samples(dev, *opt.calibration_samples, opt.calibration)
+                              : calibration_from_scans(dev, coils, opt.calibration, opt.dcf);
   spdlog::debug("coil maps: calibration region gridded");
   if (opt.maps == "lowres") return dev.kernels<MapsKernels>().lowres(cal, grid, opt.maps_crop);
   // The lowres maps' support constraint, from the same data, on ESPIRiT's

@@ -98,3 +98,44 @@ TEST_CASE("sense: the batched normal equals the per-coil sum of S^H T S", "[sens
     test::check_sense_normal(*dev, plan->forward(), g, 1, 83);
   }
 }
+
+TEST_CASE("sense: the calibration samples chosen beforehand (prepare_host_work) are the ones the maps use",
+          "[sense]") {
+  const ImageGrid g{24, 24, 1};
+  const Trajectory t = test::random_trajectory(g.voxels(), g, 91);
+  std::unique_ptr<Device> be = make_cpu_device();
+  const CoilData maps = corner_maps(g);
+  auto plan = Plan::make(*be, t, g, {});
+  const std::vector<cfloat> stacked =
+      sense_op(plan->forward(), upload_maps(*be, maps, g))->apply(test::random_complex(g.voxels(), 92));
+  std::vector<Scan> scans(maps.size());
+  std::vector<const Scan*> coils;
+  for (std::size_t c = 0; c < maps.size(); ++c) {
+    scans[c].grid = g;
+    scans[c].traj = t;
+    scans[c].data.assign(stacked.begin() + std::ptrdiff_t(c * t.size()), stacked.begin() + std::ptrdiff_t((c + 1) * t.size()));
+    coils.push_back(&scans[c]);
+  }
+  ReconOptions opt;
+  opt.iters = 20;
+  opt.gridding = false;
+  opt.coil_combine = "sense";  // maps "lowres": estimated from the calibration region
+  HostWork host = prepare_host_work(coils, opt);
+  REQUIRE(host.calibration);
+  CHECK(host.calibration->data.size() == coils.size());
+  const ReconResult inside = reconstruct_coils(*be, coils, opt);  // chosen in the coil maps stage
+  const ReconResult before = reconstruct_coils(*be, coils, opt, std::move(host));
+  CHECK(test::rel_l2(before.methods.front().image, inside.methods.front().image) < 1e-6);
+  // Samples from the coils in another order give other maps: the prepared ones are used.
+  std::vector<const Scan*> swapped = {coils[1], coils[0], coils[2], coils[3]};
+  const ReconResult other = reconstruct_coils(*be, coils, opt, prepare_host_work(swapped, opt));
+  CHECK(test::rel_l2(other.methods.front().image, inside.methods.front().image) > 1e-2);
+  // Given maps without a crop need no calibration; nor does rss.
+  opt.maps = "given";
+  opt.maps_crop = 0;
+  opt.given_maps = std::make_shared<const CoilData>(maps);
+  CHECK_FALSE(prepare_host_work(coils, opt).calibration);
+  opt.coil_combine = "rss";
+  opt.maps = "lowres";
+  CHECK_FALSE(prepare_host_work(coils, opt).calibration);
+}
