@@ -113,30 +113,22 @@ std::array<double, 3> kept_extent(const ImageGrid& low, const ImageGrid& full, c
 }
 
 // Indices of the samples with |k| inside `half` on every axis, or inside the
-// ball of radius `radius` (when finite). The test in parallel, the (ascending)
-// list in one pass: SENSE's map estimation runs this twice over every sample.
+// ball of radius `radius` (when finite).
 std::vector<std::size_t> samples_within(const Trajectory& t, const std::array<double, 3>& half, double radius) {
-  const std::int64_t n = std::int64_t(t.size());
-  std::vector<std::uint8_t> in(t.size());
-#pragma omp parallel for schedule(static)
-  for (std::int64_t m = 0; m < n; ++m) {
-    const double x = t.kx[m], y = t.ky[m], z = t.kz[m];
-    in[m] = std::isfinite(radius) ? x * x + y * y + z * z <= radius * radius
-                                  : std::fabs(x) <= half[0] && std::fabs(y) <= half[1] && std::fabs(z) <= half[2];
-  }
   std::vector<std::size_t> kept;
-  kept.reserve(t.size() / 4);
-  for (std::size_t m = 0; m < t.size(); ++m)
-    if (in[m]) kept.push_back(m);
+  for (std::size_t m = 0; m < t.size(); ++m) {
+    const double x = t.kx[m], y = t.ky[m], z = t.kz[m];
+    if (std::isfinite(radius) ? x * x + y * y + z * z <= radius * radius
+                              : std::fabs(x) <= half[0] && std::fabs(y) <= half[1] && std::fabs(z) <= half[2])
+      kept.push_back(m);
+  }
   return kept;
 }
 
 template <class T>
 std::vector<T> pick(const std::vector<T>& v, const std::vector<std::size_t>& at) {
   std::vector<T> out(at.size());
-  const std::int64_t n = std::int64_t(at.size());
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) out[i] = v[at[i]];
+  for (std::size_t i = 0; i < at.size(); ++i) out[i] = v[at[i]];
   return out;
 }
 

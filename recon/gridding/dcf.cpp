@@ -36,8 +36,7 @@ double ball(double r, int dim) { return dim == 3 ? 4.0 / 3.0 * kPi * r * r * r :
 void shell_weights(const std::vector<std::size_t>& idx, const std::vector<double>& r, int dim, double factor,
                    std::vector<float>& w) {
   std::vector<double> sorted(idx.size());
-#pragma omp parallel for schedule(static)
-  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(idx.size()); ++i) sorted[i] = r[idx[i]];
+  for (std::size_t i = 0; i < idx.size(); ++i) sorted[i] = r[idx[i]];
   __gnu_parallel::sort(sorted.begin(), sorted.end());
   // Levels: the first radius of each run of radii within same_level of it, and its count.
   std::vector<double> level;

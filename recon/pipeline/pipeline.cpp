@@ -96,8 +96,7 @@ HostWork prepare_host_work(const std::vector<const Scan*>& coils, const ReconOpt
   }
   // SENSE's maps from the calibration region: its samples chosen here, not in
   // the coil maps stage (20-26 ms of host work at 8 coils of 1M samples).
-  const bool sense = coils.size() > 1 && opt.coil_combine == "sense";
-  if (sense && !(opt.maps == "given" && opt.maps_crop <= 0.0))
+  if (uses_sense(coils.size(), opt) && maps_from_calibration(opt))
     w.calibration = std::make_shared<const CalibrationSamples>(calibration_samples(coils, opt.calibration, opt.dcf));
   w.done = true;
   return w;
@@ -116,7 +115,7 @@ ReconResult reconstruct_coils(Device& dev, const std::vector<const Scan*>& coils
   std::vector<float> reference = std::move(host.reference);
   ReconResult density;
   const double dcf_s = opt.gridding ? density_stage(*plan, opt, host, density) : 0.0;
-  const bool sense = coils.size() > 1 && opt.coil_combine == "sense";
+  const bool sense = uses_sense(coils.size(), opt);
   ReconResult acc = combine_rss(coils.size(), [&](std::size_t c) {
     const double s = c == 0 ? dcf_s : 0.0;
     if (!sense) return reconstruct_one(*plan, *coils[c], opt, s, coils.size() == 1 ? reference : std::vector<float>{});

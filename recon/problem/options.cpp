@@ -65,4 +65,8 @@ bool wants_noise_estimate(const ReconOptions& opt) {
   return opt.lambda_auto || (find_regularizer(opt.reg) && !opt.lambda);
 }
 
+bool uses_sense(std::size_t coils, const ReconOptions& opt) { return coils > 1 && opt.coil_combine == "sense"; }
+
+bool maps_from_calibration(const ReconOptions& opt) { return !(opt.maps == "given" && opt.maps_crop <= 0.0); }
+
 }  // namespace fhd

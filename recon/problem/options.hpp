@@ -89,5 +89,10 @@ double fixed_lambda(const ReconOptions& opt);
 // Whether the solver will want the data's noise: lambda_auto, or a sparse
 // prior without a number (its noise rule).
 bool wants_noise_estimate(const ReconOptions& opt);
+// Whether `coils` coils make one SENSE image (coil_combine "sense", several coils).
+bool uses_sense(std::size_t coils, const ReconOptions& opt);
+// Whether SENSE's maps come from the calibration region: every way but given
+// maps without a crop.
+bool maps_from_calibration(const ReconOptions& opt);
 
 }  // namespace fhd

@@ -42,7 +42,7 @@ std::vector<std::shared_ptr<DeviceVector>> estimate_maps(Plan& plan, const std::
                                                          const ReconOptions& opt) {
   const ImageGrid& grid = coils[0]->grid;
   Device& dev = plan.device();
-  if (opt.maps == "given" && opt.maps_crop <= 0.0) return upload_maps(dev, *opt.given_maps, grid);
+  if (!maps_from_calibration(opt)) return upload_maps(dev, *opt.given_maps, grid);
   const Calibration cal = opt.calibration_samples
                               ? calibration_from_samples(dev, *opt.calibration_samples, opt.calibration)
                               : calibration_from_scans(dev, coils, opt.calibration, opt.dcf);

@@ -48,6 +48,13 @@ struct TempDir {
   }
 };
 
+// Plan options whose Q cache is `dir`.
+PlanOptions cached_in(const TempDir& dir) {
+  PlanOptions po;
+  po.q_cache_dir = dir.path.string();
+  return po;
+}
+
 Trajectory small_traj() {
   Trajectory t;
   t.resize(50);
@@ -258,8 +265,7 @@ TEST_CASE("a plan stores the Q it computed, a later one loads it; with a Q memor
   TempDir dir;
   const ImageGrid g{6, 6, 1};
   const Trajectory t = test::random_trajectory(80, g, 5);
-  PlanOptions po;
-  po.q_cache_dir = dir.path.string();
+  const PlanOptions po = cached_in(dir);
   OneQ memory;
   UninstallQMemory uninstall;
   auto dev = make_cpu_device();
@@ -285,8 +291,7 @@ TEST_CASE("cached_q reads a plan's Q ahead only into a Q memory; the plan then t
   TempDir dir;
   const ImageGrid g{6, 6, 1};
   const Trajectory t = test::random_trajectory(80, g, 6);
-  PlanOptions po;
-  po.q_cache_dir = dir.path.string();
+  const PlanOptions po = cached_in(dir);
   auto dev = make_cpu_device();
   CHECK_FALSE(cached_q(t, g, po));  // nothing on disk yet
   const QValues computed = Plan::make(*dev, t, g, po)->q_host();  // stores it
@@ -297,8 +302,7 @@ TEST_CASE("cached_q reads a plan's Q ahead only into a Q memory; the plan then t
   const SharedQ ahead = cached_q(t, g, po);
   REQUIRE(ahead);
   CHECK(*ahead == computed);
-  PlanOptions other = po;  // another trajectory's key: a miss
-  CHECK_FALSE(cached_q(test::random_trajectory(80, g, 7), g, other));
+  CHECK_FALSE(cached_q(test::random_trajectory(80, g, 7), g, po));  // another trajectory's key: a miss
   fs::remove_all(dir.path);  // the plan must take the copy read ahead, not the disk
   auto plan = Plan::make(*dev, t, g, po);
   CHECK(&plan->q_host() == ahead.get());
