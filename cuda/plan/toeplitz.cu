@@ -15,6 +15,7 @@
 #include "cuda/device/gpu_internal.hpp"
 #include "cuda/ops/gpu_kernels.hpp"
 #include "cuda/plan/precond.hpp"
+#include "cuda/plan/toeplitz_lines.hpp"
 #include "recon/plan/toeplitz_kernels.hpp"
 
 namespace fhd::gpu {
@@ -215,10 +216,14 @@ class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
       throw InputError("gpu normal operator", "q size", std::to_string(q_count),
                        "expected " + std::to_string(len_.voxels()) + " (the doubled grid " + dims_string(len_) + ")");
     const std::string what = "the Toeplitz normal operator on " + dims_string(len_);
-    // One message for the whole operator, before any allocation.
-    require_free(2.0 * len_.voxels() * sizeof(float2), what + " (spectrum, padded buffer)");
+    // Power-of-two 3D grids take our line passes (cuda/plan/toeplitz_lines.hpp),
+    // the rest cuFFT's pair on a padded buffer. One message for the whole
+    // operator, before any allocation.
+    const bool lines = LineToeplitz::supports(n_);
+    const double grid_bytes = double(len_.voxels()) * sizeof(float2);
+    require_free(grid_bytes + (lines ? LineToeplitz::scratch_bytes(n_) : grid_bytes),
+                 what + (lines ? " (spectrum, line passes)" : " (spectrum, padded buffer)"));
     spectrum_.allocate(len_.voxels(), what + " (spectrum)", Reach::DeviceOnly);
-    pad_.allocate(len_.voxels(), what + " (padded buffer)", Reach::DeviceOnly);
     fft_ = std::make_unique<PaddedFft>(n_, len_, s_, what);
     // h[(j - n) mod 2n] = Q[j], i.e. h[i] = Q[(i + n) mod 2n]; the 1/L of the
     // inverse FFT is folded into the spectrum once.
@@ -226,11 +231,18 @@ class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
     launch_shift(q, spectrum_.get(), len_, off, float(1.0 / double(len_.voxels())), s_);
     fft_->forward_full(spectrum_.get());  // h fills the grid: no slab to skip
     CUDA_CHECK(cudaStreamSynchronize(s_));  // the caller's Q may go after return (segmented models' own Q's)
+    if (lines) {
+      fft_.reset();  // only the spectrum needed cuFFT
+      lines_ = std::make_unique<LineToeplitz>(n_, s_, what);
+    } else {
+      pad_.allocate(len_.voxels(), what + " (padded buffer)", Reach::DeviceOnly);
+    }
   }
 
  protected:
   void do_apply(const DeviceVector& x, DeviceVector& y) override {
     DeviceScope scope(device());
+    if (lines_) return lines_->apply(dptr(x), nullptr, spectrum_.get(), dptr(y), false);
     const std::size_t total = len_.voxels();
     embed_kernel<<<blocks_for(total, kThreads), kThreads, 0, s_>>>(dptr(x), pad_.get(), dims3(n_), dims3(len_));
     CUDA_CHECK_LAUNCH();
@@ -253,18 +265,24 @@ class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
     if (x.size() != n_.voxels() || y.size() != n_.voxels())
       throw std::invalid_argument("toeplitz coils: x and y must hold the grid's " + std::to_string(n_.voxels()) +
                                   " voxels");
+    // Coils after the first read x again after y holds the first's sum.
+    if (&x == &y) throw std::invalid_argument("toeplitz coils: x and y must be different vectors");
     const int coils = int(maps.size());
+    for (int c = 0; c < coils; ++c) {
+      require_gpu(device(), *maps[c], "sense coil map");
+      if (maps[c]->size() != n_.voxels())
+        throw std::invalid_argument("toeplitz coils: map " + std::to_string(c) + " has " +
+                                    std::to_string(maps[c]->size()) + " voxels");
+    }
+    if (lines_) {
+      for (int c = 0; c < coils; ++c) lines_->apply(dptr(x), dptr(*maps[c]), spectrum_.get(), dptr(y), c > 0);
+      return;
+    }
     const int group = coil_group(coils);
     for (int c0 = 0; c0 < coils; c0 += group) {
       CoilMaps m{};
       m.count = std::min(group, coils - c0);
-      for (int t = 0; t < m.count; ++t) {
-        require_gpu(device(), *maps[c0 + t], "sense coil map");
-        if (maps[c0 + t]->size() != n_.voxels())
-          throw std::invalid_argument("toeplitz coils: map " + std::to_string(c0 + t) + " has " +
-                                      std::to_string(maps[c0 + t]->size()) + " voxels");
-        m.map[t] = dptr(*maps[c0 + t]);
-      }
+      for (int t = 0; t < m.count; ++t) m.map[t] = dptr(*maps[c0 + t]);
       PaddedFft& fft = batch_fft(m.count);
       float2* buf = coil_buf_.get();
       const std::size_t total = len_.voxels() * std::size_t(m.count);
@@ -283,6 +301,7 @@ class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
   }
 
   void prepare_coils(int coils) override {
+    if (lines_) return;  // the line passes need nothing per coil
     DeviceScope scope(device());
     const int group = coil_group(coils);
     batch_fft(group);
@@ -317,6 +336,7 @@ class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
   cudaStream_t s_;
   DeviceBuffer<float2> spectrum_, pad_;
   std::unique_ptr<PaddedFft> fft_;
+  std::unique_ptr<LineToeplitz> lines_;
   int group_ = 0;
   DeviceBuffer<float2> coil_buf_;
   std::map<int, std::unique_ptr<PaddedFft>> coil_fft_;

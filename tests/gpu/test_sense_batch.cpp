@@ -1,6 +1,8 @@
 // SENSE's normal on the GPU with the coils batched (cuda/plan/toeplitz.cu's
 // apply_coils, issue 25) against the per-coil sum of S^H T S: 1 coil, 8 (one
-// group) and 11 (a group of 8 and one of 3, summed into y), 2D and 3D.
+// group) and 11 (a group of 8 and one of 3, summed into y), 2D and 3D; and a
+// power-of-two grid, whose coils go through the line passes one by one.
+#include "cuda/plan/toeplitz_lines.hpp"
 #include "sense_normal_check.hpp"
 #include "recon/plan/plan.hpp"
 #include "test_backend_util.hpp"
@@ -11,7 +13,8 @@ using namespace fhd::gpu_test;
 TEST_CASE("gpu sense: the batched normal equals the per-coil sum of S^H T S", "[gpu][sense][batch]") {
   FHD_NEED_GPU();
   std::unique_ptr<Device> dev = make_gpu_device();
-  for (const ImageGrid& g : {ImageGrid{24, 20, 1}, ImageGrid{12, 10, 8}}) {
+  REQUIRE(gpu::LineToeplitz::supports({16, 8, 32}));
+  for (const ImageGrid& g : {ImageGrid{24, 20, 1}, ImageGrid{12, 10, 8}, ImageGrid{16, 8, 32}}) {
     const Trajectory t = random_trajectory(g.voxels(), g, 91);
     auto plan = Plan::make(*dev, t, g, {});
     for (int coils : {1, 8, 11}) test::check_sense_normal(*dev, plan->forward(), g, coils, 92 + coils);
