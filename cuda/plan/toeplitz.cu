@@ -90,6 +90,36 @@ __global__ void crop_kernel(const float2* __restrict__ pad, float2* __restrict__
 
 Dims3 dims3(const ImageGrid& g) { return {g.nx, g.ny, g.nz}; }
 
+// Zeroes h at lag -n on any axis (index n of the doubled length): no product
+// reads that lag (i - k lies in (-n, n)), and without it a Hermitian Q gives
+// a Hermitian h, whose spectrum is real.
+__global__ void drop_lag_n_kernel(float2* h, Dims3 n, Dims3 len) {
+  GRID_STRIDE(i, std::size_t(len.x) * len.y * len.z) {
+    const Dims3 c = coords(i, len);
+    if (c.x == n.x || c.y == n.y || (len.z > 1 && c.z == n.z)) h[i] = make_float2(0.f, 0.f);
+  }
+}
+
+// re = Re(s); energy[0] += sum |s|^2, energy[1] += sum Im(s)^2.
+__global__ void real_part_kernel(const float2* __restrict__ s, float* __restrict__ re, std::size_t n,
+                                 double* energy) {
+  double all = 0, imag = 0;
+  GRID_STRIDE(i, n) {
+    const float2 v = s[i];
+    re[i] = v.x;
+    all += double(v.x) * v.x + double(v.y) * v.y;
+    imag += double(v.y) * v.y;
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    all += __shfl_down_sync(0xffffffffu, all, o);
+    imag += __shfl_down_sync(0xffffffffu, imag, o);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(energy, all);
+    atomicAdd(energy + 1, imag);
+  }
+}
+
 void launch_shift(const float2* in, float2* out, const ImageGrid& len, Dims3 off, float scale, cudaStream_t s) {
   window_kernel<<<blocks_for(len.voxels(), kThreads), kThreads, 0, s>>>(in, dims3(len), out, dims3(len), off, scale);
   CUDA_CHECK_LAUNCH();
@@ -229,11 +259,17 @@ class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
     // inverse FFT is folded into the spectrum once.
     const Dims3 off{n_.nx % len_.nx, n_.ny % len_.ny, n_.nz % len_.nz};
     launch_shift(q, spectrum_.get(), len_, off, float(1.0 / double(len_.voxels())), s_);
+    if (lines) {
+      drop_lag_n_kernel<<<blocks_for(len_.voxels(), kThreads), kThreads, 0, s_>>>(spectrum_.get(), dims3(n_),
+                                                                                 dims3(len_));
+      CUDA_CHECK_LAUNCH();
+    }
     fft_->forward_full(spectrum_.get());  // h fills the grid: no slab to skip
     CUDA_CHECK(cudaStreamSynchronize(s_));  // the caller's Q may go after return (segmented models' own Q's)
     if (lines) {
       fft_.reset();  // only the spectrum needed cuFFT
       lines_ = std::make_unique<LineToeplitz>(n_, s_, what);
+      keep_real_part_if_hermitian(what);
     } else {
       pad_.allocate(len_.voxels(), what + " (padded buffer)", Reach::DeviceOnly);
     }
@@ -242,7 +278,7 @@ class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
  protected:
   void do_apply(const DeviceVector& x, DeviceVector& y) override {
     DeviceScope scope(device());
-    if (lines_) return lines_->apply(dptr(x), nullptr, spectrum_.get(), dptr(y), false);
+    if (lines_) return lines_->apply(dptr(x), nullptr, line_spectrum(), dptr(y), false);
     const std::size_t total = len_.voxels();
     embed_kernel<<<blocks_for(total, kThreads), kThreads, 0, s_>>>(dptr(x), pad_.get(), dims3(n_), dims3(len_));
     CUDA_CHECK_LAUNCH();
@@ -275,7 +311,7 @@ class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
                                     std::to_string(maps[c]->size()) + " voxels");
     }
     if (lines_) {
-      for (int c = 0; c < coils; ++c) lines_->apply(dptr(x), dptr(*maps[c]), spectrum_.get(), dptr(y), c > 0);
+      for (int c = 0; c < coils; ++c) lines_->apply(dptr(x), dptr(*maps[c]), line_spectrum(), dptr(y), c > 0);
       return;
     }
     const int group = coil_group(coils);
@@ -309,6 +345,34 @@ class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
   }
 
  private:
+  // Every Q the recon's gathers and NUFFTs make is Hermitian (up to float
+  // rounding), so its spectrum is real: the line passes then read floats,
+  // half the z pass's spectrum bytes. A Q that is not (a segmented field
+  // model's cross terms) keeps the complex spectrum. The bound, 1e-4 of the
+  // spectrum's norm in its imaginary part, is far above float rounding.
+  void keep_real_part_if_hermitian(const std::string& what) {
+    const std::size_t total = len_.voxels();
+    if (double(free_device_bytes()) < double(total) * sizeof(float) + double(kHeadroomBytes)) return;
+    DeviceBuffer<float> re(total, what + " (real spectrum)", Reach::DeviceOnly);
+    DeviceBuffer<double> energy(2, what + " (spectrum's energy)", Reach::DeviceOnly);
+    CUDA_CHECK(cudaMemsetAsync(energy.get(), 0, 2 * sizeof(double), s_));
+    real_part_kernel<<<blocks_for(total, kThreads), kThreads, 0, s_>>>(spectrum_.get(), re.get(), total,
+                                                                       energy.get());
+    CUDA_CHECK_LAUNCH();
+    double e[2] = {0, 0};
+    CUDA_CHECK(cudaMemcpyAsync(e, energy.get(), sizeof e, cudaMemcpyDeviceToHost, s_));
+    CUDA_CHECK(cudaStreamSynchronize(s_));
+    if (e[1] > 1e-8 * e[0]) return;
+    real_spectrum_ = std::move(re);
+    spectrum_.release();
+  }
+  Spectrum line_spectrum() const {
+    Spectrum s;
+    if (real_spectrum_.get()) s.real = real_spectrum_.get();
+    else s.complex = spectrum_.get();
+    return s;
+  }
+
   // Coils per pass: kCoilGroup, or as many doubled grids as half the free
   // memory holds (at least 1), decided at the first call and kept.
   int coil_group(int coils) {
@@ -337,6 +401,7 @@ class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
   DeviceBuffer<float2> spectrum_, pad_;
   std::unique_ptr<PaddedFft> fft_;
   std::unique_ptr<LineToeplitz> lines_;
+  DeviceBuffer<float> real_spectrum_;  // a Hermitian Q's spectrum on the line passes
   int group_ = 0;
   DeviceBuffer<float2> coil_buf_;
   std::map<int, std::unique_ptr<PaddedFft>> coil_fft_;

@@ -145,8 +145,8 @@ struct Pass {
   Lines out;
   int n_out;   // positions kept
   int nu, nw;  // lines: u < nu, w < nw
-  const float2* map;       // forward: times the input; inverse: conj times the output
-  const float2* spectrum;  // Convolve: laid out as the input
+  const float2* map;  // forward: times the input; inverse: conj times the output
+  Spectrum spectrum;  // Convolve: laid out as the input
   bool accumulate;         // add into dst
 };
 
@@ -193,7 +193,15 @@ __global__ void __launch_bounds__(kThreads, kMode == Mode::Convolve ? 2 : 3) lin
   if constexpr (kMode == Mode::Convolve) {
 #pragma unroll
     for (int e = 0; e < 16; ++e)
-      if (live) v[e] = cmul(v[e], p.spectrum[src0 + (j + T * e) * p.in.sp]);
+      if (live) {
+        const long long i = src0 + (j + T * e) * p.in.sp;
+        if (p.spectrum.real) {
+          const float r = p.spectrum.real[i];
+          v[e] = make_float2(r * v[e].x, r * v[e].y);
+        } else {
+          v[e] = cmul(v[e], p.spectrum.complex[i]);
+        }
+      }
     fft_stages<L, 1, +1>(v, j, mine, roots);
   }
 #pragma unroll
@@ -238,34 +246,42 @@ bool power_of_two_in_range(int len) { return len >= 16 && len <= 512 && (len & (
 
 bool LineToeplitz::supports(const ImageGrid& n) {
   const ImageGrid len = n.doubled();
-  return n.is3d() && power_of_two_in_range(len.nx) && power_of_two_in_range(len.ny) &&
-         power_of_two_in_range(len.nz);
+  return power_of_two_in_range(len.nx) && power_of_two_in_range(len.ny) &&
+         (!n.is3d() || power_of_two_in_range(len.nz));
 }
 
-double LineToeplitz::scratch_bytes(const ImageGrid& n) { return 6.0 * double(n.voxels()) * sizeof(float2); }
+double LineToeplitz::scratch_bytes(const ImageGrid& n) {
+  return (n.is3d() ? 6.0 : 2.0) * double(n.voxels()) * sizeof(float2);
+}
 
 LineToeplitz::LineToeplitz(const ImageGrid& n, cudaStream_t s, const std::string& what)
     : n_(n), len_(n.doubled()), s_(s) {
   if (!supports(n)) throw DeviceError("line FFT: unsupported grid " + dims_string(n));
   rows_.allocate(std::size_t(len_.nx) * n_.ny * n_.nz, what + " (x pass)", Reach::DeviceOnly);
-  slabs_.allocate(std::size_t(len_.nx) * len_.ny * n_.nz, what + " (y pass)", Reach::DeviceOnly);
+  if (n.is3d()) slabs_.allocate(std::size_t(len_.nx) * len_.ny * n_.nz, what + " (y pass)", Reach::DeviceOnly);
 }
 
-void LineToeplitz::apply(const float2* x, const float2* map, const float2* spectrum, float2* y, bool accumulate) {
+void LineToeplitz::apply(const float2* x, const float2* map, const Spectrum& spectrum, float2* y, bool accumulate) {
   const long long nx = n_.nx, ny = n_.ny, lx = len_.nx, ly = len_.ny;
   // rows: lx x ny x nz; slabs (and the spectrum, over all of z): lx x ly x nz.
   const Lines image_x{nx, nx * ny, 1}, rows_x{lx, lx * ny, 1};
   const Lines rows_y{1, lx * ny, lx}, slabs_y{1, lx * ly, lx}, slabs_z{1, lx, lx * ly};
+  const Spectrum none{};
   Pass p{};
-  p = {x, image_x, n_.nx, rows_.get(), rows_x, len_.nx, n_.ny, n_.nz, map, nullptr, false};
+  p = {x, image_x, n_.nx, rows_.get(), rows_x, len_.nx, n_.ny, n_.nz, map, none, false};
   launch<true, Mode::Forward>(len_.nx, p, s_);
-  p = {rows_.get(), rows_y, n_.ny, slabs_.get(), slabs_y, len_.ny, len_.nx, n_.nz, nullptr, nullptr, false};
-  launch<false, Mode::Forward>(len_.ny, p, s_);
-  p = {slabs_.get(), slabs_z, n_.nz, slabs_.get(), slabs_z, n_.nz, len_.nx, len_.ny, nullptr, spectrum, false};
-  launch<false, Mode::Convolve>(len_.nz, p, s_);
-  p = {slabs_.get(), slabs_y, len_.ny, rows_.get(), rows_y, n_.ny, len_.nx, n_.nz, nullptr, nullptr, false};
-  launch<false, Mode::Inverse>(len_.ny, p, s_);
-  p = {rows_.get(), rows_x, len_.nx, y, image_x, n_.nx, n_.ny, n_.nz, map, nullptr, accumulate};
+  if (n_.is3d()) {
+    p = {rows_.get(), rows_y, n_.ny, slabs_.get(), slabs_y, len_.ny, len_.nx, n_.nz, nullptr, none, false};
+    launch<false, Mode::Forward>(len_.ny, p, s_);
+    p = {slabs_.get(), slabs_z, n_.nz, slabs_.get(), slabs_z, n_.nz, len_.nx, len_.ny, nullptr, spectrum, false};
+    launch<false, Mode::Convolve>(len_.nz, p, s_);
+    p = {slabs_.get(), slabs_y, len_.ny, rows_.get(), rows_y, n_.ny, len_.nx, n_.nz, nullptr, none, false};
+    launch<false, Mode::Inverse>(len_.ny, p, s_);
+  } else {  // y is the last axis: the rows' y lines are the fused pass (the spectrum is lx x ly)
+    p = {rows_.get(), rows_y, n_.ny, rows_.get(), rows_y, n_.ny, len_.nx, 1, nullptr, spectrum, false};
+    launch<false, Mode::Convolve>(len_.ny, p, s_);
+  }
+  p = {rows_.get(), rows_x, len_.nx, y, image_x, n_.nx, n_.ny, n_.nz, map, none, accumulate};
   launch<true, Mode::Inverse>(len_.nx, p, s_);
 }
 
