@@ -22,6 +22,15 @@
 // deapodization is one launch over the batch. The fine grids and cuFFT plans
 // are made at the first execute that needs them (a plan costs only its
 // geometry and deapodization factors until then), per batch size.
+//
+// Fine grids whose lengths are powers of two from 16 to 512 (sigma 2 on a
+// power-of-two image: 128^3 -> 256^3) take the line passes of
+// cuda/fft/line_fft.hpp instead of cuFFT and the deapodization launch: type
+// 2's x pass reads the modes, deapodizes them and places them centered on
+// its lines, and y and z run on the rows and slabs that hold modes only; type
+// 1 keeps only the modes' rows, slabs and positions on the way back and
+// deapodizes in its last pass. Each transform of a batch runs its passes in
+// turn.
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -30,6 +39,7 @@
 
 #include "cuda/gather/fhd_launchers.cuh"
 #include "cuda/device/gpu_internal.hpp"
+#include "cuda/fft/line_fft.hpp"
 #include "cuda/nufft/nufft.hpp"
 #include "core/error.hpp"
 #include "recon/nufft/nufft_kernel.hpp"
@@ -60,6 +70,8 @@ struct NufftPlan::Impl {
   DeviceBuffer<float2> fine;  // `grids` fine grids, made at the first execute
   std::size_t grids = 0;
   std::map<int, std::unique_ptr<CufftPlan>> ffts;  // by batch size, made at first use
+  bool by_lines = false;                            // the fine grid's lengths suit the line passes
+  DeviceBuffer<float2> rows, slabs;                 // their scratch (nf0 x n1 x n2, nf0 x nf1 x n2)
   cudaEvent_t* phase = nullptr;                    // the bench's phase events (set_phase_events)
   void mark(int i) {
     if (phase) CUDA_CHECK(cudaEventRecord(phase[i], s));
@@ -73,6 +85,11 @@ struct NufftPlan::Impl {
   CufftPlan& fft(int batch);
   void type1_pass(const float2* c, float2* f, int batch);
   void type2_pass(const float2* f, float2* c, int batch);
+  void line_scratch();
+  void lines_forward_x(const float2* f);
+  void lines_forward_yz(float2* grid);
+  void lines_inverse_zy(const float2* grid);
+  void lines_inverse_x(float2* f);
 };
 
 namespace {
@@ -95,6 +112,7 @@ constexpr int kMaxBatch = 65535;  // gridDim.y
 int NufftPlan::Impl::group(int n) {
   if (n < 1 || n > kMaxBatch)
     throw InputError("nufft", "transforms", std::to_string(n), "must be 1.." + std::to_string(kMaxBatch));
+  line_scratch();  // before the fine grids take their share of the memory
   if (std::size_t(n) <= grids) return n;
   const double grid = double(fine_voxels()) * sizeof(float2);
   const double fit = std::floor(0.7 * (double(free_device_bytes()) + double(fine.bytes())) / grid);
@@ -110,6 +128,77 @@ float2* NufftPlan::Impl::workspace(int batch) {
     grids = batch;
   }
   return fine.get();
+}
+
+// The line passes' scratch, made once; where it does not fit beside one fine
+// grid, the plan keeps cuFFT.
+void NufftPlan::Impl::line_scratch() {
+  if (!by_lines || rows.get()) return;
+  const std::size_t nr = std::size_t(g.nf[0]) * mm.n[1] * mm.n[2];
+  const std::size_t ns = dim == 3 ? std::size_t(g.nf[0]) * g.nf[1] * mm.n[2] : 0;
+  const double need = double(nr + ns + (grids ? 0 : fine_voxels())) * sizeof(float2) + double(kHeadroomBytes);
+  if (need > double(free_device_bytes())) {
+    by_lines = false;
+    return;
+  }
+  const std::string what = "the NUFFT's line passes on " + dims_string(fine_grid);
+  rows.allocate(nr, what, Reach::DeviceOnly);
+  if (ns) slabs.allocate(ns, what, Reach::DeviceOnly);
+}
+
+// Type 2's x pass: each row of modes deapodized and placed centered on a row
+// of the fine grid's x length.
+void NufftPlan::Impl::lines_forward_x(const float2* f) {
+  const long long n0 = mm.n[0], n1 = mm.n[1], f0 = g.nf[0];
+  lines::Pass p = lines::pass(f, {n0, n0 * n1, 1}, mm.n[0], rows.get(), {f0, f0 * n1, 1}, g.nf[0], mm.n[1], mm.n[2]);
+  p.place_in = lines::Place::Centered;
+  p.deapod[0] = dx.get();
+  p.deapod[1] = dy.get();
+  p.deapod[2] = dz.get();
+  lines::run(lines::Mode::Forward, true, g.nf[0], p, s);
+}
+
+// Type 2's y and z passes onto the fine grid (2D: y straight onto it).
+void NufftPlan::Impl::lines_forward_yz(float2* grid) {
+  const long long n1 = mm.n[1], f0 = g.nf[0], f1 = g.nf[1];
+  lines::Pass p;
+  if (dim == 3) {
+    p = lines::pass(rows.get(), {1, f0 * n1, f0}, mm.n[1], slabs.get(), {1, f0 * f1, f0}, g.nf[1], g.nf[0], mm.n[2]);
+    p.place_in = lines::Place::Centered;
+    lines::run(lines::Mode::Forward, false, g.nf[1], p, s);
+    p = lines::pass(slabs.get(), {1, f0, f0 * f1}, mm.n[2], grid, {1, f0, f0 * f1}, g.nf[2], g.nf[0], g.nf[1]);
+  } else {
+    p = lines::pass(rows.get(), {1, 0, f0}, mm.n[1], grid, {1, 0, f0}, g.nf[1], g.nf[0], 1);
+  }
+  p.place_in = lines::Place::Centered;
+  lines::run(lines::Mode::Forward, false, dim == 3 ? g.nf[2] : g.nf[1], p, s);
+}
+
+// Type 1's z and y passes from the fine grid, keeping the modes' positions.
+void NufftPlan::Impl::lines_inverse_zy(const float2* grid) {
+  const long long n1 = mm.n[1], f0 = g.nf[0], f1 = g.nf[1];
+  lines::Pass p;
+  if (dim == 3) {
+    p = lines::pass(grid, {1, f0, f0 * f1}, g.nf[2], slabs.get(), {1, f0, f0 * f1}, mm.n[2], g.nf[0], g.nf[1]);
+    p.place_out = lines::Place::Centered;
+    lines::run(lines::Mode::Inverse, false, g.nf[2], p, s);
+    p = lines::pass(slabs.get(), {1, f0 * f1, f0}, g.nf[1], rows.get(), {1, f0 * n1, f0}, mm.n[1], g.nf[0], mm.n[2]);
+  } else {
+    p = lines::pass(grid, {1, 0, f0}, g.nf[1], rows.get(), {1, 0, f0}, mm.n[1], g.nf[0], 1);
+  }
+  p.place_out = lines::Place::Centered;
+  lines::run(lines::Mode::Inverse, false, g.nf[1], p, s);
+}
+
+// Type 1's x pass: each row's modes, deapodized, out.
+void NufftPlan::Impl::lines_inverse_x(float2* f) {
+  const long long n0 = mm.n[0], n1 = mm.n[1], f0 = g.nf[0];
+  lines::Pass p = lines::pass(rows.get(), {f0, f0 * n1, 1}, g.nf[0], f, {n0, n0 * n1, 1}, mm.n[0], mm.n[1], mm.n[2]);
+  p.place_out = lines::Place::Centered;
+  p.deapod[0] = dx.get();
+  p.deapod[1] = dy.get();
+  p.deapod[2] = dz.get();
+  lines::run(lines::Mode::Inverse, true, g.nf[0], p, s);
 }
 
 CufftPlan& NufftPlan::Impl::fft(int batch) {
@@ -173,6 +262,8 @@ NufftPlan::NufftPlan(const ImageGrid& modes, const ImageGrid& image, const Nufft
                      "needs " + std::to_string(p.smem_spread) + " bytes of shared memory, the device has " +
                          std::to_string(limit));
   p.fine_grid = {g.nf[0], g.nf[1], g.nf[2]};
+  p.by_lines = lines::supported_length(g.nf[0]) && lines::supported_length(g.nf[1]) &&
+               (p.dim == 2 || lines::supported_length(g.nf[2]));
   if (p.opt.interp == NufftMethod::Auto)
     p.opt.interp = p.fine_grid.voxels() <= kRowsMaxFineCells ? NufftMethod::Rows : NufftMethod::Shared;
   // One fine grid must fit now (a clear message before any work); it and the
@@ -257,7 +348,7 @@ void NufftPlan::set_points(const float* kx, const float* ky, const float* kz, st
 
 void NufftPlan::Impl::type1_pass(const float2* c, float2* f, int batch) {
   float2* grid = workspace(batch);
-  fft(batch);  // made before the first mark: phases time work, not set-up
+  if (!by_lines) fft(batch);  // made before the first mark: phases time work, not set-up
   mark(0);
   CUDA_CHECK(cudaMemsetAsync(grid, 0, fine_voxels() * batch * sizeof(float2), s));
   if (m)
@@ -266,23 +357,39 @@ void NufftPlan::Impl::type1_pass(const float2* c, float2* f, int batch) {
                smem_spread, opt.threads, grid, batch, fine_voxels(), s);
     });
   mark(1);
-  fft(batch).exec(grid, CUFFT_INVERSE);
-  mark(2);
-  deapodize_out<<<dim3(blocks_for(mode_voxels(), 256), batch), 256, 0, s>>>(grid, g, mm, dx.get(), dy.get(), dz.get(),
-                                                                       f);
-  CUDA_CHECK_LAUNCH();
+  if (by_lines) {  // one transform after another through the one scratch
+    for (int t = 0; t < batch; ++t) {
+      lines_inverse_zy(grid + std::size_t(t) * fine_voxels());
+      if (t + 1 == batch) mark(2);
+      lines_inverse_x(f + std::size_t(t) * mode_voxels());
+    }
+  } else {
+    fft(batch).exec(grid, CUFFT_INVERSE);
+    mark(2);
+    deapodize_out<<<dim3(blocks_for(mode_voxels(), 256), batch), 256, 0, s>>>(grid, g, mm, dx.get(), dy.get(),
+                                                                             dz.get(), f);
+    CUDA_CHECK_LAUNCH();
+  }
   mark(3);
 }
 
 void NufftPlan::Impl::type2_pass(const float2* f, float2* c, int batch) {
   float2* grid = workspace(batch);
-  fft(batch);
+  if (!by_lines) fft(batch);
   mark(0);
-  deapodize_in<<<dim3(blocks_for(fine_voxels(), 256), batch), 256, 0, s>>>(f, g, mm, dx.get(), dy.get(), dz.get(),
-                                                                      grid);
-  CUDA_CHECK_LAUNCH();
-  mark(1);
-  fft(batch).exec(grid, CUFFT_FORWARD);
+  if (by_lines) {
+    for (int t = 0; t < batch; ++t) {
+      lines_forward_x(f + std::size_t(t) * mode_voxels());
+      if (t == 0) mark(1);
+      lines_forward_yz(grid + std::size_t(t) * fine_voxels());
+    }
+  } else {
+    deapodize_in<<<dim3(blocks_for(fine_voxels(), 256), batch), 256, 0, s>>>(f, g, mm, dx.get(), dy.get(), dz.get(),
+                                                                          grid);
+    CUDA_CHECK_LAUNCH();
+    mark(1);
+    fft(batch).exec(grid, CUFFT_FORWARD);
+  }
   mark(2);
   if (m)
     dispatch(dim, w, [&](auto k) {

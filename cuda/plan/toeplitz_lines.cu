@@ -1,253 +1,12 @@
-// The Toeplitz product by line FFTs of our own (cuda/plan/toeplitz_lines.hpp).
-//
-// A line of length L is held by T = L/16 threads, 16 values each: thread j
-// holds positions j + T e, e = 0..15, before and after every stage. A stage
-// of radix R (16, or less for the last one) runs Q = 16/R butterflies per
-// thread in registers, in Stockham's self-sorting form (Govindaraju et al.,
-// "High performance discrete Fourier transforms on graphics processors",
-// 2008): butterfly b reads b + r L/R, twiddles by its offset in the current
-// sub-transform of Ns points, and writes (b/Ns) Ns R + b%Ns + r Ns. With the
-// thread's butterflies b = j + T q, the first stage reads and the last writes
-// exactly positions j + T e, so loads, stores and the z pass's spectrum
-// multiply touch registers only; shared memory carries the stages between.
+// The Toeplitz product by line passes (cuda/plan/toeplitz_lines.hpp).
 #include "cuda/plan/toeplitz_lines.hpp"
 
-#include "cuda/device/blocks.hpp"
-#include "cuda/device/check.hpp"
-
-#include <type_traits>
-
 namespace fhd::gpu {
-namespace {
-
-constexpr int kThreads = 256;
-
-__device__ __forceinline__ float2 cmul(float2 a, float2 b) {
-  return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}
-__device__ __forceinline__ float2 cmulc(float2 a, float2 b) {  // conj(a) b
-  return make_float2(a.x * b.x + a.y * b.y, a.x * b.y - a.y * b.x);
-}
-
-// exp(dir 2 pi i m / 16): the roots a radix-16 (or smaller) DFT needs. The
-// conditionals fold away once the unrolled loops make m a constant.
-__device__ __forceinline__ float quarter_cos(int r) {  // cos(2 pi r / 16), r = 0..4
-  return r == 0 ? 1.0f : r == 1 ? 0.92387953251128674f : r == 2 ? 0.70710678118654752f
-                                : r == 3 ? 0.38268343236508977f : 0.0f;
-}
-__device__ __forceinline__ float2 root16(int m, int dir) {
-  const int k = m & 15, quad = k >> 2, r = k & 3;
-  const float c = quarter_cos(r), s = quarter_cos(4 - r);
-  const float x = quad == 0 ? c : quad == 1 ? -s : quad == 2 ? -c : s;
-  const float y = quad == 0 ? s : quad == 1 ? c : quad == 2 ? -s : -c;
-  return make_float2(x, float(dir) * y);
-}
-
-template <int R>
-__host__ __device__ constexpr int bit_reverse(int i) {
-  int r = 0;
-  for (int b = 1; b < R; b <<= 1) r = (r << 1) | ((i & b) ? 1 : 0);
-  return r;
-}
-
-__host__ __device__ constexpr int log2_of(int n) { return n > 1 ? 1 + log2_of(n / 2) : 0; }
-
-// Calls f(std::integral_constant<int, I>) for I = 0..N-1: indices that must
-// be constants (a register array indexed by a computed value would go to
-// local memory).
-template <int I, int N, class F>
-__device__ __forceinline__ void static_for(F&& f) {
-  if constexpr (I < N) {
-    f(std::integral_constant<int, I>{});
-    static_for<I + 1, N>(f);
-  }
-}
-
-// In-place DFT of R points (R a power of two up to 16), natural order in and
-// out: radix-2 decimation in time on registers.
-template <int R, int kDir>
-__device__ __forceinline__ void dft(float2 (&a)[R]) {
-  static_for<0, R>([&](auto i) {
-    constexpr int k = decltype(i)::value, r = bit_reverse<R>(k);
-    if constexpr (k < r) {
-      const float2 t = a[k];
-      a[k] = a[r];
-      a[r] = t;
-    }
-  });
-  // Butterfly spans len = 2, 4, .., R; each a compile-time constant too.
-  static_for<1, log2_of(R) + 1>([&](auto stage) {
-    constexpr int len = 1 << decltype(stage)::value, half = len / 2;
-#pragma unroll
-    for (int i = 0; i < R; i += len) {
-#pragma unroll
-      for (int k = 0; k < half; ++k) {
-        const float2 t = cmul(a[i + k + half], root16(k * (16 / len), kDir));
-        const float2 u = a[i + k];
-        a[i + k] = make_float2(u.x + t.x, u.y + t.y);
-        a[i + k + half] = make_float2(u.x - t.x, u.y - t.y);
-      }
-    }
-  });
-}
-
-// Shared index of line position p: one pad word per 16 keeps the stages'
-// strided writes off a single bank.
-__device__ __forceinline__ int padded(int p) { return p + (p >> 4); }
-
-// The stages from sub-transform size Ns on; see the file's comment.
-// roots[m] = exp(2 pi i m / L), filled once per block: computing the
-// twiddles in place held 15 sine-cosine pairs in registers at once and
-// spilled.
-template <int L, int Ns, int kDir>
-__device__ __forceinline__ void fft_stages(float2 (&v)[16], int j, float2* line, const float2* roots) {
-  constexpr int R = L / Ns >= 16 ? 16 : L / Ns, Q = 16 / R, T = L / 16;
-#pragma unroll
-  for (int q = 0; q < Q; ++q) {
-    const int k = (j + T * q) % Ns;
-    float2 a[R];
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      a[r] = v[q + r * Q];
-      if (Ns > 1 && r > 0) {  // exp(dir 2 pi i r k / (Ns R))
-        const float2 w = roots[r * k * (L / (Ns * R))];
-        a[r] = cmul(a[r], make_float2(w.x, kDir * w.y));
-      }
-    }
-    dft<R, kDir>(a);
-#pragma unroll
-    for (int r = 0; r < R; ++r) v[q + r * Q] = a[r];
-  }
-  if constexpr (Ns * R < L) {
-    __syncthreads();  // the previous exchange's reads are done
-#pragma unroll
-    for (int e = 0; e < 16; ++e) {
-      const int q = e % Q, r = e / Q, b = j + T * q;
-      line[padded(b / Ns * Ns * R + b % Ns + r * Ns)] = v[e];
-    }
-    __syncthreads();
-#pragma unroll
-    for (int e = 0; e < 16; ++e) v[e] = line[padded(j + T * e)];
-    fft_stages<L, Ns * R, kDir>(v, j, line, roots);
-  }
-}
-
-// Where a pass's lines are: line (u, w), position p at u su + w sw + p sp.
-struct Lines {
-  long long su, sw, sp;
-};
-
-struct Pass {
-  const float2* src;
-  Lines in;
-  int n_in;  // positions at or past n_in read as zero
-  float2* dst;
-  Lines out;
-  int n_out;   // positions kept
-  int nu, nw;  // lines: u < nu, w < nw
-  const float2* map;  // forward: times the input; inverse: conj times the output
-  Spectrum spectrum;  // Convolve: laid out as the input
-  bool accumulate;         // add into dst
-};
-
-enum class Mode { Forward, Inverse, Convolve };
-
-// One pass over lines of length L. Contiguous lines (x) give each line's T
-// threads consecutive positions; strided lines (y, z) give a warp's threads
-// consecutive lines, i.e. consecutive x, so every load and store is coalesced.
-// Blocks per SM the registers must allow: 3 (768 threads in flight to hide
-// the memory's latency); 2 for the z pass, whose two FFTs and spectrum spill
-// at 3's 80 registers.
-template <int L, bool kContiguous, Mode kMode>
-__global__ void __launch_bounds__(kThreads, kMode == Mode::Convolve ? 2 : 3) line_pass(Pass p) {
-  constexpr int T = L / 16, kLines = kThreads / T, kPitch = L + L / 16 + 1;
-  __shared__ float2 shared[kLines * kPitch];
-  __shared__ float2 roots[L];
-  const int t = threadIdx.x;
-  // Ready before the first twiddle: the first stage has none, and the
-  // exchange after it synchronises.
-  for (int m = t; m < L; m += kThreads) sincospif(float(2 * m) / float(L), &roots[m].y, &roots[m].x);
-  const int line = kContiguous ? t / T : t % kLines, j = kContiguous ? t % T : t / kLines;
-  const long long l = (long long)blockIdx.x * kLines + line;
-  const bool live = l < (long long)p.nu * p.nw;
-  const long long u = live ? l % p.nu : 0, w = live ? l / p.nu : 0;
-  const long long src0 = u * p.in.su + w * p.in.sw, dst0 = u * p.out.su + w * p.out.sw;
-  float2 v[16];
-#pragma unroll
-  for (int e = 0; e < 16; ++e) {
-    const int pos = j + T * e;
-    float2 a = make_float2(0.f, 0.f);
-    if (live && pos < p.n_in) {
-      const long long i = src0 + pos * p.in.sp;
-      a = p.src[i];
-      if (kMode == Mode::Forward && p.map) a = cmul(p.map[i], a);
-    }
-    v[e] = a;
-  }
-  float2* mine = shared + line * kPitch;
-  if constexpr (kMode == Mode::Inverse) {
-    fft_stages<L, 1, +1>(v, j, mine, roots);
-  } else {
-    fft_stages<L, 1, -1>(v, j, mine, roots);
-  }
-  if constexpr (kMode == Mode::Convolve) {
-#pragma unroll
-    for (int e = 0; e < 16; ++e)
-      if (live) {
-        const long long i = src0 + (j + T * e) * p.in.sp;
-        if (p.spectrum.real) {
-          const float r = p.spectrum.real[i];
-          v[e] = make_float2(r * v[e].x, r * v[e].y);
-        } else {
-          v[e] = cmul(v[e], p.spectrum.complex[i]);
-        }
-      }
-    fft_stages<L, 1, +1>(v, j, mine, roots);
-  }
-#pragma unroll
-  for (int e = 0; e < 16; ++e) {
-    const int pos = j + T * e;
-    if (!live || pos >= p.n_out) continue;
-    const long long i = dst0 + pos * p.out.sp;
-    float2 a = v[e];
-    if (kMode == Mode::Inverse && p.map) a = cmulc(p.map[i], a);
-    if (p.accumulate) {
-      const float2 b = p.dst[i];
-      a = make_float2(a.x + b.x, a.y + b.y);
-    }
-    p.dst[i] = a;
-  }
-}
-
-template <int L, bool kContiguous, Mode kMode>
-void launch_for(const Pass& p, cudaStream_t s) {
-  constexpr int kLines = kThreads / (L / 16);
-  const long long lines = (long long)p.nu * p.nw;
-  line_pass<L, kContiguous, kMode><<<unsigned((lines + kLines - 1) / kLines), kThreads, 0, s>>>(p);
-  CUDA_CHECK_LAUNCH();
-}
-
-template <bool kContiguous, Mode kMode>
-void launch(int len, const Pass& p, cudaStream_t s) {
-  switch (len) {
-    case 16: return launch_for<16, kContiguous, kMode>(p, s);
-    case 32: return launch_for<32, kContiguous, kMode>(p, s);
-    case 64: return launch_for<64, kContiguous, kMode>(p, s);
-    case 128: return launch_for<128, kContiguous, kMode>(p, s);
-    case 256: return launch_for<256, kContiguous, kMode>(p, s);
-    case 512: return launch_for<512, kContiguous, kMode>(p, s);
-    default: throw DeviceError("line FFT: unsupported length " + std::to_string(len));
-  }
-}
-
-bool power_of_two_in_range(int len) { return len >= 16 && len <= 512 && (len & (len - 1)) == 0; }
-
-}  // namespace
 
 bool LineToeplitz::supports(const ImageGrid& n) {
   const ImageGrid len = n.doubled();
-  return power_of_two_in_range(len.nx) && power_of_two_in_range(len.ny) &&
-         (!n.is3d() || power_of_two_in_range(len.nz));
+  return lines::supported_length(len.nx) && lines::supported_length(len.ny) &&
+         (!n.is3d() || lines::supported_length(len.nz));
 }
 
 double LineToeplitz::scratch_bytes(const ImageGrid& n) {
@@ -262,27 +21,31 @@ LineToeplitz::LineToeplitz(const ImageGrid& n, cudaStream_t s, const std::string
 }
 
 void LineToeplitz::apply(const float2* x, const float2* map, const Spectrum& spectrum, float2* y, bool accumulate) {
+  using lines::Lines, lines::Mode, lines::pass, lines::run;
   const long long nx = n_.nx, ny = n_.ny, lx = len_.nx, ly = len_.ny;
   // rows: lx x ny x nz; slabs (and the spectrum, over all of z): lx x ly x nz.
   const Lines image_x{nx, nx * ny, 1}, rows_x{lx, lx * ny, 1};
   const Lines rows_y{1, lx * ny, lx}, slabs_y{1, lx * ly, lx}, slabs_z{1, lx, lx * ly};
-  const Spectrum none{};
-  Pass p{};
-  p = {x, image_x, n_.nx, rows_.get(), rows_x, len_.nx, n_.ny, n_.nz, map, none, false};
-  launch<true, Mode::Forward>(len_.nx, p, s_);
+  lines::Pass p = pass(x, image_x, n_.nx, rows_.get(), rows_x, len_.nx, n_.ny, n_.nz);
+  p.map = map;
+  run(Mode::Forward, true, len_.nx, p, s_);
   if (n_.is3d()) {
-    p = {rows_.get(), rows_y, n_.ny, slabs_.get(), slabs_y, len_.ny, len_.nx, n_.nz, nullptr, none, false};
-    launch<false, Mode::Forward>(len_.ny, p, s_);
-    p = {slabs_.get(), slabs_z, n_.nz, slabs_.get(), slabs_z, n_.nz, len_.nx, len_.ny, nullptr, spectrum, false};
-    launch<false, Mode::Convolve>(len_.nz, p, s_);
-    p = {slabs_.get(), slabs_y, len_.ny, rows_.get(), rows_y, n_.ny, len_.nx, n_.nz, nullptr, none, false};
-    launch<false, Mode::Inverse>(len_.ny, p, s_);
+    run(Mode::Forward, false, len_.ny, pass(rows_.get(), rows_y, n_.ny, slabs_.get(), slabs_y, len_.ny, len_.nx, n_.nz),
+        s_);
+    p = pass(slabs_.get(), slabs_z, n_.nz, slabs_.get(), slabs_z, n_.nz, len_.nx, len_.ny);
+    p.spectrum = spectrum;
+    run(Mode::Convolve, false, len_.nz, p, s_);
+    run(Mode::Inverse, false, len_.ny, pass(slabs_.get(), slabs_y, len_.ny, rows_.get(), rows_y, n_.ny, len_.nx, n_.nz),
+        s_);
   } else {  // y is the last axis: the rows' y lines are the fused pass (the spectrum is lx x ly)
-    p = {rows_.get(), rows_y, n_.ny, rows_.get(), rows_y, n_.ny, len_.nx, 1, nullptr, spectrum, false};
-    launch<false, Mode::Convolve>(len_.ny, p, s_);
+    p = pass(rows_.get(), rows_y, n_.ny, rows_.get(), rows_y, n_.ny, len_.nx, 1);
+    p.spectrum = spectrum;
+    run(Mode::Convolve, false, len_.ny, p, s_);
   }
-  p = {rows_.get(), rows_x, len_.nx, y, image_x, n_.nx, n_.ny, n_.nz, map, none, accumulate};
-  launch<true, Mode::Inverse>(len_.nx, p, s_);
+  p = pass(rows_.get(), rows_x, len_.nx, y, image_x, n_.nx, n_.ny, n_.nz);
+  p.map = map;
+  p.accumulate = accumulate;
+  run(Mode::Inverse, true, len_.nx, p, s_);
 }
 
 }  // namespace fhd::gpu

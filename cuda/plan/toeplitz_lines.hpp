@@ -13,23 +13,20 @@
 //     chip between them, and it keeps only the n outputs the crop reads;
 //   - the inverse y pass keeps the n lower rows, and the inverse x pass keeps
 //     the crop, multiplies by the map's conjugate and adds into y.
-// Each line's FFT is a Stockham radix-16 transform in registers, one exchange
-// through shared memory per further stage (cuda/plan/toeplitz_lines.cu).
+// The passes are cuda/fft/line_fft.hpp's.
 #include <cuda_runtime.h>
 
 #include <string>
 
 #include "core/types.hpp"
 #include "cuda/device/device_buffer.hpp"
+#include "cuda/fft/line_fft.hpp"
 
 namespace fhd::gpu {
 
 // The doubled grid's spectrum, x fastest, the inverse's 1/L folded in: real
-// (a Hermitian Q's) or complex; exactly one pointer is set.
-struct Spectrum {
-  const float2* complex = nullptr;
-  const float* real = nullptr;
-};
+// (a Hermitian Q's) or complex.
+using lines::Spectrum;
 
 class LineToeplitz {
  public:

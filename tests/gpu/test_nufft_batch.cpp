@@ -51,7 +51,8 @@ std::vector<cfloat> to_host(const DeviceBuffer<float2>& d, std::size_t off, std:
 TEST_CASE("gpu nufft: n transforms in one call equal n single calls; plans reused give identical results",
           "[gpu][nufft][batch]") {
   FHD_NEED_GPU();
-  const ImageGrid grids[] = {{32, 24, 1}, {16, 20, 12}};
+  // {16, 16, 8}: a power-of-two fine grid, each transform through the line passes.
+  const ImageGrid grids[] = {{32, 24, 1}, {16, 20, 12}, {16, 16, 8}};
   const int n = 5;
   unsigned seed = 7;
   for (const ImageGrid& g : grids)
