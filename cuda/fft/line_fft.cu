@@ -44,6 +44,29 @@ __device__ __forceinline__ float2 root16(int m, int dir) {
   return make_float2(x, float(dir) * y);
 }
 
+// a exp(dir 2 pi i m / 16). Most of a radix-16 DFT's twiddles are 1, -1,
+// +-i or 45-degree turns: without fast-math the compiler may not drop the
+// multiplications by 0 and 1 of a general complex product, and these
+// kernels are bound by the instructions they issue, not by memory.
+template <int M, int kDir>
+__device__ __forceinline__ float2 rotate(float2 a) {
+  constexpr int m = M & 15;
+  if constexpr (m == 0) {
+    return a;
+  } else if constexpr (m == 8) {
+    return make_float2(-a.x, -a.y);
+  } else if constexpr (m == 4 || m == 12) {  // times +-i
+    constexpr int d = (m == 4 ? 1 : -1) * kDir;
+    return d > 0 ? make_float2(-a.y, a.x) : make_float2(a.y, -a.x);
+  } else if constexpr (m % 2 == 0) {  // (c + i s) with |c| = |s| = sqrt(1/2)
+    constexpr float r = 0.70710678118654752f;
+    constexpr float c = (m == 2 || m == 14) ? 1.f : -1.f, s = float((m == 2 || m == 6) ? 1 : -1) * float(kDir);
+    return make_float2(r * (c * a.x - s * a.y), r * (s * a.x + c * a.y));
+  } else {
+    return cmul(a, root16(m, kDir));
+  }
+}
+
 template <int R>
 __host__ __device__ constexpr int bit_reverse(int i) {
   int r = 0;
@@ -76,19 +99,20 @@ __device__ __forceinline__ void dft(float2 (&a)[R]) {
       a[r] = t;
     }
   });
-  // Butterfly spans len = 2, 4, .., R; each a compile-time constant too.
+  // Butterfly spans len = 2, 4, .., R, groups and offsets all compile-time
+  // constants, so each twiddle is rotate<m>'s special case where it has one.
   static_for<1, log2_of(R) + 1>([&](auto stage) {
     constexpr int len = 1 << decltype(stage)::value, half = len / 2;
-#pragma unroll
-    for (int i = 0; i < R; i += len) {
-#pragma unroll
-      for (int k = 0; k < half; ++k) {
-        const float2 t = cmul(a[i + k + half], root16(k * (16 / len), kDir));
+    static_for<0, R / len>([&](auto group) {
+      constexpr int i = decltype(group)::value * len;
+      static_for<0, half>([&](auto offset) {
+        constexpr int k = decltype(offset)::value;
+        const float2 t = rotate<k * (16 / len), kDir>(a[i + k + half]);
         const float2 u = a[i + k];
         a[i + k] = make_float2(u.x + t.x, u.y + t.y);
         a[i + k + half] = make_float2(u.x - t.x, u.y - t.y);
-      }
-    }
+      });
+    });
   });
 }
 
@@ -135,8 +159,9 @@ __device__ __forceinline__ void fft_stages(float2 (&v)[16], int j, float2* line,
 
 // Index of the value at position pos of a line of L (-1: none; reads zero,
 // not written).
-__device__ __forceinline__ int index_at(int pos, int n, Place place, int L) {
-  if (place == Place::Low) return pos < n ? pos : -1;
+template <bool kCentered>
+__device__ __forceinline__ int index_at(int pos, int n, int L) {
+  if constexpr (!kCentered) return pos < n ? pos : -1;
   const int i = (pos < (L + 1) / 2 ? pos : pos - L) + n / 2;  // the signed frequency, plus n/2
   return i >= 0 && i < n ? i : -1;
 }
@@ -144,7 +169,9 @@ __device__ __forceinline__ int index_at(int pos, int n, Place place, int L) {
 // Blocks per SM the registers must allow: 3 (768 threads in flight to hide
 // the memory's latency); 2 for Convolve, whose two FFTs and spectrum spill
 // at 3's 80 registers.
-template <int L, bool kContiguous, Mode kMode>
+// kCentered: the modes' side (Forward's input, Inverse's output) is Centered;
+// the other side is always Low.
+template <int L, bool kContiguous, Mode kMode, bool kCentered>
 __global__ void __launch_bounds__(kThreads, kMode == Mode::Convolve ? 2 : 3) line_pass(Pass p) {
   constexpr int T = L / 16, kLines = kThreads / T, kPitch = L + L / 16 + 1;
   __shared__ float2 shared[kLines * kPitch];
@@ -165,7 +192,7 @@ __global__ void __launch_bounds__(kThreads, kMode == Mode::Convolve ? 2 : 3) lin
   float2 v[16];
 #pragma unroll
   for (int e = 0; e < 16; ++e) {
-    const int i = index_at(j + T * e, p.n_in, p.place_in, L);
+    const int i = index_at<kCentered && kMode == Mode::Forward>(j + T * e, p.n_in, L);
     float2 a = make_float2(0.f, 0.f);
     if (live && i >= 0) {
       const long long at = src0 + i * p.in.sp;
@@ -192,7 +219,7 @@ __global__ void __launch_bounds__(kThreads, kMode == Mode::Convolve ? 2 : 3) lin
   }
 #pragma unroll
   for (int e = 0; e < 16; ++e) {
-    const int i = index_at(j + T * e, p.n_out, p.place_out, L);
+    const int i = index_at<kCentered && kMode == Mode::Inverse>(j + T * e, p.n_out, L);
     if (!live || i < 0) continue;
     const long long at = dst0 + i * p.out.sp;
     float2 a = v[e];
@@ -206,25 +233,32 @@ __global__ void __launch_bounds__(kThreads, kMode == Mode::Convolve ? 2 : 3) lin
   }
 }
 
-template <int L, bool kContiguous, Mode kMode>
+template <int L, bool kContiguous, Mode kMode, bool kCentered>
 void launch_for(const Pass& p, cudaStream_t s) {
   constexpr int kLines = kThreads / (L / 16);
   const long long lines = (long long)p.nu * p.nw;
-  line_pass<L, kContiguous, kMode><<<unsigned((lines + kLines - 1) / kLines), kThreads, 0, s>>>(p);
+  line_pass<L, kContiguous, kMode, kCentered><<<unsigned((lines + kLines - 1) / kLines), kThreads, 0, s>>>(p);
   CUDA_CHECK_LAUNCH();
 }
 
-template <bool kContiguous, Mode kMode>
+template <bool kContiguous, Mode kMode, bool kCentered>
 void launch(int len, const Pass& p, cudaStream_t s) {
   switch (len) {
-    case 16: return launch_for<16, kContiguous, kMode>(p, s);
-    case 32: return launch_for<32, kContiguous, kMode>(p, s);
-    case 64: return launch_for<64, kContiguous, kMode>(p, s);
-    case 128: return launch_for<128, kContiguous, kMode>(p, s);
-    case 256: return launch_for<256, kContiguous, kMode>(p, s);
-    case 512: return launch_for<512, kContiguous, kMode>(p, s);
+    case 16: return launch_for<16, kContiguous, kMode, kCentered>(p, s);
+    case 32: return launch_for<32, kContiguous, kMode, kCentered>(p, s);
+    case 64: return launch_for<64, kContiguous, kMode, kCentered>(p, s);
+    case 128: return launch_for<128, kContiguous, kMode, kCentered>(p, s);
+    case 256: return launch_for<256, kContiguous, kMode, kCentered>(p, s);
+    case 512: return launch_for<512, kContiguous, kMode, kCentered>(p, s);
     default: throw DeviceError("line FFT: unsupported length " + std::to_string(len));
   }
+}
+
+template <Mode kMode>
+void launch(bool contiguous, bool centered, int len, const Pass& p, cudaStream_t s) {
+  if (contiguous)
+    return centered ? launch<true, kMode, true>(len, p, s) : launch<true, kMode, false>(len, p, s);
+  return centered ? launch<false, kMode, true>(len, p, s) : launch<false, kMode, false>(len, p, s);
 }
 
 }  // namespace
@@ -233,13 +267,18 @@ bool supported_length(int len) { return len >= 16 && len <= 512 && (len & (len -
 
 void run(Mode mode, bool contiguous, int len, const Pass& p, cudaStream_t s) {
   if (p.nu < 1 || p.nw < 1) return;
+  const bool in = p.place_in == Place::Centered, out = p.place_out == Place::Centered;
+  // Centered placement is the modes' side: a forward transform's input, an
+  // inverse's output; a convolution is Low on both (what the kernels take).
+  if ((mode != Mode::Forward && in) || (mode != Mode::Inverse && out))
+    throw DeviceError("line FFT: centered placement only on a forward input or an inverse output");
   switch (mode) {
-    case Mode::Forward: return contiguous ? launch<true, Mode::Forward>(len, p, s) : launch<false, Mode::Forward>(len, p, s);
-    case Mode::Inverse: return contiguous ? launch<true, Mode::Inverse>(len, p, s) : launch<false, Mode::Inverse>(len, p, s);
+    case Mode::Forward: return launch<Mode::Forward>(contiguous, in, len, p, s);
+    case Mode::Inverse: return launch<Mode::Inverse>(contiguous, out, len, p, s);
     case Mode::Convolve:
       // Only the last axis convolves, and it is never the fastest.
       if (contiguous) throw DeviceError("line FFT: Convolve runs on strided lines only");
-      return launch<false, Mode::Convolve>(len, p, s);
+      return launch<false, Mode::Convolve, false>(len, p, s);
   }
 }
 
