@@ -246,8 +246,8 @@ class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
       throw InputError("gpu normal operator", "q size", std::to_string(q_count),
                        "expected " + std::to_string(len_.voxels()) + " (the doubled grid " + dims_string(len_) + ")");
     const std::string what = "the Toeplitz normal operator on " + dims_string(len_);
-    // Power-of-two 3D grids take our line passes (cuda/plan/toeplitz_lines.hpp),
-    // the rest cuFFT's pair on a padded buffer. One message for the whole
+    // Power-of-two 2D and 3D grids take our line passes
+    // (cuda/plan/toeplitz_lines.hpp), the rest cuFFT's pair on a padded buffer. One message for the whole
     // operator, before any allocation.
     const bool lines = LineToeplitz::supports(n_);
     const double grid_bytes = double(len_.voxels()) * sizeof(float2);
@@ -345,8 +345,8 @@ class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
   }
 
  private:
-  // Every Q the recon's gathers and NUFFTs make is Hermitian (up to float
-  // rounding), so its spectrum is real: the line passes then read floats,
+  // Every Q the recon's gathers and NUFFTs make is Hermitian in exact
+  // arithmetic, so its spectrum is real up to rounding: the line passes then read floats,
   // half the z pass's spectrum bytes. A Q that is not (a segmented field
   // model's cross terms) keeps the complex spectrum. The bound, 1e-4 of the
   // spectrum's norm in its imaginary part, is far above float rounding.
