@@ -16,19 +16,12 @@
 #include <type_traits>
 
 #include "cuda/device/check.hpp"
+#include "cuda/device/complex.cuh"
 
 namespace fhd::gpu::lines {
 namespace {
 
 constexpr int kThreads = 256;
-
-__device__ __forceinline__ float2 cmul(float2 a, float2 b) {
-  return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}
-__device__ __forceinline__ float2 cmulc(float2 a, float2 b) {  // conj(a) b
-  return make_float2(a.x * b.x + a.y * b.y, a.x * b.y - a.y * b.x);
-}
-__device__ __forceinline__ float2 scale(float2 a, float r) { return make_float2(r * a.x, r * a.y); }
 
 // exp(dir 2 pi i m / 16): the roots a radix-16 (or smaller) DFT needs. The
 // conditionals fold away once the unrolled loops make m a constant.

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cuda/device/complex.cuh"
 #include "cuda/device/gpu_internal.hpp"
 #include "cuda/ops/gpu_kernels.hpp"
 #include "cuda/plan/precond.hpp"
@@ -72,10 +73,8 @@ __global__ void embed_kernel(const float2* __restrict__ x, float2* __restrict__ 
 
 __global__ void multiply_kernel(float2* __restrict__ a, const float2* __restrict__ b, std::size_t total) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    const float2 u = a[i], v = b[i];
-    a[i] = make_float2(u.x * v.x - u.y * v.y, u.x * v.y + u.y * v.x);
-  }
+       i += std::size_t(gridDim.x) * blockDim.x)
+    a[i] = cmul(a[i], b[i]);
 }
 
 // y = crop(pad).
@@ -186,10 +185,6 @@ struct CoilMaps {
   const float2* map[kCoilGroup];
   int count;
 };
-
-__device__ inline float2 cmul(float2 a, float2 b) { return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
-// conj(a) b
-__device__ inline float2 cmulc(float2 a, float2 b) { return make_float2(a.x * b.x + a.y * b.y, a.x * b.y - a.y * b.x); }
 
 // buf = pad(S_t x) for every coil t of the group (zero outside the low corner).
 __global__ void embed_coils_kernel(const float2* __restrict__ x, CoilMaps maps, float2* __restrict__ buf, Dims3 n,

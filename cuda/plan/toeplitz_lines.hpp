@@ -32,7 +32,7 @@ class LineToeplitz {
  public:
   // 2D or 3D grids whose doubled lengths are each a power of two in [16, 512].
   static bool supports(const ImageGrid& n);
-  // Bytes of scratch the passes hold (2 n and 4 n voxels).
+  // Bytes of scratch the passes hold: 2 n and 4 n voxels in 3D, 2 n in 2D.
   static double scratch_bytes(const ImageGrid& n);
 
   LineToeplitz(const ImageGrid& n, cudaStream_t s, const std::string& what);
