@@ -162,8 +162,13 @@ __device__ __forceinline__ int index_at(int pos, int n, int L) {
 // Blocks per SM the registers must allow: 3 (768 threads in flight to hide
 // the memory's latency); 2 for Convolve, whose two FFTs and spectrum spill
 // at 3's 80 registers.
-// kCentered: the modes' side (Forward's input, Inverse's output) is Centered;
-// the other side is always Low.
+// kCentered: the NUFFT's instances. The modes' side (Forward's input,
+// Inverse's output) is Centered and may be deapodized; the other side is
+// always Low. The Toeplitz's instances (kCentered false) take the coil map
+// and accumulation instead, and compile none of the NUFFT's work: tested at
+// run time in every instance, it cost the Toeplitz product a third.
+// The Pass fields are read once into locals: used in the unrolled loops
+// directly, each use became a parameter load of its own.
 template <int L, bool kContiguous, Mode kMode, bool kCentered>
 __global__ void __launch_bounds__(kThreads, kMode == Mode::Convolve ? 2 : 3) line_pass(Pass p) {
   constexpr int T = L / 16, kLines = kThreads / T, kPitch = L + L / 16 + 1;
@@ -173,6 +178,13 @@ __global__ void __launch_bounds__(kThreads, kMode == Mode::Convolve ? 2 : 3) lin
   // Ready before the first twiddle: the first stage has none, and the
   // exchange after it synchronises.
   for (int m = t; m < L; m += kThreads) sincospif(float(2 * m) / float(L), &roots[m].y, &roots[m].x);
+  const float2* const src = p.src;
+  float2* const dst = p.dst;
+  const long long in_sp = p.in.sp, out_sp = p.out.sp;
+  const int n_in = p.n_in, n_out = p.n_out;
+  const float2* const map = kCentered ? nullptr : p.map;
+  const bool accumulate = !kCentered && p.accumulate;
+  const float* const deapod = kCentered ? p.deapod[0] : nullptr;
   // Contiguous lines give each line's T threads consecutive positions;
   // strided lines give a warp's threads consecutive lines (consecutive x):
   // either way every load and store is coalesced.
@@ -181,17 +193,21 @@ __global__ void __launch_bounds__(kThreads, kMode == Mode::Convolve ? 2 : 3) lin
   const bool live = l < (long long)p.nu * p.nw;
   const long long u = live ? l % p.nu : 0, w = live ? l / p.nu : 0;
   const long long src0 = u * p.in.su + w * p.in.sw, dst0 = u * p.out.su + w * p.out.sw;
-  const float line_deapod = p.deapod[0] ? p.deapod[1][u] * p.deapod[2][w] : 1.f;
+  float line_deapod = 1.f;
+  if constexpr (kCentered)
+    if (deapod) line_deapod = p.deapod[1][u] * p.deapod[2][w];
   float2 v[16];
 #pragma unroll
   for (int e = 0; e < 16; ++e) {
-    const int i = index_at<kCentered && kMode == Mode::Forward>(j + T * e, p.n_in, L);
+    const int i = index_at<kCentered && kMode == Mode::Forward>(j + T * e, n_in, L);
     float2 a = make_float2(0.f, 0.f);
     if (live && i >= 0) {
-      const long long at = src0 + i * p.in.sp;
-      a = p.src[at];
-      if (kMode == Mode::Forward && p.map) a = cmul(p.map[at], a);
-      if (kMode == Mode::Forward && p.deapod[0]) a = scale(a, p.deapod[0][i] * line_deapod);
+      const long long at = src0 + i * in_sp;
+      a = src[at];
+      if constexpr (kMode == Mode::Forward && !kCentered)
+        if (map) a = cmul(map[at], a);
+      if constexpr (kMode == Mode::Forward && kCentered)
+        if (deapod) a = scale(a, deapod[i] * line_deapod);
     }
     v[e] = a;
   }
@@ -202,27 +218,40 @@ __global__ void __launch_bounds__(kThreads, kMode == Mode::Convolve ? 2 : 3) lin
     fft_stages<L, 1, -1>(v, j, mine, roots);
   }
   if constexpr (kMode == Mode::Convolve) {
+    // One test for the line, then its 16 loads back to back: tested per
+    // value, each load waited for its multiply (the pass ran 1.5x longer).
+    if (live) {
+      if (p.spectrum.real) {
+        float r[16];
 #pragma unroll
-    for (int e = 0; e < 16; ++e)
-      if (live) {
-        const long long at = src0 + (j + T * e) * p.in.sp;
-        v[e] = p.spectrum.real ? scale(v[e], p.spectrum.real[at]) : cmul(v[e], p.spectrum.complex[at]);
+        for (int e = 0; e < 16; ++e) r[e] = p.spectrum.real[src0 + (j + T * e) * in_sp];
+#pragma unroll
+        for (int e = 0; e < 16; ++e) v[e] = scale(v[e], r[e]);
+      } else {
+        float2 c[16];
+#pragma unroll
+        for (int e = 0; e < 16; ++e) c[e] = p.spectrum.complex[src0 + (j + T * e) * in_sp];
+#pragma unroll
+        for (int e = 0; e < 16; ++e) v[e] = cmul(v[e], c[e]);
       }
+    }
     fft_stages<L, 1, +1>(v, j, mine, roots);
   }
 #pragma unroll
   for (int e = 0; e < 16; ++e) {
-    const int i = index_at<kCentered && kMode == Mode::Inverse>(j + T * e, p.n_out, L);
+    const int i = index_at<kCentered && kMode == Mode::Inverse>(j + T * e, n_out, L);
     if (!live || i < 0) continue;
-    const long long at = dst0 + i * p.out.sp;
+    const long long at = dst0 + i * out_sp;
     float2 a = v[e];
-    if (kMode == Mode::Inverse && p.map) a = cmulc(p.map[at], a);
-    if (kMode == Mode::Inverse && p.deapod[0]) a = scale(a, p.deapod[0][i] * line_deapod);
-    if (p.accumulate) {
-      const float2 b = p.dst[at];
+    if constexpr (kMode == Mode::Inverse && !kCentered)
+      if (map) a = cmulc(map[at], a);
+    if constexpr (kMode == Mode::Inverse && kCentered)
+      if (deapod) a = scale(a, deapod[i] * line_deapod);
+    if (accumulate) {
+      const float2 b = dst[at];
       a = make_float2(a.x + b.x, a.y + b.y);
     }
-    p.dst[at] = a;
+    dst[at] = a;
   }
 }
 
@@ -265,6 +294,11 @@ void run(Mode mode, bool contiguous, int len, const Pass& p, cudaStream_t s) {
   // inverse's output; a convolution is Low on both (what the kernels take).
   if ((mode != Mode::Forward && in) || (mode != Mode::Inverse && out))
     throw DeviceError("line FFT: centered placement only on a forward input or an inverse output");
+  // The NUFFT's (centered) instances compile no map or accumulation, the
+  // Toeplitz's no deapodization: see line_pass.
+  if ((in || out) && (p.map || p.accumulate))
+    throw DeviceError("line FFT: a centered pass takes no coil map and does not accumulate");
+  if (!in && !out && p.deapod[0]) throw DeviceError("line FFT: deapodization only on a centered pass");
   switch (mode) {
     case Mode::Forward: return launch<Mode::Forward>(contiguous, in, len, p, s);
     case Mode::Inverse: return launch<Mode::Inverse>(contiguous, out, len, p, s);

@@ -43,10 +43,14 @@ struct Pass {
   int n_out = 0;  // values per line written to dst
   Place place_out = Place::Low;
   int nu = 1, nw = 1;               // lines: u < nu, w < nw
-  const float2* map = nullptr;      // Forward: times the input; Inverse: conj times the output
-  const float* deapod[3] = {};      // Forward: input times d0[i] d1[u] d2[w]; Inverse: the output
+  // Low passes only (the Toeplitz's): Forward, times the input; Inverse,
+  // conj times the output.
+  const float2* map = nullptr;
+  // Centered passes only (the NUFFT's): Forward, input times d0[i] d1[u]
+  // d2[w]; Inverse, the output.
+  const float* deapod[3] = {};
   Spectrum spectrum;                // Convolve only
-  bool accumulate = false;          // add into dst
+  bool accumulate = false;          // add into dst; Low passes only
 };
 
 // The common case's fields: src, dst, their layouts and counts, the lines.
