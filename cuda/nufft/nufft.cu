@@ -292,9 +292,10 @@ OwnedStream::~OwnedStream() {
 void NufftPlan::Impl::sort_points(const float* kx, const float* ky, const float* kz) {
   const std::size_t nbins = std::size_t(g.nbins[0]) * g.nbins[1] * g.nbins[2], nb1 = nbins + 1;
   const std::string what = "NUFFT bins (" + std::to_string(m) + " points, " + std::to_string(nbins) + " bins)";
-  require_free(6.0 * m * sizeof(unsigned) + 4.0 * nb1 * sizeof(unsigned), what);
-  DeviceBuffer<unsigned> work(2 * m + 4 * nb1, what, Reach::DeviceOnly);
-  unsigned* bin = work.get();
+  require_free(10.0 * m * sizeof(unsigned) + 4.0 * nb1 * sizeof(unsigned), what);
+  DeviceBuffer<unsigned> work(6 * m + 4 * nb1, what, Reach::DeviceOnly);
+  float4* fine = reinterpret_cast<float4*>(work.get());  // first: 16-byte aligned
+  unsigned* bin = work.get() + 4 * m;
   unsigned* rank = bin + m;
   unsigned* counts = rank + m;
   unsigned* start = counts + nb1;
@@ -307,9 +308,9 @@ void NufftPlan::Impl::sort_points(const float* kx, const float* ky, const float*
   CUDA_CHECK(cudaMemsetAsync(counts, 0, 4 * nb1 * sizeof(unsigned), s));
   constexpr unsigned threads = 256;
   if (dim == 3)
-    bin_count_kernel<3><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin, rank, counts);
+    bin_count_kernel<3><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin, rank, counts, fine);
   else
-    bin_count_kernel<2><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin, rank, counts);
+    bin_count_kernel<2><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin, rank, counts, fine);
   CUDA_CHECK_LAUNCH();
   std::size_t temp_bytes = 0;
   CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts, start, unsigned(nb1), s));
@@ -317,12 +318,7 @@ void NufftPlan::Impl::sort_points(const float* kx, const float* ky, const float*
   CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, counts, start, unsigned(nb1), s));
   bin_place_kernel<<<blocks_for(m, threads), threads, 0, s>>>(m, bin, rank, start, order.get());
   CUDA_CHECK_LAUNCH();
-  if (dim == 3)
-    sorted_coords_kernel<3><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, order.get(), sx, sx + m,
-                                                                       sx + 2 * m);
-  else
-    sorted_coords_kernel<2><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, order.get(), sx, sx + m,
-                                                                       sx + 2 * m);
+  sorted_coords_kernel<<<blocks_for(m, threads), threads, 0, s>>>(fine, m, order.get(), sx, sx + m, sx + 2 * m);
   CUDA_CHECK_LAUNCH();
   const unsigned maxsub = unsigned(std::max(1, opt.max_subproblem));
   subproblem_count_kernel<<<blocks_for(nbins, threads), threads, 0, s>>>(counts, unsigned(nbins), maxsub, sub);

@@ -97,18 +97,22 @@ __device__ __forceinline__ std::size_t tile_to_fine(int i, BinOrigin o, const Ge
 
 // ---- plan: counting sort by bin
 
+// Each point's bin and rank in it, and its fine-grid coordinates as one
+// 16-byte record (w unused) for the gather that sorts them.
 template <int DIM>
 __global__ void bin_count_kernel(const float* __restrict__ kx, const float* __restrict__ ky,
                                  const float* __restrict__ kz, std::size_t m, Geom g, unsigned* __restrict__ bin,
-                                 unsigned* __restrict__ rank, unsigned* __restrict__ counts) {
+                                 unsigned* __restrict__ rank, unsigned* __restrict__ counts,
+                                 float4* __restrict__ fine) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < m;
        i += std::size_t(gridDim.x) * blockDim.x) {
-    const int bx = axis_bin(fine_coord(kx[i], g.scale[0], g.nf[0]), g, 0);
-    const int by = axis_bin(fine_coord(ky[i], g.scale[1], g.nf[1]), g, 1);
-    const int bz = DIM == 3 ? axis_bin(fine_coord(kz[i], g.scale[2], g.nf[2]), g, 2) : 0;
-    const unsigned b = unsigned(bx + g.nbins[0] * (by + g.nbins[1] * bz));
+    const float ux = fine_coord(kx[i], g.scale[0], g.nf[0]), uy = fine_coord(ky[i], g.scale[1], g.nf[1]);
+    const float uz = DIM == 3 ? fine_coord(kz[i], g.scale[2], g.nf[2]) : 0.f;
+    const int bz = DIM == 3 ? axis_bin(uz, g, 2) : 0;
+    const unsigned b = unsigned(axis_bin(ux, g, 0) + g.nbins[0] * (axis_bin(uy, g, 1) + g.nbins[1] * bz));
     bin[i] = b;
     rank[i] = atomicAdd(counts + b, 1u);
+    fine[i] = make_float4(ux, uy, uz, 0.f);
   }
 }
 
@@ -123,18 +127,18 @@ __global__ void bin_place_kernel(std::size_t m, const unsigned* __restrict__ bin
     order[start[bin[i]] + rank[i]] = unsigned(i);
 }
 
-// The fine-grid coordinates in sorted order, written in sequence.
-template <int DIM>
-__global__ void sorted_coords_kernel(const float* __restrict__ kx, const float* __restrict__ ky,
-                                     const float* __restrict__ kz, std::size_t m, Geom g,
+// The fine-grid coordinates in sorted order, written in sequence: one
+// 16-byte record read a point (one sector), where reading the three
+// coordinate arrays cost three sectors.
+__global__ void sorted_coords_kernel(const float4* __restrict__ fine, std::size_t m,
                                      const unsigned* __restrict__ order, float* __restrict__ ux,
                                      float* __restrict__ uy, float* __restrict__ uz) {
   for (std::size_t pos = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; pos < m;
        pos += std::size_t(gridDim.x) * blockDim.x) {
-    const unsigned i = order[pos];
-    ux[pos] = fine_coord(kx[i], g.scale[0], g.nf[0]);
-    uy[pos] = fine_coord(ky[i], g.scale[1], g.nf[1]);
-    uz[pos] = DIM == 3 ? fine_coord(kz[i], g.scale[2], g.nf[2]) : 0.f;
+    const float4 c = fine[order[pos]];
+    ux[pos] = c.x;
+    uy[pos] = c.y;
+    uz[pos] = c.z;
   }
 }
 
