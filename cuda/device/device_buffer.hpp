@@ -81,7 +81,9 @@ class DeviceBuffer {
     void* p = nullptr;
     int device = -1;
     if (reach == Reach::DeviceOnly) CUDA_CHECK(cudaGetDevice(&device));
-    const cudaError_t e = reach == Reach::DeviceOnly ? device_only_malloc(&p, n * sizeof(T)) : cudaMalloc(&p, n * sizeof(T));
+    bool pooled = false;
+    const cudaError_t e =
+        reach == Reach::DeviceOnly ? device_only_malloc(&p, n * sizeof(T), &pooled) : cudaMalloc(&p, n * sizeof(T));
     if (e == cudaErrorMemoryAllocation) {
       cudaGetLastError();  // not sticky: clear it so later calls go on
       out_of_memory(bytes, what, free_device_bytes());
@@ -89,7 +91,7 @@ class DeviceBuffer {
     CUDA_CHECK(e);
     p_ = static_cast<T*>(p);
     n_ = n;
-    device_ = device;
+    device_ = pooled ? device : -1;
   }
   void release() noexcept {
     // No throw from a destructor; a failed free is reported by the next call.
@@ -110,7 +112,7 @@ class DeviceBuffer {
  private:
   T* p_ = nullptr;
   std::size_t n_ = 0;
-  int device_ = -1;  // the device of DeviceOnly memory; -1 for cudaMalloc's
+  int device_ = -1;  // the device of pooled DeviceOnly memory; -1 for cudaMalloc's
 };
 
 // Host <-> device copies on a stream. Downloads synchronize the stream so the

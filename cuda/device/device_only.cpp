@@ -1,5 +1,6 @@
 #include "cuda/device/device_only.hpp"
 
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -13,6 +14,7 @@ struct DevicePool {
   cudaStream_t stream = nullptr;  // orders the pool's own allocations and frees
 };
 
+std::atomic<bool> g_peers{false};
 std::mutex g_mutex;
 // Never destroyed (a buffer freed during static teardown still finds it);
 // the pools go with the process, like the contexts.
@@ -34,7 +36,11 @@ DevicePool pool_of(int device) {
 
 }  // namespace
 
-cudaError_t device_only_malloc(void** p, std::size_t bytes) {
+void note_peer_access() { g_peers = true; }
+
+cudaError_t device_only_malloc(void** p, std::size_t bytes, bool* pooled) {
+  *pooled = g_peers;
+  if (!*pooled) return cudaMalloc(p, bytes);
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   const DevicePool pool = pool_of(device);

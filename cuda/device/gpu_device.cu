@@ -377,6 +377,7 @@ void enable_peer_access(const std::vector<int>& devices) {
       const cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
       if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CUDA_CHECK(e);
       cudaGetLastError();
+      gpu::note_peer_access();  // scratch from now on in pools the peers do not map
     }
 }
 

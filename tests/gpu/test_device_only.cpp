@@ -9,29 +9,37 @@
 
 #include "catch.hpp"
 #include "cuda/device/device_buffer.hpp"
+#include "cuda/device/device_only.hpp"
 #include "cuda/device/gpu_device.hpp"
 #include "test_backend_util.hpp"
 
 using namespace fhd;
 
+// Both ways device-only memory is made: plain cudaMalloc until peer access
+// is on, the device's pool after (note_peer_access stays on for the rest of
+// the process: the pool is right for every later test too).
 TEST_CASE("device-only memory holds its values and goes back to the device when freed", "[gpu][memory]") {
   FHD_NEED_GPU();
   auto dev = make_gpu_device();  // makes device 0 current
   const std::size_t n = std::size_t(64) << 20;  // 64 Mi floats, 256 MB
-  const std::size_t before = gpu::free_device_bytes();
-  {
-    gpu::DeviceBuffer<float> b(n, "a test buffer", gpu::Reach::DeviceOnly);
-    REQUIRE(b.size() == n);
-    CHECK(gpu::free_device_bytes() + n * sizeof(float) <= before + (std::size_t(32) << 20));
-    std::vector<float> host(n), back(n);
-    for (std::size_t i = 0; i < n; ++i) host[i] = float(i % 65521);
-    REQUIRE(cudaMemcpy(b.get(), host.data(), n * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
-    REQUIRE(cudaMemcpy(back.data(), b.get(), n * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess);
-    CHECK(back == host);
-    gpu::DeviceBuffer<float> moved = std::move(b);  // the move carries the pool's device
-    CHECK(moved.size() == n);
+  for (const bool peers : {false, true}) {
+    CAPTURE(peers);
+    if (peers) gpu::note_peer_access();
+    const std::size_t before = gpu::free_device_bytes();
+    {
+      gpu::DeviceBuffer<float> b(n, "a test buffer", gpu::Reach::DeviceOnly);
+      REQUIRE(b.size() == n);
+      CHECK(gpu::free_device_bytes() + n * sizeof(float) <= before + (std::size_t(32) << 20));
+      std::vector<float> host(n), back(n);
+      for (std::size_t i = 0; i < n; ++i) host[i] = float(i % 65521);
+      REQUIRE(cudaMemcpy(b.get(), host.data(), n * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
+      REQUIRE(cudaMemcpy(back.data(), b.get(), n * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess);
+      CHECK(back == host);
+      gpu::DeviceBuffer<float> moved = std::move(b);  // the move carries how it was made
+      CHECK(moved.size() == n);
+    }
+    CHECK(gpu::free_device_bytes() + (std::size_t(32) << 20) >= before);
   }
-  CHECK(gpu::free_device_bytes() + (std::size_t(32) << 20) >= before);
 }
 
 TEST_CASE("a queued copy between two GPU devices lands before its source is written again", "[gpu][memory]") {
