@@ -115,6 +115,38 @@ class EsTransform {
     for (std::size_t i = 0; i < weight_.size(); ++i) sum += weight_[i] * std::cos(nu * phase_[i]);
     return sum;
   }
+  // at(k step) for k = 0..count-1. Each node's cos(k step phase) by turning
+  // a unit vector, restarted from the exact angle every kRestart modes
+  // (rounding grows with the turns): one sine and cosine a node per kRestart
+  // modes instead of one cosine a node and mode, which at 256 modes an axis
+  // was most of a GPU plan's 0.6-1.0 ms. The nodes are the inner loop: their
+  // turns are independent, where one node's form a chain. Three 256-mode
+  // tables: 0.55 -> 0.14 ms on the CPU machine.
+  std::vector<double> at_multiples(double step, int count) const {
+    constexpr int kRestart = 32;
+    const std::size_t nodes = weight_.size();
+    std::vector<double> sum(std::size_t(count), 0.0), c(nodes), s(nodes), c1(nodes), s1(nodes);
+    for (std::size_t i = 0; i < nodes; ++i) {
+      c1[i] = std::cos(step * phase_[i]);
+      s1[i] = std::sin(step * phase_[i]);
+    }
+    for (int k = 0; k < count; ++k) {
+      if (k % kRestart == 0)
+        for (std::size_t i = 0; i < nodes; ++i) {
+          c[i] = std::cos(k * step * phase_[i]);
+          s[i] = std::sin(k * step * phase_[i]);
+        }
+      double total = 0.0;
+      for (std::size_t i = 0; i < nodes; ++i) {
+        total += weight_[i] * c[i];
+        const double next = c[i] * c1[i] - s[i] * s1[i];
+        s[i] = s[i] * c1[i] + c[i] * s1[i];
+        c[i] = next;
+      }
+      sum[std::size_t(k)] = total;
+    }
+    return sum;
+  }
 
  private:
   std::vector<double> weight_, phase_;
@@ -126,13 +158,10 @@ double es_transform(double nu, const KernelParams& p) { return EsTransform(p).at
 
 std::vector<double> deapodization(int n, int nf, const KernelParams& p) {
   if (n <= 1) return std::vector<double>(std::max(n, 0), 1.0);
-  const EsTransform phihat(p);
+  // phihat is even: mode k takes the value at |k| <= n/2.
+  const std::vector<double> phihat = EsTransform(p).at_multiples(1.0 / nf, n / 2 + 1);
   std::vector<double> d(n);
-  // phihat is even: mode k < 0 takes the value of -k, computed first (i descends).
-  for (int i = n - 1; i >= 0; --i) {
-    const int k = i - n / 2, mirror = n / 2 - k;
-    d[i] = k < 0 && mirror < n ? d[mirror] : 1.0 / phihat.at(double(k) / nf);
-  }
+  for (int i = 0; i < n; ++i) d[i] = 1.0 / phihat[std::size_t(std::abs(i - n / 2))];
   return d;
 }
 
