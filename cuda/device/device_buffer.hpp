@@ -108,6 +108,8 @@ class DeviceBuffer {
   const T* get() const { return p_; }
   std::size_t size() const { return n_; }
   std::size_t bytes() const { return n_ * sizeof(T); }
+  // From the device's pool (DeviceOnly once peer access is on), not cudaMalloc.
+  bool pooled() const { return device_ >= 0; }
 
  private:
   T* p_ = nullptr;

@@ -29,6 +29,7 @@ TEST_CASE("device-only memory holds its values and goes back to the device when 
     {
       gpu::DeviceBuffer<float> b(n, "a test buffer", gpu::Reach::DeviceOnly);
       REQUIRE(b.size() == n);
+      CHECK(b.pooled() == peers);
       CHECK(gpu::free_device_bytes() + n * sizeof(float) <= before + (std::size_t(32) << 20));
       std::vector<float> host(n), back(n);
       for (std::size_t i = 0; i < n; ++i) host[i] = float(i % 65521);
@@ -37,6 +38,7 @@ TEST_CASE("device-only memory holds its values and goes back to the device when 
       CHECK(back == host);
       gpu::DeviceBuffer<float> moved = std::move(b);  // the move carries how it was made
       CHECK(moved.size() == n);
+      CHECK(moved.pooled() == peers);
     }
     CHECK(gpu::free_device_bytes() + (std::size_t(32) << 20) >= before);
   }
