@@ -48,7 +48,6 @@
 
 namespace fhd::gpu {
 
-
 struct NufftPlan::Impl {
   cudaStream_t s;
   NufftOptions opt;
@@ -58,20 +57,20 @@ struct NufftPlan::Impl {
   ImageGrid fine_grid;
   std::size_t m = 0, nsub = 0;
   std::size_t smem_spread = 0, smem_interp = 0;
-  DeviceBuffer<float> dx, dy, dz;
-  // Sorted fine-grid coordinates (x, then y, then z: m each) and the
-  // permutation; kept and reused by a later set_points of as many points.
-  DeviceBuffer<float> u;
-  DeviceBuffer<unsigned> order;
-  const float* ux() const { return u.get(); }
-  const float* uy() const { return u.get() + m; }
-  const float* uz() const { return u.get() + 2 * m; }
+  DeviceBuffer<float> deapod;  // x's factors, then y's, then z's
+  const float* dx() const { return deapod.get(); }
+  const float* dy() const { return deapod.get() + mm.n[0]; }
+  const float* dz() const { return deapod.get() + mm.n[0] + mm.n[1]; }
+  // The points in bin order: fine-grid coordinates, w the point's index as
+  // bits; kept and reused by a later set_points of as many points.
+  DeviceBuffer<float4> pts;
+  DeviceBuffer<unsigned> bins;  // the sort's per-bin arrays and scan scratch
   DeviceBuffer<int4> subs;
   DeviceBuffer<float2> fine;  // `grids` fine grids, made at the first execute
   std::size_t grids = 0;
   std::map<int, std::unique_ptr<CufftPlan>> ffts;  // by batch size, made at first use
-  bool by_lines = false;                            // the fine grid's lengths suit the line passes
-  DeviceBuffer<float2> rows, slabs;                 // their scratch (nf0 x n1 x n2, nf0 x nf1 x n2)
+  bool by_lines = false;                           // the fine grid's lengths suit the line passes
+  DeviceBuffer<float2> rows, slabs;                // their scratch (nf0 x n1 x n2, nf0 x nf1 x n2)
   cudaEvent_t* phase = nullptr;                    // the bench's phase events (set_phase_events)
   void mark(int i) {
     if (phase) CUDA_CHECK(cudaEventRecord(phase[i], s));
@@ -123,8 +122,8 @@ float2* NufftPlan::Impl::workspace(int batch) {
   if (grids < std::size_t(batch)) {
     fine.release();
     grids = 0;
-    fine.allocate(fine_voxels() * batch, "the NUFFT fine grids " + std::to_string(batch) + " x " + dims_string(fine_grid),
-                  Reach::DeviceOnly);
+    fine.allocate(fine_voxels() * batch,
+                  "the NUFFT fine grids " + std::to_string(batch) + " x " + dims_string(fine_grid), Reach::DeviceOnly);
     grids = batch;
   }
   return fine.get();
@@ -152,9 +151,9 @@ void NufftPlan::Impl::lines_forward_x(const float2* f) {
   const long long n0 = mm.n[0], n1 = mm.n[1], f0 = g.nf[0];
   lines::Pass p = lines::pass(f, {n0, n0 * n1, 1}, mm.n[0], rows.get(), {f0, f0 * n1, 1}, g.nf[0], mm.n[1], mm.n[2]);
   p.place_in = lines::Place::Centered;
-  p.deapod[0] = dx.get();
-  p.deapod[1] = dy.get();
-  p.deapod[2] = dz.get();
+  p.deapod[0] = dx();
+  p.deapod[1] = dy();
+  p.deapod[2] = dz();
   lines::run(lines::Mode::Forward, true, g.nf[0], p, s);
 }
 
@@ -195,9 +194,9 @@ void NufftPlan::Impl::lines_inverse_x(float2* f) {
   const long long n0 = mm.n[0], n1 = mm.n[1], f0 = g.nf[0];
   lines::Pass p = lines::pass(rows.get(), {f0, f0 * n1, 1}, g.nf[0], f, {n0, n0 * n1, 1}, mm.n[0], mm.n[1], mm.n[2]);
   p.place_out = lines::Place::Centered;
-  p.deapod[0] = dx.get();
-  p.deapod[1] = dy.get();
-  p.deapod[2] = dz.get();
+  p.deapod[0] = dx();
+  p.deapod[1] = dy();
+  p.deapod[2] = dz();
   lines::run(lines::Mode::Inverse, true, g.nf[0], p, s);
 }
 
@@ -248,8 +247,7 @@ NufftPlan::NufftPlan(const ImageGrid& modes, const ImageGrid& image, const Nufft
   g.inv_half_w = 2.f / float(p.w);
   g.beta = float(kp.beta);
   g.chunk = opt.chunk;
-  if (opt.threads < 32 || opt.threads > 1024 || opt.chunk < 1 || opt.chunk > opt.threads ||
-      opt.threads % opt.chunk)
+  if (opt.threads < 32 || opt.threads > 1024 || opt.chunk < 1 || opt.chunk > opt.threads || opt.threads % opt.chunk)
     throw InputError("nufft", "threads/chunk", std::to_string(opt.threads) + "/" + std::to_string(opt.chunk),
                      "threads must be 32..1024 and a multiple of chunk");
   const std::size_t cells = std::size_t(g.tile[0]) * g.tile[1] * g.tile[2];
@@ -257,10 +255,9 @@ NufftPlan::NufftPlan(const ImageGrid& modes, const ImageGrid& image, const Nufft
   p.smem_spread = p.smem_interp + std::size_t(g.chunk) * (sizeof(float2) + 3 * sizeof(int) + 3 * p.w * sizeof(float));
   const int limit = max_shared_bytes();
   if (p.smem_spread > std::size_t(limit))
-    throw InputError("nufft", "bin size",
-                     std::to_string(g.bin[0]) + "x" + std::to_string(g.bin[1]) + "x" + std::to_string(g.bin[2]),
-                     "needs " + std::to_string(p.smem_spread) + " bytes of shared memory, the device has " +
-                         std::to_string(limit));
+    throw InputError(
+        "nufft", "bin size", std::to_string(g.bin[0]) + "x" + std::to_string(g.bin[1]) + "x" + std::to_string(g.bin[2]),
+        "needs " + std::to_string(p.smem_spread) + " bytes of shared memory, the device has " + std::to_string(limit));
   p.fine_grid = {g.nf[0], g.nf[1], g.nf[2]};
   p.by_lines = lines::supported_length(g.nf[0]) && lines::supported_length(g.nf[1]) &&
                (p.dim == 2 || lines::supported_length(g.nf[2]));
@@ -269,9 +266,7 @@ NufftPlan::NufftPlan(const ImageGrid& modes, const ImageGrid& image, const Nufft
   // One fine grid must fit now (a clear message before any work); it and the
   // cuFFT plan are made at the first execute.
   require_free(double(p.fine_grid.voxels()) * sizeof(float2), "the NUFFT fine grid " + dims_string(p.fine_grid));
-  p.dx = upload_deapodization(p.mm.n[0], g.nf[0], kp, true, s);
-  p.dy = upload_deapodization(p.mm.n[1], g.nf[1], kp, true, s);
-  p.dz = upload_deapodization(p.mm.n[2], g.nf[2], kp, p.dim == 3, s);
+  p.deapod = upload_deapodization(p.mm.n, g.nf, p.dim, kp, s);
 }
 
 NufftPlan::~NufftPlan() = default;
@@ -286,57 +281,59 @@ OwnedStream::~OwnedStream() {
   cudaStreamDestroy(s_);
 }
 
-// Few allocations (each cudaMalloc/cudaFree costs time, the frees a device
-// synchronization): the per-point and per-bin scratch in one buffer, the
-// scans' scratch in another, the sorted coordinates and permutation reused.
+// A counting sort in two passes over k (count, then place), so nothing per
+// point is stored but the sorted records themselves; the per-bin arrays and
+// the scans' scratch are one buffer the plan keeps, like the records, for a
+// later set_points (each cudaMalloc and cudaFree costs time, a free also a
+// device synchronization: freeing 16.8M points' scratch took 0.3 ms).
 void NufftPlan::Impl::sort_points(const float* kx, const float* ky, const float* kz) {
   const std::size_t nbins = std::size_t(g.nbins[0]) * g.nbins[1] * g.nbins[2], nb1 = nbins + 1;
   const std::string what = "NUFFT bins (" + std::to_string(m) + " points, " + std::to_string(nbins) + " bins)";
-  require_free(10.0 * m * sizeof(unsigned) + 4.0 * nb1 * sizeof(unsigned), what);
-  DeviceBuffer<unsigned> work(6 * m + 4 * nb1, what, Reach::DeviceOnly);
-  float4* fine = reinterpret_cast<float4*>(work.get());  // first: 16-byte aligned
-  unsigned* bin = work.get() + 4 * m;
-  unsigned* rank = bin + m;
-  unsigned* counts = rank + m;
-  unsigned* start = counts + nb1;
-  unsigned* sub = start + nb1;
-  unsigned* sub_start = sub + nb1;
-  if (order.size() < m) order.allocate(m, what, Reach::DeviceOnly);
-  if (u.size() < 3 * m) u.allocate(3 * m, what, Reach::DeviceOnly);
-  float* sx = u.get();
-  // counts and sub zeroed (entry nbins of each stays 0: the scans' total).
-  CUDA_CHECK(cudaMemsetAsync(counts, 0, 4 * nb1 * sizeof(unsigned), s));
-  constexpr unsigned threads = 256;
-  if (dim == 3)
-    bin_count_kernel<3><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin, rank, counts, fine);
-  else
-    bin_count_kernel<2><<<blocks_for(m, threads), threads, 0, s>>>(kx, ky, kz, m, g, bin, rank, counts, fine);
-  CUDA_CHECK_LAUNCH();
   std::size_t temp_bytes = 0;
-  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts, start, unsigned(nb1), s));
-  DeviceBuffer<char> temp(std::max<std::size_t>(temp_bytes, 1), what + " (scan scratch)", Reach::DeviceOnly);
-  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, counts, start, unsigned(nb1), s));
-  bin_place_kernel<<<blocks_for(m, threads), threads, 0, s>>>(m, bin, rank, start, order.get());
+  CUDA_CHECK(
+      cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, (unsigned*)nullptr, (unsigned*)nullptr, unsigned(nb1), s));
+  const std::size_t arrays = (5 * nb1 + 63) / 64 * 64;  // the scratch after them 256-byte aligned
+  const std::size_t bins_size = arrays + (temp_bytes + sizeof(unsigned) - 1) / sizeof(unsigned);
+  if (pts.size() < m) pts.allocate(m, what, Reach::DeviceOnly);
+  if (bins.size() < bins_size) bins.allocate(bins_size, what, Reach::DeviceOnly);
+  unsigned* counts = bins.get();
+  unsigned* sub = counts + nb1;
+  unsigned* start = sub + nb1;
+  unsigned* cursor = start + nb1;
+  unsigned* sub_start = cursor + nb1;
+  void* temp = bins.get() + arrays;
+  // counts and sub zeroed (entry nbins of each stays 0: the scans' total).
+  CUDA_CHECK(cudaMemsetAsync(counts, 0, 2 * nb1 * sizeof(unsigned), s));
+  constexpr unsigned threads = 256;
+  const unsigned blocks = blocks_for(m, threads);
+  if (dim == 3)
+    bin_count_kernel<3><<<blocks, threads, 0, s>>>(kx, ky, kz, m, g, counts);
+  else
+    bin_count_kernel<2><<<blocks, threads, 0, s>>>(kx, ky, kz, m, g, counts);
   CUDA_CHECK_LAUNCH();
-  sorted_coords_kernel<<<blocks_for(m, threads), threads, 0, s>>>(fine, m, order.get(), sx, sx + m, sx + 2 * m);
+  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, counts, start, unsigned(nb1), s));
+  CUDA_CHECK(cudaMemcpyAsync(cursor, start, nbins * sizeof(unsigned), cudaMemcpyDeviceToDevice, s));
+  if (dim == 3)
+    bin_place_kernel<3><<<blocks, threads, 0, s>>>(kx, ky, kz, m, g, cursor, pts.get());
+  else
+    bin_place_kernel<2><<<blocks, threads, 0, s>>>(kx, ky, kz, m, g, cursor, pts.get());
   CUDA_CHECK_LAUNCH();
   const unsigned maxsub = unsigned(std::max(1, opt.max_subproblem));
   subproblem_count_kernel<<<blocks_for(nbins, threads), threads, 0, s>>>(counts, unsigned(nbins), maxsub, sub);
   CUDA_CHECK_LAUNCH();
-  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, sub, sub_start, unsigned(nb1), s));
+  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, sub, sub_start, unsigned(nb1), s));
   unsigned total = 0;
   download(sub_start + nbins, 1, &total, s);  // the launch size: the plan's one round trip
   nsub = total;
-  if (subs.size() < std::max<std::size_t>(nsub, 1)) subs.allocate(std::max<std::size_t>(nsub, 1), what + " (subproblems)");
+  if (subs.size() < std::max<std::size_t>(nsub, 1))
+    subs.allocate(std::max<std::size_t>(nsub, 1), what + " (subproblems)");
   subproblem_fill_kernel<<<blocks_for(nbins, threads), threads, 0, s>>>(counts, start, sub, sub_start, unsigned(nbins),
                                                                         maxsub, subs.get());
   CUDA_CHECK_LAUNCH();
-  CUDA_CHECK(cudaStreamSynchronize(s));  // the scratch buffers are freed at return
 }
 
 void NufftPlan::set_points(const float* kx, const float* ky, const float* kz, std::size_t m) {
-  if (m >= (std::size_t(1) << 31))
-    throw InputError("nufft", "points", std::to_string(m), "must be fewer than 2^31");
+  if (m >= (std::size_t(1) << 31)) throw InputError("nufft", "points", std::to_string(m), "must be fewer than 2^31");
   impl_->m = m;
   impl_->nsub = 0;
   if (m) impl_->sort_points(kx, ky, kz);
@@ -349,8 +346,8 @@ void NufftPlan::Impl::type1_pass(const float2* c, float2* f, int batch) {
   CUDA_CHECK(cudaMemsetAsync(grid, 0, fine_voxels() * batch * sizeof(float2), s));
   if (m)
     dispatch(dim, w, [&](auto k) {
-      k.spread(opt.spread == NufftMethod::Shared, ux(), uy(), uz(), order.get(), c, subs.get(), nsub, m, g,
-               smem_spread, opt.threads, grid, batch, fine_voxels(), s);
+      k.spread(opt.spread == NufftMethod::Shared, pts.get(), c, subs.get(), nsub, m, g, smem_spread, opt.threads, grid,
+               batch, fine_voxels(), s);
     });
   mark(1);
   if (by_lines) {  // one transform after another through the one scratch
@@ -362,8 +359,7 @@ void NufftPlan::Impl::type1_pass(const float2* c, float2* f, int batch) {
   } else {
     fft(batch).exec(grid, CUFFT_INVERSE);
     mark(2);
-    deapodize_out<<<dim3(blocks_for(mode_voxels(), 256), batch), 256, 0, s>>>(grid, g, mm, dx.get(), dy.get(),
-                                                                             dz.get(), f);
+    deapodize_out<<<dim3(blocks_for(mode_voxels(), 256), batch), 256, 0, s>>>(grid, g, mm, dx(), dy(), dz(), f);
     CUDA_CHECK_LAUNCH();
   }
   mark(3);
@@ -380,8 +376,7 @@ void NufftPlan::Impl::type2_pass(const float2* f, float2* c, int batch) {
       lines_forward_yz(grid + std::size_t(t) * fine_voxels());
     }
   } else {
-    deapodize_in<<<dim3(blocks_for(fine_voxels(), 256), batch), 256, 0, s>>>(f, g, mm, dx.get(), dy.get(), dz.get(),
-                                                                          grid);
+    deapodize_in<<<dim3(blocks_for(fine_voxels(), 256), batch), 256, 0, s>>>(f, g, mm, dx(), dy(), dz(), grid);
     CUDA_CHECK_LAUNCH();
     mark(1);
     fft(batch).exec(grid, CUFFT_FORWARD);
@@ -389,8 +384,8 @@ void NufftPlan::Impl::type2_pass(const float2* f, float2* c, int batch) {
   mark(2);
   if (m)
     dispatch(dim, w, [&](auto k) {
-      k.interp(opt.interp, ux(), uy(), uz(), order.get(), subs.get(), nsub, m, g,
-               smem_interp, opt.threads, grid, c, batch, fine_voxels(), s);
+      k.interp(opt.interp, pts.get(), subs.get(), nsub, m, g, smem_interp, opt.threads, grid, c, batch, fine_voxels(),
+               s);
     });
   mark(3);
 }

@@ -16,16 +16,16 @@ namespace {
 constexpr int kMinWidth = 2, kMaxWidth = 16;
 
 struct Geom {
-  int nf[3];        // fine grid per axis (1 on the unused z of a 2D plan)
-  int bin[3];       // bin (tile core) cells per axis
-  int nbins[3];     // bins per axis
-  int pad[3];       // ceil(w/2) on used axes, 0 on an unused one
-  int tile[3];      // bin + 2 pad
-  float scale[3];   // fine cells per cycle/FOV: u = k * scale
-  float half_w;     // w / 2
-  float inv_half_w; // 2 / w
+  int nf[3];         // fine grid per axis (1 on the unused z of a 2D plan)
+  int bin[3];        // bin (tile core) cells per axis
+  int nbins[3];      // bins per axis
+  int pad[3];        // ceil(w/2) on used axes, 0 on an unused one
+  int tile[3];       // bin + 2 pad
+  float scale[3];    // fine cells per cycle/FOV: u = k * scale
+  float half_w;      // w / 2
+  float inv_half_w;  // 2 / w
   float beta;
-  int chunk;        // points whose weights a block stages at once
+  int chunk;  // points whose weights a block stages at once
 };
 
 __device__ __forceinline__ int wrap(int i, int n) {
@@ -97,50 +97,53 @@ __device__ __forceinline__ std::size_t tile_to_fine(int i, BinOrigin o, const Ge
 
 // ---- plan: counting sort by bin
 
-// Each point's bin and rank in it, and its fine-grid coordinates as one
-// 16-byte record (w unused) for the gather that sorts them.
+// Point i's fine-grid coordinates (w: its index, as bits) and its bin. Both
+// passes of the sort compute them alike from k, so the first need store
+// nothing per point.
+template <int DIM>
+__device__ __forceinline__ unsigned point_record(const float* __restrict__ kx, const float* __restrict__ ky,
+                                                 const float* __restrict__ kz, std::size_t i, const Geom& g,
+                                                 float4& rec) {
+  const float ux = fine_coord(kx[i], g.scale[0], g.nf[0]), uy = fine_coord(ky[i], g.scale[1], g.nf[1]);
+  const float uz = DIM == 3 ? fine_coord(kz[i], g.scale[2], g.nf[2]) : 0.f;
+  rec = make_float4(ux, uy, uz, __uint_as_float(unsigned(i)));
+  const int bz = DIM == 3 ? axis_bin(uz, g, 2) : 0;
+  return unsigned(axis_bin(ux, g, 0) + g.nbins[0] * (axis_bin(uy, g, 1) + g.nbins[1] * bz));
+}
+
+// The sort's first pass: points per bin (atomics whose result is unused,
+// which the L2 performs without a round trip).
 template <int DIM>
 __global__ void bin_count_kernel(const float* __restrict__ kx, const float* __restrict__ ky,
-                                 const float* __restrict__ kz, std::size_t m, Geom g, unsigned* __restrict__ bin,
-                                 unsigned* __restrict__ rank, unsigned* __restrict__ counts,
-                                 float4* __restrict__ fine) {
+                                 const float* __restrict__ kz, std::size_t m, Geom g, unsigned* __restrict__ counts) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < m;
        i += std::size_t(gridDim.x) * blockDim.x) {
-    const float ux = fine_coord(kx[i], g.scale[0], g.nf[0]), uy = fine_coord(ky[i], g.scale[1], g.nf[1]);
-    const float uz = DIM == 3 ? fine_coord(kz[i], g.scale[2], g.nf[2]) : 0.f;
-    const int bz = DIM == 3 ? axis_bin(uz, g, 2) : 0;
-    const unsigned b = unsigned(axis_bin(ux, g, 0) + g.nbins[0] * (axis_bin(uy, g, 1) + g.nbins[1] * bz));
-    bin[i] = b;
-    rank[i] = atomicAdd(counts + b, 1u);
-    fine[i] = make_float4(ux, uy, uz, 0.f);
+    float4 rec;
+    atomicAdd(counts + point_record<DIM>(kx, ky, kz, i, g, rec), 1u);
   }
 }
 
-// Scatters only the point indices into bin order: one random 4-byte write a
-// point. The coordinates follow by a gather (sorted_coords_kernel): random
-// reads are cheap where random writes of three 4-byte coordinates each cost a
-// read-modify-write of a sector (3.9 of set_points' 5 ms at 16.8M points).
-__global__ void bin_place_kernel(std::size_t m, const unsigned* __restrict__ bin, const unsigned* __restrict__ rank,
-                                 const unsigned* __restrict__ start, unsigned* __restrict__ order) {
+// The second: each point's record written to the next free place of its
+// bin (`cursor` starts at the bins' starts). One random 16-byte write a point
+// (a sector's read-modify-write); the records are not kept between the
+// passes, so set_points needs no scratch of its own per point. Writing the
+// three coordinates apart cost three such writes (3.9 of set_points' 5 ms at
+// 16.8M points); scattering the index alone and gathering the records after
+// cost a second pass over them (0.70 ms).
+template <int DIM>
+__global__ void bin_place_kernel(const float* __restrict__ kx, const float* __restrict__ ky,
+                                 const float* __restrict__ kz, std::size_t m, Geom g, unsigned* __restrict__ cursor,
+                                 float4* __restrict__ pts) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < m;
-       i += std::size_t(gridDim.x) * blockDim.x)
-    order[start[bin[i]] + rank[i]] = unsigned(i);
-}
-
-// The fine-grid coordinates in sorted order, written in sequence: one
-// 16-byte record read a point (one sector), where reading the three
-// coordinate arrays cost three sectors.
-__global__ void sorted_coords_kernel(const float4* __restrict__ fine, std::size_t m,
-                                     const unsigned* __restrict__ order, float* __restrict__ ux,
-                                     float* __restrict__ uy, float* __restrict__ uz) {
-  for (std::size_t pos = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; pos < m;
-       pos += std::size_t(gridDim.x) * blockDim.x) {
-    const float4 c = fine[order[pos]];
-    ux[pos] = c.x;
-    uy[pos] = c.y;
-    uz[pos] = c.z;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    float4 rec;
+    const unsigned b = point_record<DIM>(kx, ky, kz, i, g, rec);
+    pts[atomicAdd(cursor + b, 1u)] = rec;
   }
 }
+
+// A sorted point's original index (its record's w).
+__device__ __forceinline__ unsigned point_index(const float4& p) { return __float_as_uint(p.w); }
 
 __global__ void subproblem_count_kernel(const unsigned* __restrict__ counts, unsigned nbins, unsigned maxsub,
                                         unsigned* __restrict__ sub) {
@@ -154,7 +157,8 @@ __global__ void subproblem_fill_kernel(const unsigned* __restrict__ counts, cons
                                        unsigned nbins, unsigned maxsub, int4* __restrict__ subs) {
   for (unsigned b = blockIdx.x * blockDim.x + threadIdx.x; b < nbins; b += gridDim.x * blockDim.x)
     for (unsigned k = 0; k < sub[b]; ++k)
-      subs[sub_start[b] + k] = make_int4(int(b), int(start[b] + k * maxsub), int(min(maxsub, counts[b] - k * maxsub)), 0);
+      subs[sub_start[b] + k] =
+          make_int4(int(b), int(start[b] + k * maxsub), int(min(maxsub, counts[b] - k * maxsub)), 0);
 }
 
 // ---- spreading (type 1)
@@ -162,18 +166,17 @@ __global__ void subproblem_fill_kernel(const unsigned* __restrict__ counts, cons
 // Shared memory of spread_shared: the tile, then per staged point its value,
 // first tap per axis (tile-local) and DIM x W weights.
 template <int DIM, int W>
-__global__ void spread_shared(const float* __restrict__ ux, const float* __restrict__ uy,
-                              const float* __restrict__ uz, const unsigned* __restrict__ order,
-                              const float2* __restrict__ c, const int4* __restrict__ subs, Geom g,
-                              float2* __restrict__ fine, std::size_t c_stride, std::size_t fine_stride) {
+__global__ void spread_shared(const float4* __restrict__ pts, const float2* __restrict__ c,
+                              const int4* __restrict__ subs, Geom g, float2* __restrict__ fine, std::size_t c_stride,
+                              std::size_t fine_stride) {
   extern __shared__ float2 smem[];
   c += blockIdx.y * c_stride;  // transform blockIdx.y of a batch
   fine += blockIdx.y * fine_stride;
   const int tx = g.tile[0], ty = g.tile[1], cells = tx * ty * g.tile[2];
   const int chunk = g.chunk;
   float2* tile = smem;
-  float2* val = tile + cells;                          // chunk
-  int* first = reinterpret_cast<int*>(val + chunk);    // 3 x chunk
+  float2* val = tile + cells;                                // chunk
+  int* first = reinterpret_cast<int*>(val + chunk);          // 3 x chunk
   float* wts = reinterpret_cast<float*>(first + 3 * chunk);  // DIM x chunk x W, point-major per axis
 
   const int4 sp = subs[blockIdx.x];
@@ -186,12 +189,12 @@ __global__ void spread_shared(const float* __restrict__ ux, const float* __restr
     const int cnt = min(chunk, sp.z - base);
     __syncthreads();  // tile zeroed / previous chunk's staging consumed
     for (int p = threadIdx.x; p < cnt; p += blockDim.x) {
-      const int s = sp.y + base + p;
-      val[p] = c[order[s]];
-      first[p] = tap_weights<W>(ux[s], g.nf[0], g, wts + p * W) - o.x + g.pad[0];
-      first[chunk + p] = tap_weights<W>(uy[s], g.nf[1], g, wts + (chunk + p) * W) - o.y + g.pad[1];
+      const float4 pt = pts[sp.y + base + p];
+      val[p] = c[point_index(pt)];
+      first[p] = tap_weights<W>(pt.x, g.nf[0], g, wts + p * W) - o.x + g.pad[0];
+      first[chunk + p] = tap_weights<W>(pt.y, g.nf[1], g, wts + (chunk + p) * W) - o.y + g.pad[1];
       first[2 * chunk + p] =
-          DIM == 3 ? tap_weights<W>(uz[s], g.nf[2], g, wts + (2 * chunk + p) * W) - o.z + g.pad[2] : 0;
+          DIM == 3 ? tap_weights<W>(pt.z, g.nf[2], g, wts + (2 * chunk + p) * W) - o.z + g.pad[2] : 0;
     }
     __syncthreads();
     if (lane_pt >= cnt) continue;
@@ -223,19 +226,18 @@ __global__ void spread_shared(const float* __restrict__ ux, const float* __restr
 
 // The unprivatized baseline: one thread per sorted point, global atomics.
 template <int DIM, int W>
-__global__ void spread_global(const float* __restrict__ ux, const float* __restrict__ uy,
-                              const float* __restrict__ uz, const unsigned* __restrict__ order,
-                              const float2* __restrict__ c, std::size_t m, Geom g, float2* __restrict__ fine,
-                              std::size_t c_stride, std::size_t fine_stride) {
+__global__ void spread_global(const float4* __restrict__ pts, const float2* __restrict__ c, std::size_t m, Geom g,
+                              float2* __restrict__ fine, std::size_t c_stride, std::size_t fine_stride) {
   c += blockIdx.y * c_stride;
   fine += blockIdx.y * fine_stride;
   for (std::size_t s = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; s < m;
        s += std::size_t(gridDim.x) * blockDim.x) {
+    const float4 pt = pts[s];
     float wx[W], wy[W], wz[W];
-    const int fx = tap_weights<W>(ux[s], g.nf[0], g, wx);
-    const int fy = tap_weights<W>(uy[s], g.nf[1], g, wy);
-    const int fz = DIM == 3 ? tap_weights<W>(uz[s], g.nf[2], g, wz) : 0;
-    const float2 v = c[order[s]];
+    const int fx = tap_weights<W>(pt.x, g.nf[0], g, wx);
+    const int fy = tap_weights<W>(pt.y, g.nf[1], g, wy);
+    const int fz = DIM == 3 ? tap_weights<W>(pt.z, g.nf[2], g, wz) : 0;
+    const float2 v = c[point_index(pt)];
     for (int dz = 0; dz < (DIM == 3 ? W : 1); ++dz) {
       const std::size_t zoff = DIM == 3 ? std::size_t(wrap(fz + dz, g.nf[2])) * g.nf[1] : 0;
       const float wzv = DIM == 3 ? wz[dz] : 1.f;
@@ -255,10 +257,9 @@ __global__ void spread_global(const float* __restrict__ ux, const float* __restr
 // One block per subproblem: the padded tile read once into shared memory,
 // then one thread per point sums its w^DIM cells from it.
 template <int DIM, int W>
-__global__ void interp_shared(const float* __restrict__ ux, const float* __restrict__ uy,
-                              const float* __restrict__ uz, const unsigned* __restrict__ order,
-                              const int4* __restrict__ subs, Geom g, const float2* __restrict__ fine,
-                              float2* __restrict__ c, std::size_t c_stride, std::size_t fine_stride) {
+__global__ void interp_shared(const float4* __restrict__ pts, const int4* __restrict__ subs, Geom g,
+                              const float2* __restrict__ fine, float2* __restrict__ c, std::size_t c_stride,
+                              std::size_t fine_stride) {
   extern __shared__ float2 tile[];
   c += blockIdx.y * c_stride;
   fine += blockIdx.y * fine_stride;
@@ -268,11 +269,11 @@ __global__ void interp_shared(const float* __restrict__ ux, const float* __restr
   for (int i = threadIdx.x; i < cells; i += blockDim.x) tile[i] = __ldg(fine + tile_to_fine(i, o, g));
   __syncthreads();
   for (int p = threadIdx.x; p < sp.z; p += blockDim.x) {
-    const int s = sp.y + p;
+    const float4 pt = pts[sp.y + p];
     float wx[W], wy[W], wz[W];
-    const int fx = tap_weights<W>(ux[s], g.nf[0], g, wx) - o.x + g.pad[0];
-    const int fy = tap_weights<W>(uy[s], g.nf[1], g, wy) - o.y + g.pad[1];
-    const int fz = DIM == 3 ? tap_weights<W>(uz[s], g.nf[2], g, wz) - o.z + g.pad[2] : 0;
+    const int fx = tap_weights<W>(pt.x, g.nf[0], g, wx) - o.x + g.pad[0];
+    const int fy = tap_weights<W>(pt.y, g.nf[1], g, wy) - o.y + g.pad[1];
+    const int fz = DIM == 3 ? tap_weights<W>(pt.z, g.nf[2], g, wz) - o.z + g.pad[2] : 0;
     float2 acc = make_float2(0.f, 0.f);
     for (int dz = 0; dz < (DIM == 3 ? W : 1); ++dz) {
       for (int dy = 0; dy < W; ++dy) {
@@ -289,23 +290,22 @@ __global__ void interp_shared(const float* __restrict__ ux, const float* __restr
         acc.y += racc.y * wyz;
       }
     }
-    c[order[s]] = acc;
+    c[point_index(pt)] = acc;
   }
 }
 
 template <int DIM, int W>
-__global__ void interp_global(const float* __restrict__ ux, const float* __restrict__ uy,
-                              const float* __restrict__ uz, const unsigned* __restrict__ order, std::size_t m,
-                              Geom g, const float2* __restrict__ fine, float2* __restrict__ c, std::size_t c_stride,
-                              std::size_t fine_stride) {
+__global__ void interp_global(const float4* __restrict__ pts, std::size_t m, Geom g, const float2* __restrict__ fine,
+                              float2* __restrict__ c, std::size_t c_stride, std::size_t fine_stride) {
   c += blockIdx.y * c_stride;
   fine += blockIdx.y * fine_stride;
   for (std::size_t s = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; s < m;
        s += std::size_t(gridDim.x) * blockDim.x) {
+    const float4 pt = pts[s];
     float wx[W], wy[W], wz[W];
-    const int fx = tap_weights<W>(ux[s], g.nf[0], g, wx);
-    const int fy = tap_weights<W>(uy[s], g.nf[1], g, wy);
-    const int fz = DIM == 3 ? tap_weights<W>(uz[s], g.nf[2], g, wz) : 0;
+    const int fx = tap_weights<W>(pt.x, g.nf[0], g, wx);
+    const int fy = tap_weights<W>(pt.y, g.nf[1], g, wy);
+    const int fz = DIM == 3 ? tap_weights<W>(pt.z, g.nf[2], g, wz) : 0;
     int ix[W];
 #pragma unroll
     for (int dx = 0; dx < W; ++dx) ix[dx] = wrap(fx + dx, g.nf[0]);
@@ -326,7 +326,7 @@ __global__ void interp_global(const float* __restrict__ ux, const float* __restr
         acc.y += racc.y * wyz;
       }
     }
-    c[order[s]] = acc;
+    c[point_index(pt)] = acc;
   }
 }
 
@@ -356,10 +356,8 @@ __device__ __forceinline__ LaneTap lane_tap(float u, int nf, int lane, const Geo
 // sums its column weighted by wy * wz, scales by its own wx, and the L lanes
 // add up by shuffles within their group.
 template <int DIM, int W>
-__global__ void interp_rows(const float* __restrict__ ux, const float* __restrict__ uy,
-                            const float* __restrict__ uz, const unsigned* __restrict__ order, std::size_t m, Geom g,
-                            const float2* __restrict__ fine, float2* __restrict__ c, std::size_t c_stride,
-                            std::size_t fine_stride) {
+__global__ void interp_rows(const float4* __restrict__ pts, std::size_t m, Geom g, const float2* __restrict__ fine,
+                            float2* __restrict__ c, std::size_t c_stride, std::size_t fine_stride) {
   constexpr int L = row_lanes<W>();
   constexpr int NZ = DIM == 3 ? W : 1;
   c += blockIdx.y * c_stride;
@@ -370,9 +368,10 @@ __global__ void interp_rows(const float* __restrict__ ux, const float* __restric
   const unsigned group_mask = (L == 32 ? 0xffffffffu : ((1u << L) - 1u)) << (threadIdx.x % 32 / L * L);
   const std::size_t stride = std::size_t(gridDim.x) * blockDim.x / L;
   for (std::size_t s = (blockIdx.x * std::size_t(blockDim.x) + threadIdx.x) / L; s < m; s += stride) {
-    const LaneTap tx = lane_tap<W>(ux[s], g.nf[0], lane, g);
-    const LaneTap ty = lane_tap<W>(uy[s], g.nf[1], lane, g);
-    const LaneTap tz = DIM == 3 ? lane_tap<W>(uz[s], g.nf[2], lane, g) : LaneTap{1.f, 0};
+    const float4 pt = pts[s];
+    const LaneTap tx = lane_tap<W>(pt.x, g.nf[0], lane, g);
+    const LaneTap ty = lane_tap<W>(pt.y, g.nf[1], lane, g);
+    const LaneTap tz = DIM == 3 ? lane_tap<W>(pt.z, g.nf[2], lane, g) : LaneTap{1.f, 0};
     float2 acc = make_float2(0.f, 0.f);
 #pragma unroll
     for (int dz = 0; dz < NZ; ++dz) {
@@ -399,7 +398,7 @@ __global__ void interp_rows(const float* __restrict__ ux, const float* __restric
       acc.x += __shfl_xor_sync(group_mask, acc.x, off, L);
       acc.y += __shfl_xor_sync(group_mask, acc.y, off, L);
     }
-    if (lane == 0) c[order[s]] = acc;
+    if (lane == 0) c[point_index(pt)] = acc;
   }
 }
 
@@ -468,34 +467,29 @@ __global__ void deapodize_in(const float2* __restrict__ f, Geom g, ModeMap mm, c
 template <int DIM, int W>
 struct Kernels {
   // n transforms (blockIdx.y): values m apart, fine grids fine_stride apart.
-  static void spread(bool shared, const float* ux, const float* uy, const float* uz, const unsigned* order,
-                     const float2* c, const int4* subs, std::size_t nsub, std::size_t m, const Geom& g,
-                     std::size_t smem, int threads, float2* fine, int n, std::size_t fine_stride, cudaStream_t s) {
+  static void spread(bool shared, const float4* pts, const float2* c, const int4* subs, std::size_t nsub, std::size_t m,
+                     const Geom& g, std::size_t smem, int threads, float2* fine, int n, std::size_t fine_stride,
+                     cudaStream_t s) {
     if (shared) {
       CUDA_CHECK(cudaFuncSetAttribute(spread_shared<DIM, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-      spread_shared<DIM, W><<<dim3(unsigned(nsub), n), threads, smem, s>>>(ux, uy, uz, order, c, subs, g, fine, m,
-                                                                             fine_stride);
+      spread_shared<DIM, W><<<dim3(unsigned(nsub), n), threads, smem, s>>>(pts, c, subs, g, fine, m, fine_stride);
     } else {
-      spread_global<DIM, W><<<dim3(blocks_for(m, 128), n), 128, 0, s>>>(ux, uy, uz, order, c, m, g, fine, m,
-                                                                          fine_stride);
+      spread_global<DIM, W><<<dim3(blocks_for(m, 128), n), 128, 0, s>>>(pts, c, m, g, fine, m, fine_stride);
     }
     CUDA_CHECK_LAUNCH();
   }
-  static void interp(NufftMethod method, const float* ux, const float* uy, const float* uz, const unsigned* order,
-                     const int4* subs, std::size_t nsub, std::size_t m, const Geom& g, std::size_t smem, int threads,
-                     const float2* fine, float2* c, int n, std::size_t fine_stride, cudaStream_t s) {
+  static void interp(NufftMethod method, const float4* pts, const int4* subs, std::size_t nsub, std::size_t m,
+                     const Geom& g, std::size_t smem, int threads, const float2* fine, float2* c, int n,
+                     std::size_t fine_stride, cudaStream_t s) {
     if (method == NufftMethod::Rows) {
       constexpr unsigned kThreads = 256;  // a multiple of 32: groups never straddle warps
       const std::size_t lanes = m * std::size_t(row_lanes<W>());
-      interp_rows<DIM, W><<<dim3(blocks_for(lanes, kThreads), n), kThreads, 0, s>>>(ux, uy, uz, order, m, g, fine, c,
-                                                                                   m, fine_stride);
+      interp_rows<DIM, W><<<dim3(blocks_for(lanes, kThreads), n), kThreads, 0, s>>>(pts, m, g, fine, c, m, fine_stride);
     } else if (method == NufftMethod::Shared) {
       CUDA_CHECK(cudaFuncSetAttribute(interp_shared<DIM, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-      interp_shared<DIM, W><<<dim3(unsigned(nsub), n), threads, smem, s>>>(ux, uy, uz, order, subs, g, fine, c, m,
-                                                                             fine_stride);
+      interp_shared<DIM, W><<<dim3(unsigned(nsub), n), threads, smem, s>>>(pts, subs, g, fine, c, m, fine_stride);
     } else {
-      interp_global<DIM, W><<<dim3(blocks_for(m, 128), n), 128, 0, s>>>(ux, uy, uz, order, m, g, fine, c, m,
-                                                                          fine_stride);
+      interp_global<DIM, W><<<dim3(blocks_for(m, 128), n), 128, 0, s>>>(pts, m, g, fine, c, m, fine_stride);
     }
     CUDA_CHECK_LAUNCH();
   }
@@ -524,12 +518,21 @@ void dispatch(int dim, int w, F&& f) {
     with_width<2, Kernels>(w, f);
 }
 
-DeviceBuffer<float> upload_deapodization(int n, int nf, const nufft::KernelParams& kp, bool used,
+// The three axes' deapodization factors in one buffer (x, then y, then z):
+// one upload, and each table computed once where axes share their lengths
+// (a cubic plan's three are one). An unused axis's factors are 1.
+DeviceBuffer<float> upload_deapodization(const int n[3], const int nf[3], int dim, const nufft::KernelParams& kp,
                                          cudaStream_t s) {
-  std::vector<float> d(std::size_t(n), 1.f);
-  if (used) {
-    const std::vector<double> dd = nufft::deapodization(n, nf, kp);
-    for (int i = 0; i < n; ++i) d[i] = float(dd[i]);
+  std::vector<float> d(std::size_t(n[0]) + n[1] + n[2], 1.f);
+  std::size_t at[3] = {0, std::size_t(n[0]), std::size_t(n[0]) + n[1]};
+  for (int a = 0; a < dim; ++a) {
+    const bool same = a > 0 && n[a] == n[a - 1] && nf[a] == nf[a - 1];
+    if (same) {
+      std::copy_n(d.begin() + at[a - 1], n[a], d.begin() + at[a]);
+      continue;
+    }
+    const std::vector<double> dd = nufft::deapodization(n[a], nf[a], kp);
+    std::copy(dd.begin(), dd.end(), d.begin() + at[a]);
   }
   DeviceBuffer<float> buf(d.size(), "NUFFT deapodization");
   upload(d.data(), d.size(), buf.get(), s);
