@@ -220,17 +220,19 @@ __global__ void __launch_bounds__(kThreads, kMode == Mode::Convolve ? 2 : 3) lin
   if constexpr (kMode == Mode::Convolve) {
     // One test for the line, then its 16 loads back to back: tested per
     // value, each load waited for its multiply (the pass ran 1.5x longer).
+    const float* const spectrum_re = p.spectrum.real;
+    const float2* const spectrum_c = p.spectrum.complex;
     if (live) {
-      if (p.spectrum.real) {
+      if (spectrum_re) {
         float r[16];
 #pragma unroll
-        for (int e = 0; e < 16; ++e) r[e] = p.spectrum.real[src0 + (j + T * e) * in_sp];
+        for (int e = 0; e < 16; ++e) r[e] = spectrum_re[src0 + (j + T * e) * in_sp];
 #pragma unroll
         for (int e = 0; e < 16; ++e) v[e] = scale(v[e], r[e]);
       } else {
         float2 c[16];
 #pragma unroll
-        for (int e = 0; e < 16; ++e) c[e] = p.spectrum.complex[src0 + (j + T * e) * in_sp];
+        for (int e = 0; e < 16; ++e) c[e] = spectrum_c[src0 + (j + T * e) * in_sp];
 #pragma unroll
         for (int e = 0; e < 16; ++e) v[e] = cmul(v[e], c[e]);
       }

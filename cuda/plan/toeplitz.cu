@@ -100,8 +100,7 @@ __global__ void drop_lag_n_kernel(float2* h, Dims3 n, Dims3 len) {
 }
 
 // re = Re(s); energy[0] += sum |s|^2, energy[1] += sum Im(s)^2.
-__global__ void real_part_kernel(const float2* __restrict__ s, float* __restrict__ re, std::size_t n,
-                                 double* energy) {
+__global__ void real_part_kernel(const float2* __restrict__ s, float* __restrict__ re, std::size_t n, double* energy) {
   double all = 0, imag = 0;
   GRID_STRIDE(i, n) {
     const float2 v = s[i];
@@ -232,60 +231,126 @@ __global__ void crop_coils_kernel(const float2* __restrict__ buf, CoilMaps maps,
   }
 }
 
-class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
- public:
-  // q: device memory, q_count values on the doubled grid.
-  GpuNormalOperator(Device& dev, const float2* q, std::size_t q_count, const ImageGrid& grid)
-      : HermitianOp(dev, image_shape(grid), "T"), n_(grid), len_(grid.doubled()), s_(stream_of(dev)) {
-    if (q_count != len_.voxels())
-      throw InputError("gpu normal operator", "q size", std::to_string(q_count),
-                       "expected " + std::to_string(len_.voxels()) + " (the doubled grid " + dims_string(len_) + ")");
-    const std::string what = "the Toeplitz normal operator on " + dims_string(len_);
-    // Power-of-two 2D and 3D grids take our line passes
-    // (cuda/plan/toeplitz_lines.hpp), the rest cuFFT's pair on a padded buffer. One message for the whole
-    // operator, before any allocation.
-    const bool lines = LineToeplitz::supports(n_);
-    const double grid_bytes = double(len_.voxels()) * sizeof(float2);
-    require_free(grid_bytes + (lines ? LineToeplitz::scratch_bytes(n_) : grid_bytes),
-                 what + (lines ? " (spectrum, line passes)" : " (spectrum, padded buffer)"));
-    spectrum_.allocate(len_.voxels(), what + " (spectrum)", Reach::DeviceOnly);
-    fft_ = std::make_unique<PaddedFft>(n_, len_, s_, what);
-    // h[(j - n) mod 2n] = Q[j], i.e. h[i] = Q[(i + n) mod 2n]; the 1/L of the
-    // inverse FFT is folded into the spectrum once.
-    const Dims3 off{n_.nx % len_.nx, n_.ny % len_.ny, n_.nz % len_.nz};
-    launch_shift(q, spectrum_.get(), len_, off, float(1.0 / double(len_.voxels())), s_);
-    if (lines) {
-      drop_lag_n_kernel<<<blocks_for(len_.voxels(), kThreads), kThreads, 0, s_>>>(spectrum_.get(), dims3(n_),
-                                                                                 dims3(len_));
-      CUDA_CHECK_LAUNCH();
-    }
-    fft_->forward_full(spectrum_.get());  // h fills the grid: no slab to skip
-    CUDA_CHECK(cudaStreamSynchronize(s_));  // the caller's Q may go after return (segmented models' own Q's)
-    if (lines) {
-      fft_.reset();  // only the spectrum needed cuFFT
-      lines_ = std::make_unique<LineToeplitz>(n_, s_, what);
-      keep_real_part_if_hermitian(what);
-    } else {
-      pad_.allocate(len_.voxels(), what + " (padded buffer)", Reach::DeviceOnly);
+// The spectrum K = FFT(h) / L of Q on the doubled grid: h[(j - n) mod 2n] =
+// Q[j], i.e. h[i] = Q[(i + n) mod 2n], and the 1/L of the inverse FFT folded
+// in once, transformed by `fft` (n's pair). `drop_lag_n` zeroes the lag no
+// product reads (the line passes: a Hermitian Q then gives a real spectrum).
+DeviceBuffer<float2> make_spectrum(const float2* q, const ImageGrid& n, bool drop_lag_n, PaddedFft& fft, cudaStream_t s,
+                                   const std::string& what) {
+  const ImageGrid len = n.doubled();
+  DeviceBuffer<float2> spectrum(len.voxels(), what + " (spectrum)", Reach::DeviceOnly);
+  const Dims3 off{n.nx % len.nx, n.ny % len.ny, n.nz % len.nz};
+  launch_shift(q, spectrum.get(), len, off, float(1.0 / double(len.voxels())), s);
+  if (drop_lag_n) {
+    drop_lag_n_kernel<<<blocks_for(len.voxels(), kThreads), kThreads, 0, s>>>(spectrum.get(), dims3(n), dims3(len));
+    CUDA_CHECK_LAUNCH();
+  }
+  fft.forward_full(spectrum.get());      // h fills the grid: no slab to skip
+  CUDA_CHECK(cudaStreamSynchronize(s));  // the caller's Q may go after return (segmented models' own Q's)
+  return spectrum;
+}
+
+// What both forms of T share: the shape, the stream, and the checks of
+// SENSE's coil arguments.
+class GpuNormalBase : public HermitianOp, public CoilBatchedNormal {
+ protected:
+  GpuNormalBase(Device& dev, const ImageGrid& grid)
+      : HermitianOp(dev, image_shape(grid), "T"), n_(grid), len_(grid.doubled()), s_(stream_of(dev)) {}
+
+  void check_coils(const DeviceVector& x, const std::vector<std::shared_ptr<DeviceVector>>& maps,
+                   const DeviceVector& y) {
+    if (x.size() != n_.voxels() || y.size() != n_.voxels())
+      throw std::invalid_argument("toeplitz coils: x and y must hold the grid's " + std::to_string(n_.voxels()) +
+                                  " voxels");
+    // Coils after the first read x again after y holds the first's sum.
+    if (&x == &y) throw std::invalid_argument("toeplitz coils: x and y must be different vectors");
+    for (std::size_t c = 0; c < maps.size(); ++c) {
+      require_gpu(device(), *maps[c], "sense coil map");
+      if (maps[c]->size() != n_.voxels())
+        throw std::invalid_argument("toeplitz coils: map " + std::to_string(c) + " has " +
+                                    std::to_string(maps[c]->size()) + " voxels");
     }
   }
+
+  ImageGrid n_, len_;
+  cudaStream_t s_;
+};
+
+// T on our line passes (power-of-two 2D and 3D grids,
+// cuda/plan/toeplitz_lines.hpp): each coil's map, pad, FFT pair, multiply and
+// crop in five passes, nothing per coil to prepare.
+class LineNormal final : public GpuNormalBase {
+ public:
+  LineNormal(Device& dev, const float2* q, const ImageGrid& grid, const std::string& what)
+      : GpuNormalBase(dev, grid),
+        spectrum_([&] {
+          PaddedFft fft(grid, grid.doubled(), s_, what);  // cuFFT only for the spectrum
+          return make_spectrum(q, grid, true, fft, s_, what);
+        }()),
+        lines_(grid, s_, what) {
+    keep_real_part_if_hermitian(what);
+  }
+
+  void apply_coils(const DeviceVector& x, const std::vector<std::shared_ptr<DeviceVector>>& maps,
+                   DeviceVector& y) override {
+    DeviceScope scope(device());
+    check_coils(x, maps, y);
+    for (std::size_t c = 0; c < maps.size(); ++c)
+      lines_.apply(dptr(x), dptr(*maps[c]), line_spectrum(), dptr(y), c > 0);
+  }
+  void prepare_coils(int) override {}
 
  protected:
   void do_apply(const DeviceVector& x, DeviceVector& y) override {
     DeviceScope scope(device());
-    if (lines_) return lines_->apply(dptr(x), nullptr, line_spectrum(), dptr(y), false);
-    const std::size_t total = len_.voxels();
-    embed_kernel<<<blocks_for(total, kThreads), kThreads, 0, s_>>>(dptr(x), pad_.get(), dims3(n_), dims3(len_));
-    CUDA_CHECK_LAUNCH();
-    fft_->forward(pad_.get());
-    multiply_kernel<<<blocks_for(total, kThreads), kThreads, 0, s_>>>(pad_.get(), spectrum_.get(), total);
-    CUDA_CHECK_LAUNCH();
-    fft_->inverse(pad_.get());
-    crop_kernel<<<blocks_for(n_.voxels(), kThreads), kThreads, 0, s_>>>(pad_.get(), dptr(y), dims3(n_), dims3(len_));
-    CUDA_CHECK_LAUNCH();
+    lines_.apply(dptr(x), nullptr, line_spectrum(), dptr(y), false);
   }
 
+ private:
+  // Every Q the recon's gathers and NUFFTs make is Hermitian in exact
+  // arithmetic, so its spectrum is real up to rounding: the line passes then read floats,
+  // half the z pass's spectrum bytes. A Q that is not (a segmented field
+  // model's cross terms) keeps the complex spectrum. The bound, 1e-4 of the
+  // spectrum's norm in its imaginary part, is far above float rounding.
+  void keep_real_part_if_hermitian(const std::string& what) {
+    const std::size_t total = len_.voxels();
+    if (double(free_device_bytes()) < double(total) * sizeof(float) + double(kHeadroomBytes)) return;
+    DeviceBuffer<float> re(total, what + " (real spectrum)", Reach::DeviceOnly);
+    DeviceBuffer<double> energy(2, what + " (spectrum's energy)", Reach::DeviceOnly);
+    CUDA_CHECK(cudaMemsetAsync(energy.get(), 0, 2 * sizeof(double), s_));
+    real_part_kernel<<<blocks_for(total, kThreads), kThreads, 0, s_>>>(spectrum_.get(), re.get(), total, energy.get());
+    CUDA_CHECK_LAUNCH();
+    double e[2] = {0, 0};
+    CUDA_CHECK(cudaMemcpyAsync(e, energy.get(), sizeof e, cudaMemcpyDeviceToHost, s_));
+    CUDA_CHECK(cudaStreamSynchronize(s_));
+    if (e[1] > 1e-8 * e[0]) return;
+    real_spectrum_ = std::move(re);
+    spectrum_.release();
+  }
+  Spectrum line_spectrum() const {
+    Spectrum s;
+    if (real_spectrum_.get())
+      s.real = real_spectrum_.get();
+    else
+      s.complex = spectrum_.get();
+    return s;
+  }
+
+  DeviceBuffer<float2> spectrum_;
+  LineToeplitz lines_;
+  DeviceBuffer<float> real_spectrum_;  // a Hermitian Q's spectrum
+};
+
+// T on cuFFT's pair over a padded buffer (every other grid): pad, forward,
+// multiply, inverse, crop; SENSE's coils in groups through batched plans.
+class PaddedNormal final : public GpuNormalBase {
  public:
+  PaddedNormal(Device& dev, const float2* q, const ImageGrid& grid, const std::string& what)
+      : GpuNormalBase(dev, grid),
+        fft_(grid, grid.doubled(), s_, what),
+        spectrum_(make_spectrum(q, grid, false, fft_, s_, what)),
+        pad_(grid.doubled().voxels(), what + " (padded buffer)", Reach::DeviceOnly) {}
+
   // SENSE's normal, groups of up to kCoilGroup coils (fewer where the card
   // lacks the memory) through one batched FFT pair each: embed S_t x for the
   // group, forward, one multiply, inverse, and the conj(S_t)-weighted sum of
@@ -293,22 +358,8 @@ class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
   void apply_coils(const DeviceVector& x, const std::vector<std::shared_ptr<DeviceVector>>& maps,
                    DeviceVector& y) override {
     DeviceScope scope(device());
-    if (x.size() != n_.voxels() || y.size() != n_.voxels())
-      throw std::invalid_argument("toeplitz coils: x and y must hold the grid's " + std::to_string(n_.voxels()) +
-                                  " voxels");
-    // Coils after the first read x again after y holds the first's sum.
-    if (&x == &y) throw std::invalid_argument("toeplitz coils: x and y must be different vectors");
+    check_coils(x, maps, y);
     const int coils = int(maps.size());
-    for (int c = 0; c < coils; ++c) {
-      require_gpu(device(), *maps[c], "sense coil map");
-      if (maps[c]->size() != n_.voxels())
-        throw std::invalid_argument("toeplitz coils: map " + std::to_string(c) + " has " +
-                                    std::to_string(maps[c]->size()) + " voxels");
-    }
-    if (lines_) {
-      for (int c = 0; c < coils; ++c) lines_->apply(dptr(x), dptr(*maps[c]), line_spectrum(), dptr(y), c > 0);
-      return;
-    }
     const int group = coil_group(coils);
     for (int c0 = 0; c0 < coils; c0 += group) {
       CoilMaps m{};
@@ -332,42 +383,27 @@ class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
   }
 
   void prepare_coils(int coils) override {
-    if (lines_) return;  // the line passes need nothing per coil
     DeviceScope scope(device());
     const int group = coil_group(coils);
     batch_fft(group);
     if (coils % group) batch_fft(coils % group);
   }
 
- private:
-  // Every Q the recon's gathers and NUFFTs make is Hermitian in exact
-  // arithmetic, so its spectrum is real up to rounding: the line passes then read floats,
-  // half the z pass's spectrum bytes. A Q that is not (a segmented field
-  // model's cross terms) keeps the complex spectrum. The bound, 1e-4 of the
-  // spectrum's norm in its imaginary part, is far above float rounding.
-  void keep_real_part_if_hermitian(const std::string& what) {
+ protected:
+  void do_apply(const DeviceVector& x, DeviceVector& y) override {
+    DeviceScope scope(device());
     const std::size_t total = len_.voxels();
-    if (double(free_device_bytes()) < double(total) * sizeof(float) + double(kHeadroomBytes)) return;
-    DeviceBuffer<float> re(total, what + " (real spectrum)", Reach::DeviceOnly);
-    DeviceBuffer<double> energy(2, what + " (spectrum's energy)", Reach::DeviceOnly);
-    CUDA_CHECK(cudaMemsetAsync(energy.get(), 0, 2 * sizeof(double), s_));
-    real_part_kernel<<<blocks_for(total, kThreads), kThreads, 0, s_>>>(spectrum_.get(), re.get(), total,
-                                                                       energy.get());
+    embed_kernel<<<blocks_for(total, kThreads), kThreads, 0, s_>>>(dptr(x), pad_.get(), dims3(n_), dims3(len_));
     CUDA_CHECK_LAUNCH();
-    double e[2] = {0, 0};
-    CUDA_CHECK(cudaMemcpyAsync(e, energy.get(), sizeof e, cudaMemcpyDeviceToHost, s_));
-    CUDA_CHECK(cudaStreamSynchronize(s_));
-    if (e[1] > 1e-8 * e[0]) return;
-    real_spectrum_ = std::move(re);
-    spectrum_.release();
-  }
-  Spectrum line_spectrum() const {
-    Spectrum s;
-    if (real_spectrum_.get()) s.real = real_spectrum_.get();
-    else s.complex = spectrum_.get();
-    return s;
+    fft_.forward(pad_.get());
+    multiply_kernel<<<blocks_for(total, kThreads), kThreads, 0, s_>>>(pad_.get(), spectrum_.get(), total);
+    CUDA_CHECK_LAUNCH();
+    fft_.inverse(pad_.get());
+    crop_kernel<<<blocks_for(n_.voxels(), kThreads), kThreads, 0, s_>>>(pad_.get(), dptr(y), dims3(n_), dims3(len_));
+    CUDA_CHECK_LAUNCH();
   }
 
+ private:
   // Coils per pass: kCoilGroup, or as many doubled grids as half the free
   // memory holds (at least 1), decided at the first call and kept.
   int coil_group(int coils) {
@@ -391,16 +427,30 @@ class GpuNormalOperator : public HermitianOp, public CoilBatchedNormal {
     return *f;
   }
 
-  ImageGrid n_, len_;
-  cudaStream_t s_;
-  DeviceBuffer<float2> spectrum_, pad_;
-  std::unique_ptr<PaddedFft> fft_;
-  std::unique_ptr<LineToeplitz> lines_;
-  DeviceBuffer<float> real_spectrum_;  // a Hermitian Q's spectrum on the line passes
+  PaddedFft fft_;  // before the spectrum, which it makes
+  DeviceBuffer<float2> spectrum_;
+  DeviceBuffer<float2> pad_;
   int group_ = 0;
   DeviceBuffer<float2> coil_buf_;
   std::map<int, std::unique_ptr<PaddedFft>> coil_fft_;
 };
+
+// T for Q (q_count values on the doubled grid): the line passes where they
+// apply, else cuFFT's pair. One message for the whole operator, before any
+// allocation.
+OpPtr make_normal(Device& dev, const float2* q, std::size_t q_count, const ImageGrid& grid) {
+  const ImageGrid len = grid.doubled();
+  if (q_count != len.voxels())
+    throw InputError("gpu normal operator", "q size", std::to_string(q_count),
+                     "expected " + std::to_string(len.voxels()) + " (the doubled grid " + dims_string(len) + ")");
+  const std::string what = "the Toeplitz normal operator on " + dims_string(len);
+  const bool lines = LineToeplitz::supports(grid);
+  const double grid_bytes = double(len.voxels()) * sizeof(float2);
+  require_free(grid_bytes + (lines ? LineToeplitz::scratch_bytes(grid) : grid_bytes),
+               what + (lines ? " (spectrum, line passes)" : " (spectrum, padded buffer)"));
+  if (lines) return std::make_shared<LineNormal>(dev, q, grid, what);
+  return std::make_shared<PaddedNormal>(dev, q, grid, what);
+}
 
 class GpuToeplitz : public ToeplitzKernels {
  public:
@@ -408,7 +458,7 @@ class GpuToeplitz : public ToeplitzKernels {
   OpPtr normal(const DeviceVector& q, const ImageGrid& grid) override {
     DeviceScope scope(dev_);
     require_gpu(dev_, q, "toeplitz");
-    return std::make_shared<GpuNormalOperator>(dev_, dptr(q), q.size(), grid);
+    return make_normal(dev_, dptr(q), q.size(), grid);
   }
   OpPtr preconditioner(const DeviceVector& q, const ImageGrid& grid, double lambda) override {
     DeviceScope scope(dev_);
@@ -444,8 +494,8 @@ CufftPlan::CufftPlan(const FftLayout& layout, cudaStream_t s, const std::string&
     // Embedding lengths equal to the transform's own: no padding between rows;
     // nullptr (the basic layout) for one contiguous transform.
     long long* embed = layout.stride == 1 && layout.batch == 1 ? nullptr : d.data();
-    const cufftResult r = cufftMakePlanMany64(h_, int(d.size()), d.data(), embed, layout.stride, layout.dist,
-                                              embed, layout.stride, layout.dist, CUFFT_C2C, layout.batch, &ws);
+    const cufftResult r = cufftMakePlanMany64(h_, int(d.size()), d.data(), embed, layout.stride, layout.dist, embed,
+                                              layout.stride, layout.dist, CUFFT_C2C, layout.batch, &ws);
     if (r == CUFFT_ALLOC_FAILED) out_of_memory(double(ws), what + " (cuFFT plan)", free_device_bytes());
     CUDA_CHECK(r);
     work_.allocate(ws, what + " (cuFFT work area)", Reach::DeviceOnly);
@@ -463,19 +513,19 @@ CufftPlan::~CufftPlan() {
 
 void CufftPlan::exec(float2* data, int direction) {
   if (identity_) return;
-  CUDA_CHECK(cufftExecC2C(h_, reinterpret_cast<cufftComplex*>(data), reinterpret_cast<cufftComplex*>(data),
-                          direction));
+  CUDA_CHECK(cufftExecC2C(h_, reinterpret_cast<cufftComplex*>(data), reinterpret_cast<cufftComplex*>(data), direction));
 }
 
-void centered_dft_window(const float2* in, float2* work, const ImageGrid& dims, const ImageGrid& window,
-                         float2* out, bool inverse, cudaStream_t s) {
+void centered_dft_window(const float2* in, float2* work, const ImageGrid& dims, const ImageGrid& window, float2* out,
+                         bool inverse, cudaStream_t s) {
   CufftPlan plan(dims, s, "the centered DFT of " + dims_string(dims));
   // ifftshift (index n/2 -> 0), unnormalized FFT, then fftshift (0 -> n/2)
   // fused with taking the central window: right for odd lengths too, since
   // the shifts are plain modular gathers.
   launch_shift(in, work, dims, Dims3{dims.nx / 2, dims.ny / 2, dims.nz / 2}, 1.f, s);
   plan.exec(work, inverse ? CUFFT_INVERSE : CUFFT_FORWARD);
-  const Dims3 off{dims.nx - dims.nx / 2 - window.nx / 2 + dims.nx / 2, dims.ny - dims.ny / 2 - window.ny / 2 + dims.ny / 2,
+  const Dims3 off{dims.nx - dims.nx / 2 - window.nx / 2 + dims.nx / 2,
+                  dims.ny - dims.ny / 2 - window.ny / 2 + dims.ny / 2,
                   dims.nz - dims.nz / 2 - window.nz / 2 + dims.nz / 2};
   window_kernel<<<blocks_for(window.voxels(), kThreads), kThreads, 0, s>>>(work, dims3(dims), out, dims3(window), off,
                                                                            1.f);
