@@ -25,7 +25,9 @@ bool cpu_rows(const NufftBenchResult& res) {
 }
 
 // Issue 25's batching goal on a batched row: n transforms in one call at
-// least 1.5x faster than n single calls (each with its own plan).
+// least 1.5x faster than n single calls, each single call as that device's
+// coil-by-coil code made it: on the CPU with its own plan, on the GPU on the
+// one kept plan (docs/cpu-backend.md, docs/nufft-gpu.md).
 std::string batch_goal(const NufftBenchRow& r, const NufftBenchResult& res) {
   if (r.variant != "batched") return "";
   for (const auto& s : res.rows)
