@@ -62,7 +62,7 @@ struct NufftPlan::Impl {
   const float* dy() const { return deapod.get() + mm.n[0]; }
   const float* dz() const { return deapod.get() + mm.n[0] + mm.n[1]; }
   // The points in bin order: fine-grid coordinates, w the point's index as
-  // bits; kept and reused by a later set_points of as many points.
+  // bits; kept and reused by a later set_points of at most as many points.
   DeviceBuffer<float4> pts;
   DeviceBuffer<unsigned> bins;  // the sort's per-bin arrays and scan scratch
   DeviceBuffer<int4> subs;
