@@ -3,8 +3,8 @@
 // that cannot fit becomes one clear DeviceError
 //   "out of GPU memory: need 2.00 GiB for the Toeplitz spectrum, 1.31 GiB free"
 // instead of a crash or a bare cudaErrorMemoryAllocation later on.
-// No managed memory: plain cudaMalloc, or a device-only pool for scratch
-// (docs/gpu-backend.md, "Device, stream, errors").
+// No managed memory: plain cudaMalloc, or the device's pools once peer access
+// is on (cuda/device/pools.hpp; docs/gpu-backend.md, "Memory plan").
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "cuda/device/check.hpp"
-#include "cuda/device/device_only.hpp"
+#include "cuda/device/pools.hpp"
 
 namespace fhd::gpu {
 
@@ -24,10 +24,12 @@ inline std::string format_gib(double bytes) {
   return buf;
 }
 
+// Free for the next allocation: the device's free memory and what its pools
+// hold unused (an allocation that needs it trims them).
 inline std::size_t free_device_bytes() {
   std::size_t free = 0, total = 0;
   CUDA_CHECK(cudaMemGetInfo(&free, &total));
-  return free;
+  return free + idle_pool_bytes();
 }
 
 [[noreturn]] inline void out_of_memory(double bytes, const std::string& what, std::size_t free) {
@@ -45,11 +47,6 @@ inline void require_free(double bytes, const std::string& what) {
   const std::size_t free = free_device_bytes();
   if (bytes + double(kHeadroomBytes) > double(free)) out_of_memory(bytes, what, free);
 }
-
-// Who reaches a buffer: every GPU with peer access (plain cudaMalloc: vectors,
-// results that may be copied to another GPU), or its own GPU only (scratch;
-// cuda/device/device_only.hpp: no mapping into the peers).
-enum class Reach { Peers, DeviceOnly };
 
 template <class T>
 class DeviceBuffer {
@@ -80,10 +77,9 @@ class DeviceBuffer {
     require_free(bytes, what);
     void* p = nullptr;
     int device = -1;
-    if (reach == Reach::DeviceOnly) CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaGetDevice(&device));
     bool pooled = false;
-    const cudaError_t e =
-        reach == Reach::DeviceOnly ? device_only_malloc(&p, n * sizeof(T), &pooled) : cudaMalloc(&p, n * sizeof(T));
+    const cudaError_t e = device_malloc(&p, n * sizeof(T), reach, &pooled);
     if (e == cudaErrorMemoryAllocation) {
       cudaGetLastError();  // not sticky: clear it so later calls go on
       out_of_memory(bytes, what, free_device_bytes());
@@ -96,7 +92,7 @@ class DeviceBuffer {
   void release() noexcept {
     // No throw from a destructor; a failed free is reported by the next call.
     if (p_ && device_ >= 0)
-      device_only_free(p_, device_);
+      pool_free(p_, device_);
     else if (p_)
       cudaFree(p_);
     p_ = nullptr;
@@ -108,13 +104,13 @@ class DeviceBuffer {
   const T* get() const { return p_; }
   std::size_t size() const { return n_; }
   std::size_t bytes() const { return n_ * sizeof(T); }
-  // From the device's pool (DeviceOnly once peer access is on), not cudaMalloc.
+  // From one of the device's pools (once peer access is on), not cudaMalloc.
   bool pooled() const { return device_ >= 0; }
 
  private:
   T* p_ = nullptr;
   std::size_t n_ = 0;
-  int device_ = -1;  // the device of pooled DeviceOnly memory; -1 for cudaMalloc's
+  int device_ = -1;  // the device of pooled memory; -1 for cudaMalloc's
 };
 
 // Host <-> device copies on a stream. Downloads synchronize the stream so the

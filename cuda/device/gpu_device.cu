@@ -331,6 +331,7 @@ const DeviceTrajectory& on_device(const Points& k) {
 void reset_devices(const std::vector<int>& devices) {
   for (int d : devices) {
     CUDA_CHECK(cudaSetDevice(d));
+    gpu::forget_pools(d);
     CUDA_CHECK(cudaDeviceReset());
   }
 }
@@ -377,7 +378,7 @@ void enable_peer_access(const std::vector<int>& devices) {
       const cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
       if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CUDA_CHECK(e);
       cudaGetLastError();
-      gpu::note_peer_access();  // scratch from now on in pools the peers do not map
+      gpu::note_peer_access(a, b);  // memory from now on in pools, mapped into a peer only where it may be read
     }
 }
 

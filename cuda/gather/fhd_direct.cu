@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "cuda/device/pools.hpp"
 #include "cuda/gather/fhd_common.cuh"
 #include "cuda/gather/fhd_launchers.cuh"
 
@@ -203,7 +204,7 @@ void launch_constant_t(const SampleSet& s, const OutGrid& g, float2* out, const 
   const int tile = std::min(pick(cfg.tile, kConstTile), kConstTile);
   if (s.m == 0) return zero_output(out, g, st);
   ConstSample* aos = nullptr;
-  CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&aos), s.m * sizeof(ConstSample), st));
+  CUDA_CHECK(malloc_async(reinterpret_cast<void**>(&aos), s.m * sizeof(ConstSample), st));
   pack_aos_kernel<<<blocks_covering(s.m, 256), 256, 0, st>>>(s, aos);
   CUDA_CHECK_LAUNCH();
   const std::size_t P = g.points();

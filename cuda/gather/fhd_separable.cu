@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 
+#include "cuda/device/pools.hpp"
 #include "cuda/gather/fhd_common.cuh"
 #include "cuda/gather/fhd_launchers.cuh"
 
@@ -37,7 +38,13 @@ cublasHandle_t blas_handle(cudaStream_t st) {
   CUDA_CHECK(cudaGetDevice(&dev));
   std::lock_guard<std::mutex> lock(g_blas_mutex);
   cublasHandle_t& h = g_blas_handles[{dev, st}];
-  if (!h) CUDA_CHECK(cublas().create(&h));
+  if (h) return h;
+  cublasStatus_t made = cublas().create(&h);
+  if (made == CUBLAS_STATUS_ALLOC_FAILED) {  // the pools' idle memory may be what it lacks
+    trim_pools();
+    made = cublas().create(&h);
+  }
+  CUDA_CHECK(made);
   return h;
 }
 
@@ -156,10 +163,10 @@ void launch_separable(const SampleSet& s, const OutGrid& g, float2* out, TrigMod
   cublasHandle_t h = blas_handle(st);
   CUDA_CHECK(cublas().set_stream(h, st));
   float2 *ex, *ty, *tz, *b;
-  CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&ex), std::size_t(g.lx) * K * sizeof(float2), st));
-  CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&ty), std::size_t(g.ly) * K * sizeof(float2), st));
-  CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&tz), std::size_t(g.lz) * K * sizeof(float2), st));
-  CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&b), slab * K * sizeof(float2), st));
+  CUDA_CHECK(malloc_async(reinterpret_cast<void**>(&ex), std::size_t(g.lx) * K * sizeof(float2), st));
+  CUDA_CHECK(malloc_async(reinterpret_cast<void**>(&ty), std::size_t(g.ly) * K * sizeof(float2), st));
+  CUDA_CHECK(malloc_async(reinterpret_cast<void**>(&tz), std::size_t(g.lz) * K * sizeof(float2), st));
+  CUDA_CHECK(malloc_async(reinterpret_cast<void**>(&b), slab * K * sizeof(float2), st));
   for (std::size_t m0 = 0; m0 < s.m; m0 += K) {
     const int k = int(std::min<std::size_t>(K, s.m - m0));
     switch (trig) {

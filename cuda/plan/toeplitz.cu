@@ -11,6 +11,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "cuda/device/complex.cuh"
 #include "cuda/device/gpu_internal.hpp"
@@ -475,6 +476,19 @@ class GpuToeplitz : public ToeplitzKernels {
   Device& dev_;
 };
 
+// A handle whose work area is ours (a DeviceBuffer), not cuFFT's.
+cufftHandle new_handle() {
+  cufftHandle h = 0;
+  CUDA_CHECK(cufftCreate(&h));
+  try {
+    CUDA_CHECK(cufftSetAutoAllocation(h, 0));
+  } catch (...) {
+    cufftDestroy(h);
+    throw;
+  }
+  return h;
+}
+
 }  // namespace
 
 CufftPlan::CufftPlan(const ImageGrid& dims, cudaStream_t s, const std::string& what)
@@ -486,23 +500,30 @@ CufftPlan::CufftPlan(const FftLayout& layout, cudaStream_t s, const std::string&
     identity_ = true;  // a one-point DFT is the identity
     return;
   }
-  CUDA_CHECK(cufftCreate(&h_));
+  h_ = new_handle();
   try {
-    CUDA_CHECK(cufftSetAutoAllocation(h_, 0));
     std::size_t ws = 0;
-    // The embedding lengths are the transform's own (no padding between rows).
     // Embedding lengths equal to the transform's own: no padding between rows;
     // nullptr (the basic layout) for one contiguous transform.
     long long* embed = layout.stride == 1 && layout.batch == 1 ? nullptr : d.data();
-    const cufftResult r = cufftMakePlanMany64(h_, int(d.size()), d.data(), embed, layout.stride, layout.dist, embed,
-                                              layout.stride, layout.dist, CUFFT_C2C, layout.batch, &ws);
+    auto make = [&] {
+      return cufftMakePlanMany64(h_, int(d.size()), d.data(), embed, layout.stride, layout.dist, embed, layout.stride,
+                                 layout.dist, CUFFT_C2C, layout.batch, &ws);
+    };
+    cufftResult r = make();
+    if (r == CUFFT_ALLOC_FAILED) {  // the pools' idle memory may be what cuFFT lacks: once more, on a fresh handle
+      CUDA_CHECK(cufftDestroy(std::exchange(h_, 0)));
+      trim_pools();
+      h_ = new_handle();
+      r = make();
+    }
     if (r == CUFFT_ALLOC_FAILED) out_of_memory(double(ws), what + " (cuFFT plan)", free_device_bytes());
     CUDA_CHECK(r);
     work_.allocate(ws, what + " (cuFFT work area)", Reach::DeviceOnly);
     if (ws) CUDA_CHECK(cufftSetWorkArea(h_, work_.get()));
     CUDA_CHECK(cufftSetStream(h_, s));
   } catch (...) {
-    cufftDestroy(h_);
+    if (h_) cufftDestroy(h_);
     throw;
   }
 }
