@@ -30,6 +30,7 @@ struct BenchNufftArgs {
   bool sweep = false;
   bool no_q = false;
   int transforms = 1;
+  std::string spread = "auto";
   std::vector<double> tols{1e-5, 1e-6};
   std::vector<double> sigmas{2.0};
   std::string json, points_out;
@@ -60,8 +61,11 @@ void run(const BenchNufftArgs& a) {
   o.sigmas = a.sigmas;
   o.transforms = a.transforms;
   o.points_out = a.points_out;
+  o.spread = a.spread;
   const bool quiet = global_options().quiet;
   const bool gpu = use_gpu(a.device, quiet);
+  if (!gpu && a.spread != "auto")
+    throw InputError("bench-nufft", "--spread", a.spread, "is for --device gpu only");
   if (gpu && !a.points_out.empty())
     throw InputError("bench-nufft", "--points-out", a.points_out, "is for --device cpu only");
   if (!a.points_out.empty()) make_parent_dir(a.points_out);
@@ -102,6 +106,9 @@ void add_bench_nufft_command(CLI::App& app) {
   cmd->add_option("--transforms", a->transforms,
                   "Also time N transforms (coils) batched in one call against N single calls")
       ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--spread", a->spread, "GPU: spreading of the default rows (auto: the plan's choice | shared | gather | global)")
+      ->check(CLI::IsMember({"auto", "shared", "gather", "global"}))
       ->capture_default_str();
   cmd->add_option("--points-out", a->points_out, "CPU: write the points (float32 kx, ky, kz) for scripts/peer_nufft.py");
   cmd->add_option("--json", a->json, "write the table as JSON");

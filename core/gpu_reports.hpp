@@ -81,6 +81,8 @@ struct NufftBenchOptions {
   // write the points (float32 kx, then ky, then kz) for a peer to time.
   int transforms = 1;
   std::string points_out;
+  // GPU only: the default rows' spreading (auto | shared | gather | global).
+  std::string spread = "auto";
 };
 
 struct NufftBenchRow {

@@ -45,6 +45,7 @@
 #include "recon/nufft/nufft_kernel.hpp"
 
 #include "cuda/nufft/nufft_device.cuh"
+#include "cuda/nufft/gather_spread.cuh"
 
 namespace fhd::gpu {
 
@@ -66,6 +67,19 @@ struct NufftPlan::Impl {
   DeviceBuffer<float4> pts;
   DeviceBuffer<unsigned> bins;  // the sort's per-bin arrays and scan scratch
   DeviceBuffer<int4> subs;
+  // Spreading by gather (cuda/nufft/gather_spread.cuh) where the method and
+  // the fine grid allow it: the boxes' parts, cut at its first use after
+  // set_points, and, kept beside them, the per-box counts and scan.
+  bool can_gather = false, parts_cut = false;
+  bool gathers(int batch) const {
+    return can_gather && (opt.spread == NufftMethod::Gather || batch >= kGatherMinBatch);
+  }
+  DeviceBuffer<int2> parts;
+  DeviceBuffer<unsigned> box_arrays;
+  std::size_t nparts = 0;
+  const unsigned* bin_counts() const { return bins.get(); }
+  const unsigned* bin_start() const { return bins.get() + 2 * (nbins() + 1); }
+  std::size_t nbins() const { return std::size_t(g.nbins[0]) * g.nbins[1] * g.nbins[2]; }
   DeviceBuffer<float2> fine;  // `grids` fine grids, made at the first execute
   std::size_t grids = 0;
   std::map<int, std::unique_ptr<CufftPlan>> ffts;  // by batch size, made at first use
@@ -77,6 +91,7 @@ struct NufftPlan::Impl {
   }
 
   void sort_points(const float* kx, const float* ky, const float* kz);
+  void cut_parts();
   std::size_t fine_voxels() const { return fine_grid.voxels(); }
   std::size_t mode_voxels() const { return std::size_t(mm.n[0]) * mm.n[1] * mm.n[2]; }
   int group(int n);
@@ -218,8 +233,9 @@ NufftPlan::NufftPlan(const ImageGrid& modes, const ImageGrid& image, const Nufft
   if (opt.sigma != 2.0 && opt.sigma != 1.25)
     throw InputError("nufft", "upsampling", std::to_string(opt.sigma), "must be 2 or 1.25");
   if (interpolation_only(opt.spread))
-    throw InputError("nufft", "spreading method", opt.spread == NufftMethod::Rows ? "rows" : "auto",
-                     "is for interpolation only (shared or global)");
+    throw InputError("nufft", "spreading method", "rows", "is for interpolation only");
+  if (spreading_only(opt.interp))
+    throw InputError("nufft", "interpolation method", "gather", "is for spreading only");
   if (opt.sigma < 2.0 && opt.tol < kMinTolSigma125) p.opt.sigma = 2.0;
   const nufft::KernelParams kp = nufft::kernel_for(opt.tol, p.opt.sigma);
   p.w = kp.width;
@@ -259,6 +275,8 @@ NufftPlan::NufftPlan(const ImageGrid& modes, const ImageGrid& image, const Nufft
         "nufft", "bin size", std::to_string(g.bin[0]) + "x" + std::to_string(g.bin[1]) + "x" + std::to_string(g.bin[2]),
         "needs " + std::to_string(p.smem_spread) + " bytes of shared memory, the device has " + std::to_string(limit));
   p.fine_grid = {g.nf[0], g.nf[1], g.nf[2]};
+  p.can_gather = (opt.spread == NufftMethod::Gather || opt.spread == NufftMethod::Auto) && gather_fits(g, p.dim) &&
+                 gather_shared_bytes(p.w, kGatherGroup) <= std::size_t(limit);
   p.by_lines = lines::supported_length(g.nf[0]) && lines::supported_length(g.nf[1]) &&
                (p.dim == 2 || lines::supported_length(g.nf[2]));
   if (p.opt.interp == NufftMethod::Auto)
@@ -332,21 +350,57 @@ void NufftPlan::Impl::sort_points(const float* kx, const float* ky, const float*
   CUDA_CHECK_LAUNCH();
 }
 
+// The gather's parts (cuda/nufft/gather_spread.cuh) from the bins' counts.
+void NufftPlan::Impl::cut_parts() {
+  const std::size_t nboxes = std::size_t(boxes_along(g, 0)) * boxes_along(g, 1) * boxes_along(g, 2), nb1 = nboxes + 1;
+  std::size_t temp_bytes = 0;
+  CUDA_CHECK(
+      cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, (unsigned*)nullptr, (unsigned*)nullptr, unsigned(nb1), s));
+  const std::size_t arrays = (2 * nb1 + 63) / 64 * 64;
+  const std::size_t size = arrays + (temp_bytes + sizeof(unsigned) - 1) / sizeof(unsigned);
+  const std::string what = "NUFFT gather boxes (" + std::to_string(nboxes) + ")";
+  if (box_arrays.size() < size) box_arrays.allocate(size, what, Reach::DeviceOnly);
+  unsigned* per_box = box_arrays.get();
+  unsigned* part_start = per_box + nb1;
+  CUDA_CHECK(cudaMemsetAsync(per_box + nboxes, 0, sizeof(unsigned), s));  // the scan's total
+  constexpr unsigned threads = 256;
+  gather_count_kernel<<<blocks_for(nboxes, threads), threads, 0, s>>>(bin_counts(), g, unsigned(nboxes), per_box);
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(box_arrays.get() + arrays, temp_bytes, per_box, part_start, unsigned(nb1), s));
+  unsigned total = 0;
+  download(part_start + nboxes, 1, &total, s);
+  nparts = total;
+  parts_cut = true;
+  if (parts.size() < std::max<std::size_t>(nparts, 1))
+    parts.allocate(std::max<std::size_t>(nparts, 1), what + " (parts)", Reach::DeviceOnly);
+  gather_fill_kernel<<<blocks_for(nboxes, threads), threads, 0, s>>>(per_box, part_start, unsigned(nboxes),
+                                                                      parts.get());
+  CUDA_CHECK_LAUNCH();
+}
+
 void NufftPlan::set_points(const float* kx, const float* ky, const float* kz, std::size_t m) {
   if (m >= (std::size_t(1) << 31)) throw InputError("nufft", "points", std::to_string(m), "must be fewer than 2^31");
   impl_->m = m;
   impl_->nsub = 0;
+  impl_->nparts = 0;
+  impl_->parts_cut = false;
   if (m) impl_->sort_points(kx, ky, kz);
 }
 
 void NufftPlan::Impl::type1_pass(const float2* c, float2* f, int batch) {
   float2* grid = workspace(batch);
   if (!by_lines) fft(batch);  // made before the first mark: phases time work, not set-up
+  const bool gather = gathers(batch);
+  if (m && gather && !parts_cut) cut_parts();  // once per set_points, also before the first mark
   mark(0);
   CUDA_CHECK(cudaMemsetAsync(grid, 0, fine_voxels() * batch * sizeof(float2), s));
-  if (m)
+  if (m && gather)
+    with_width<3, GatherKernels>(w, [&](auto k) {
+      k.spread(pts.get(), c, parts.get(), nparts, bin_counts(), bin_start(), g, grid, m, batch, fine_voxels(), s);
+    });
+  else if (m)
     dispatch(dim, w, [&](auto k) {
-      k.spread(opt.spread == NufftMethod::Shared, pts.get(), c, subs.get(), nsub, m, g, smem_spread, opt.threads, grid,
+      k.spread(opt.spread != NufftMethod::Global, pts.get(), c, subs.get(), nsub, m, g, smem_spread, opt.threads, grid,
                batch, fine_voxels(), s);
     });
   mark(1);
@@ -411,5 +465,6 @@ double NufftPlan::sigma() const { return impl_->opt.sigma; }
 ImageGrid NufftPlan::fine() const { return impl_->fine_grid; }
 std::size_t NufftPlan::points() const { return impl_->m; }
 std::size_t NufftPlan::subproblems() const { return impl_->nsub; }
+bool NufftPlan::gathers(int n) const { return impl_->gathers(n); }
 
 }  // namespace fhd::gpu

@@ -23,9 +23,18 @@ namespace fhd::gpu {
 // Global: one thread per sorted point straight on the fine grid in global memory.
 // Rows (interpolation only): a few threads per sorted point, one per tap along
 // x, so each warp load reads short runs of adjacent cells.
-// Auto (interpolation only): what measured fastest for the plan's fine grid.
-enum class NufftMethod { Shared, Global, Rows, Auto };
-inline bool interpolation_only(NufftMethod m) { return m == NufftMethod::Rows || m == NufftMethod::Auto; }
+// Gather (spreading only, 3D): a thread per fine-grid cell of an 8^3 box sums
+// the points that reach it (cuda/nufft/gather_spread.cuh); the transforms of
+// a batch share each point's staging, so a batch of 8 costs about 1.7 single
+// ones. Plans whose fine grid is too small for it (and 2D plans) spread
+// through the shared tile.
+// Auto: what measured fastest. Interpolation: rows or the shared tile by the
+// fine grid's size. Spreading: the shared tile for single transforms and
+// small batches, gather for batches of kGatherMinBatch or more.
+enum class NufftMethod { Shared, Global, Rows, Auto, Gather };
+inline bool interpolation_only(NufftMethod m) { return m == NufftMethod::Rows; }
+inline bool spreading_only(NufftMethod m) { return m == NufftMethod::Gather; }
+constexpr int kGatherMinBatch = 3;
 // Auto's choice: rows on fine grids of at most this many cells (256^3: 0.99
 // against 1.21 ms for the shared tile at 128^3 modes on the H100), the shared
 // tile on larger ones (512^3: 10.7 against 11.8 ms at 256^3 modes).
@@ -41,7 +50,7 @@ struct NufftOptions {
   double sigma = 2.0;
   // Defaults measured on the H100 (docs/nufft-gpu.md): privatized spreading,
   // interpolation by rows or from the shared tile by the fine grid's size.
-  NufftMethod spread = NufftMethod::Shared;
+  NufftMethod spread = NufftMethod::Auto;
   NufftMethod interp = NufftMethod::Auto;
   int bin[3] = {0, 0, 0};     // bin (tile core) in fine cells per axis; 0 = default (16x16x8, 2D 32x32)
   int max_subproblem = 1024;  // points per block at most (dense bins are cut)
@@ -94,6 +103,8 @@ class NufftPlan {
   ImageGrid fine() const;
   std::size_t points() const;
   std::size_t subproblems() const;
+  // Whether type 1 of n transforms spreads by gather.
+  bool gathers(int n) const;
 
  private:
   struct Impl;

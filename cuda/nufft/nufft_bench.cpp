@@ -161,6 +161,13 @@ double check_type2(const Trajectory& t, const std::vector<cfloat>& f, const std:
   return rel(ref, got);
 }
 
+NufftMethod spread_method(const std::string& name) {
+  return name == "gather"   ? NufftMethod::Gather
+         : name == "global" ? NufftMethod::Global
+         : name == "shared" ? NufftMethod::Shared
+                            : NufftMethod::Auto;
+}
+
 struct Variant {
   std::string name;
   NufftOptions opt;
@@ -170,7 +177,7 @@ std::vector<Variant> sweep_variants(double tol) {
   auto with = [tol](NufftMethod m, int bx, int by, int bz, int threads, int chunk) {
     NufftOptions o;
     o.tol = tol;
-    o.spread = interpolation_only(m) ? NufftMethod::Shared : m;  // spreading: shared
+    o.spread = m == NufftMethod::Auto || interpolation_only(m) ? NufftMethod::Shared : m;  // spreading: shared
     o.interp = m;
     o.bin[0] = bx;
     o.bin[1] = by;
@@ -234,6 +241,7 @@ class Bench {
         NufftOptions opt;
         opt.tol = tol;
         opt.sigma = sigma;
+        opt.spread = spread_method(o_.spread);
         guarded("type1", "default", opt, [&](NufftBenchRow& r) { operators(opt, r); });
         if (o_.q) guarded("q", "default", opt, [&](NufftBenchRow& r) { q(opt, r); });
       }

@@ -27,7 +27,7 @@ NufftOptions options(double tol, double sigma, NufftMethod m) {
   NufftOptions o;
   o.tol = tol;
   o.sigma = sigma;
-  o.spread = gpu::interpolation_only(m) ? NufftMethod::Shared : m;
+  o.spread = m == NufftMethod::Auto || gpu::interpolation_only(m) ? NufftMethod::Shared : m;
   o.interp = m;
   return o;
 }

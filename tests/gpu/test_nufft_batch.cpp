@@ -64,7 +64,7 @@ TEST_CASE("gpu nufft: n transforms in one call equal n single calls; plans reuse
       Points3 p = upload_points(t, s);
       gpu::NufftOptions o;
       o.tol = 1e-6;
-      o.spread = gpu::interpolation_only(method) ? NufftMethod::Shared : method;
+      o.spread = method == NufftMethod::Auto || gpu::interpolation_only(method) ? NufftMethod::Shared : method;
       o.interp = method;
       gpu::NufftPlan plan(g, g, o, s);
       plan.set_points(p.kx.get(), p.ky.get(), p.kz.get(), m);
