@@ -2,7 +2,8 @@
 // SENSE's batched normal (recon/coils/sense.cpp, issue 25) against the
 // per-coil sum it replaces, on any device: N x = sum_c conj(S_c) T (S_c x)
 // with T the model's own normal applied coil by coil, and <x, N x> real and
-// >= 0. Shared by the CPU (tests/recon) and GPU (tests/gpu) tests.
+// >= 0; and its adjoint E^H y against the per-coil sum. Shared by the CPU
+// (tests/recon) and GPU (tests/gpu) tests.
 #include <complex>
 #include <string>
 #include <vector>
@@ -52,6 +53,29 @@ inline void check_sense_normal(Device& dev, const OpPtr& model, const ImageGrid&
   CHECK(xnx.real() > 1e-3 * xx.real());  // not the zero operator
   // E^H E x by its definition (apply, then adjoint) agrees too.
   CHECK(rel_l2(e->adjoint(e->apply(x)), want) < 1e-3);
+}
+
+// E^H y of sense_op(model, maps) (the coils' adjoints batched where the
+// model batches them) against sum_c conj(S_c) A^H y_c, coil by coil.
+inline void check_sense_adjoint(Device& dev, const OpPtr& model, const ImageGrid& g, int coils, unsigned seed) {
+  const CoilData maps = ramp_maps(g, coils);
+  const OpPtr e = sense_op(model, upload_maps(dev, maps, g));
+  const std::size_t m = model->out().size();
+  const std::vector<cfloat> y = random_complex(m * coils, seed);
+  std::vector<cdouble> want(g.voxels(), 0.0);
+  for (int c = 0; c < coils; ++c) {
+    const std::vector<cfloat> a = model->adjoint(std::vector<cfloat>(y.begin() + c * m, y.begin() + (c + 1) * m));
+    for (std::size_t i = 0; i < a.size(); ++i) want[i] += std::conj(cdouble(maps[c][i])) * cdouble(a[i]);
+  }
+  INFO("device " << dev.name() << ", " << coils << " coils");
+  CHECK(rel_l2(e->adjoint(y), want) < 1e-5);
+  // adjoint_add: x + 0.5 E^H y.
+  const std::vector<cfloat> x0 = random_complex(g.voxels(), seed + 1);
+  VecPtr x = dev.upload(x0), yd = dev.upload(y);
+  e->adjoint_add(*yd, *x, 0.5);
+  std::vector<cdouble> want_add(g.voxels());
+  for (std::size_t i = 0; i < want_add.size(); ++i) want_add[i] = cdouble(x0[i]) + 0.5 * want[i];
+  CHECK(rel_l2(dev.download(*x), want_add) < 1e-5);
 }
 
 }  // namespace fhd::test

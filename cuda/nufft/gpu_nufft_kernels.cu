@@ -34,15 +34,24 @@ class GpuNufftPlan : public fhd::NufftPlan {
     check(c, f);
     plan_->type2(dptr(f), dptr(c));
   }
+  // One batched call (SENSE's E^H y over its coils): the spreading by gather
+  // shares each point's staging among the transforms.
+  void type1_batch(const DeviceVector& c, DeviceVector& f, int n) override {
+    DeviceScope scope(dev_);
+    check(c, f, n);
+    plan_->type1(dptr(c), dptr(f), n);
+  }
+  bool batches() const override { return true; }
 
  private:
-  void check(const DeviceVector& c, const DeviceVector& f) const {
+  void check(const DeviceVector& c, const DeviceVector& f, int n = 1) const {
     require_gpu(dev_, c, "nufft");
     require_gpu(dev_, f, "nufft");
-    if (c.size() != plan_->points() || f.size() != modes_.voxels())
+    const std::size_t k = std::size_t(n < 1 ? 0 : n);
+    if (n < 1 || c.size() != k * plan_->points() || f.size() != k * modes_.voxels())
       throw std::invalid_argument("gpu nufft: " + std::to_string(c.size()) + " samples and " + std::to_string(f.size()) +
-                                  " modes for a plan of " + std::to_string(plan_->points()) + " and " +
-                                  std::to_string(modes_.voxels()));
+                                  " modes for " + std::to_string(n) + " transforms of a plan of " +
+                                  std::to_string(plan_->points()) + " and " + std::to_string(modes_.voxels()));
   }
   Device& dev_;
   ImageGrid modes_;

@@ -96,9 +96,27 @@ class SenseOp : public LinOp {
 
  protected:
   void do_apply(const DeviceVector& x, DeviceVector& y) override { stack_->apply(x, y); }
-  void do_adjoint(const DeviceVector& y, DeviceVector& x) override { stack_->adjoint(y, x); }
+  void do_adjoint(const DeviceVector& y, DeviceVector& x) override {
+    if (!batched()) return stack_->adjoint(y, x);
+    // E^H y = sum_c conj(S_c) A^H y_c with the coils' A^H in one batched
+    // call: on the GPU, 8 coils' type 1s cost about 2 single ones.
+    const std::size_t vox = model_->in().size(), coils = maps_.size();
+    DeviceVector& each = scratch(2, coils * vox);
+    dynamic_cast<BatchedAdjoint&>(*model_).adjoint_batch(y, each, int(coils));
+    for (std::size_t c = 0; c < coils; ++c) {
+      VecPtr part = each.view(c * vox, vox);
+      device().multiply(*maps_[c], *part, *part, true);
+      if (c == 0)
+        device().copy(*part, x);
+      else
+        device().axpy(1.0, *part, x);
+    }
+  }
   void do_apply_add(const DeviceVector& x, DeviceVector& y, cdouble a) override { stack_->apply_add(x, y, a); }
-  void do_adjoint_add(const DeviceVector& y, DeviceVector& x, cdouble a) override { stack_->adjoint_add(y, x, a); }
+  void do_adjoint_add(const DeviceVector& y, DeviceVector& x, cdouble a) override {
+    if (batched()) return LinOp::do_adjoint_add(y, x, a);
+    stack_->adjoint_add(y, x, a);
+  }
   OpPtr make_normal() override {
     OpPtr t = model_->normal();
     if (dynamic_cast<CoilBatchedNormal*>(t.get()) || dynamic_cast<ToeplitzOperator*>(t.get()))
@@ -107,6 +125,10 @@ class SenseOp : public LinOp {
   }
 
  private:
+  bool batched() {
+    auto* b = dynamic_cast<BatchedAdjoint*>(model_.get());
+    return maps_.size() > 1 && b && b->batches();
+  }
   OpPtr model_;
   std::vector<std::shared_ptr<DeviceVector>> maps_;
   OpPtr stack_;

@@ -20,6 +20,10 @@ class NufftPlan {
   // c: the plan's points; f: modes.voxels(). On the plan's device.
   virtual void type1(const DeviceVector& c, DeviceVector& f) = 0;
   virtual void type2(const DeviceVector& f, DeviceVector& c) = 0;
+  // n type 1s in one call: c holds n point-sized slices, f n modes-sized
+  // ones. Here one call each; a plan that batches (batches()) overrides it.
+  virtual void type1_batch(const DeviceVector& c, DeviceVector& f, int n);
+  virtual bool batches() const { return false; }
 };
 
 class NufftKernels {

@@ -89,6 +89,17 @@ class LinOp : public std::enable_shared_from_this<LinOp> {
   std::vector<VecPtr> scratch_;
 };
 
+// An operator whose adjoint takes n right-hand sides in one call where its
+// device batches them (the GPU NUFFT's type 1: SENSE's E^H y over coils).
+class BatchedAdjoint {
+ public:
+  virtual ~BatchedAdjoint() = default;
+  // False where a batch would only loop (the CPU, a split across devices).
+  virtual bool batches() = 0;
+  // x_i = A^H y_i, i < n: y holds n out-sized slices, x n in-sized ones.
+  virtual void adjoint_batch(const DeviceVector& y, DeviceVector& x, int n) = 0;
+};
+
 // An operator equal to its adjoint (normal operators, Laplacians, real
 // diagonals): do_adjoint is do_apply.
 class HermitianOp : public LinOp {

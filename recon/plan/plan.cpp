@@ -42,7 +42,7 @@ bool uses_nufft(const PlanOptions& o) { return o.fhd.method == FhdMethod::Nufft;
 // split across the plan's devices where the SplitRule gains: the gather's
 // adjoint by image slabs, the NUFFT by sample chunks (its normal T stays on
 // the first device: its cost is the FFT pair).
-class FourierOp : public LinOp {
+class FourierOp : public LinOp, public BatchedAdjoint {
  public:
   explicit FourierOp(std::shared_ptr<Plan> plan)
       : LinOp(plan->device(), image_shape(plan->grid()), samples_shape(plan->samples()),
@@ -66,6 +66,11 @@ class FourierOp : public LinOp {
     if (uses_nufft(plan_->options())) return plan_->nufft_plan().type1(y, x);
     if (slabs_) return slabs_->apply(y, x);
     device().kernels<GatherKernels>().adjoint(plan_->points(), y, plan_->grid(), plan_->options().fhd, x);
+  }
+  bool batches() override { return !chunks_ && uses_nufft(plan_->options()) && plan_->nufft_plan().batches(); }
+  void adjoint_batch(const DeviceVector& y, DeviceVector& x, int n) override {
+    if (!batches()) throw std::logic_error("FourierOp: adjoint_batch where the plan does not batch");
+    plan_->nufft_plan().type1_batch(y, x, n);
   }
   // F^H F = T when Q's weights are 1 (Phi = 1); else A^H A's T is not F's.
   OpPtr make_normal() override {

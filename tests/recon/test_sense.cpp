@@ -96,6 +96,7 @@ TEST_CASE("sense: the batched normal equals the per-coil sum of S^H T S", "[sens
     // 6 coils: the sum over groups, each into y after the first.
     test::check_sense_normal(*dev, plan->forward(), g, 6, 82);
     test::check_sense_normal(*dev, plan->forward(), g, 1, 83);
+    test::check_sense_adjoint(*dev, plan->forward(), g, 6, 84);  // the per-coil stack: the CPU does not batch
   }
 }
 
