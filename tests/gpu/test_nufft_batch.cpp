@@ -9,6 +9,7 @@
 #include "cuda/device/device_buffer.hpp"
 #include "cuda/device/gpu_internal.hpp"
 #include "cuda/nufft/nufft.hpp"
+#include "nufft_test_buffers.hpp"
 #include "test_backend_util.hpp"
 
 using namespace fhd;
@@ -16,37 +17,6 @@ using namespace fhd::gpu_test;
 using gpu::DeviceBuffer;
 using gpu::NufftMethod;
 
-namespace {
-
-struct Points3 {
-  DeviceBuffer<float> kx, ky, kz;
-};
-
-Points3 upload_points(const Trajectory& t, cudaStream_t s) {
-  Points3 p;
-  p.kx.allocate(t.size(), "test points");
-  p.ky.allocate(t.size(), "test points");
-  p.kz.allocate(t.size(), "test points");
-  gpu::upload(t.kx.data(), t.size(), p.kx.get(), s);
-  gpu::upload(t.ky.data(), t.size(), p.ky.get(), s);
-  std::vector<float> kz = t.kz.size() == t.size() ? t.kz : std::vector<float>(t.size(), 0.f);
-  gpu::upload(kz.data(), t.size(), p.kz.get(), s);
-  return p;
-}
-
-DeviceBuffer<float2> to_device(const std::vector<cfloat>& v, cudaStream_t s) {
-  DeviceBuffer<float2> d(v.size(), "test values");
-  gpu::upload(reinterpret_cast<const float2*>(v.data()), v.size(), d.get(), s);
-  return d;
-}
-
-std::vector<cfloat> to_host(const DeviceBuffer<float2>& d, std::size_t off, std::size_t n, cudaStream_t s) {
-  std::vector<cfloat> v(n);
-  gpu::download(d.get() + off, n, reinterpret_cast<float2*>(v.data()), s);
-  return v;
-}
-
-}  // namespace
 
 TEST_CASE("gpu nufft: n transforms in one call equal n single calls; plans reused give identical results",
           "[gpu][nufft][batch]") {

@@ -10,6 +10,7 @@
 #include "cuda/device/device_buffer.hpp"
 #include "cuda/nufft/nufft.hpp"
 #include "recon/gather/direct_sum.hpp"
+#include "nufft_test_buffers.hpp"
 #include "test_backend_util.hpp"
 
 using namespace fhd;
@@ -20,31 +21,6 @@ using gpu::NufftMethod;
 namespace {
 
 double allowed(double tol) { return std::max(3.0 * tol, 4e-6); }
-
-struct Device3 {
-  DeviceBuffer<float> kx, ky, kz;
-  DeviceBuffer<float2> c, f;
-};
-
-Device3 upload_case(const Trajectory& t, const std::vector<cfloat>& c, std::size_t out, cudaStream_t s) {
-  Device3 d;
-  d.kx.allocate(t.size(), "test points");
-  d.ky.allocate(t.size(), "test points");
-  d.kz.allocate(t.size(), "test points");
-  gpu::upload(t.kx.data(), t.size(), d.kx.get(), s);
-  gpu::upload(t.ky.data(), t.size(), d.ky.get(), s);
-  gpu::upload(t.kz.data(), t.size(), d.kz.get(), s);
-  d.c.allocate(c.size(), "test values");
-  gpu::upload(reinterpret_cast<const float2*>(c.data()), c.size(), d.c.get(), s);
-  d.f.allocate(out, "test result");
-  return d;
-}
-
-std::vector<cfloat> part(const DeviceBuffer<float2>& d, std::size_t off, std::size_t n, cudaStream_t s) {
-  std::vector<cfloat> v(n);
-  gpu::download(d.get() + off, n, reinterpret_cast<float2*>(v.data()), s);
-  return v;
-}
 
 std::vector<cfloat> slice(const std::vector<cfloat>& v, std::size_t off, std::size_t n) {
   return std::vector<cfloat>(v.begin() + off, v.begin() + off + n);
@@ -79,7 +55,9 @@ TEST_CASE("gpu nufft: spreading by gather meets the direct sum, alone and batche
     const std::vector<cfloat> c = random_complex(n * cs.m, seed++);
     const std::vector<cdouble> ref = fhd_reference(t, slice(c, 0, cs.m), cs.grid);
     gpu::OwnedStream s;
-    Device3 d = upload_case(t, c, n * vox, s);
+    const Points3 k = upload_points(t, s);
+    const DeviceBuffer<float2> dc = to_device(c, s);
+    DeviceBuffer<float2> df(n * vox, "test result");
     for (double tol : {1e-2, 1e-6, 1e-10}) {
       gpu::NufftOptions o;
       o.tol = tol;
@@ -87,21 +65,21 @@ TEST_CASE("gpu nufft: spreading by gather meets the direct sum, alone and batche
       o.bin[0] = o.bin[1] = o.bin[2] = cs.bin;
       gpu::NufftPlan plan(cs.grid, cs.grid, o, s);
       REQUIRE(plan.gathers(1));
-      plan.set_points(d.kx.get(), d.ky.get(), d.kz.get(), cs.m);
+      plan.set_points(k.kx.get(), k.ky.get(), k.kz.get(), cs.m);
       INFO(grid_name(cs.grid) << (cs.piled ? " piled" : "") << " bin " << cs.bin << ", tol " << tol << ", width "
                               << plan.width());
-      plan.type1(d.c.get(), d.f.get());
-      const std::vector<cfloat> one = part(d.f, 0, vox, s);
+      plan.type1(dc.get(), df.get());
+      const std::vector<cfloat> one = to_host(df, 0, vox, s);
       CHECK(rel_l2(one, ref) < allowed(std::max(tol, 1e-6)));
       if (tol == 1e-2) CHECK(rel_l2(one, ref) > 1e-5);  // the width follows the tolerance
       std::vector<std::vector<cfloat>> singles;
       for (int k = 0; k < n; ++k) {
-        plan.type1(d.c.get() + k * cs.m, d.f.get());
-        singles.push_back(part(d.f, 0, vox, s));
+        plan.type1(dc.get() + k * cs.m, df.get());
+        singles.push_back(to_host(df, 0, vox, s));
       }
       for (int batch : {5, n}) {  // a group partly filled; two groups
-        plan.type1(d.c.get(), d.f.get(), batch);
-        const std::vector<cfloat> all = part(d.f, 0, batch * vox, s);
+        plan.type1(dc.get(), df.get(), batch);
+        const std::vector<cfloat> all = to_host(df, 0, batch * vox, s);
         for (int k = 0; k < batch; ++k) {
           INFO("batch " << batch << ", transform " << k);
           CHECK(rel_l2(slice(all, k * vox, vox), singles[k]) < 1e-6);
@@ -120,17 +98,19 @@ TEST_CASE("gpu nufft: the default spreading gathers batches only, and equals the
   const Trajectory t = random_trajectory(m, g, 61);
   const std::vector<cfloat> c = random_complex(n * m, 62);
   gpu::OwnedStream s;
-  Device3 d = upload_case(t, c, n * vox, s);
+  const Points3 k = upload_points(t, s);
+  const DeviceBuffer<float2> dc = to_device(c, s);
+  DeviceBuffer<float2> df(n * vox, "test result");
   gpu::NufftPlan plan(g, g, gpu::NufftOptions{}, s);  // spread: Auto
   CHECK_FALSE(plan.gathers(1));
   CHECK_FALSE(plan.gathers(gpu::kGatherMinBatch - 1));
   REQUIRE(plan.gathers(n));
-  plan.set_points(d.kx.get(), d.ky.get(), d.kz.get(), m);
-  plan.type1(d.c.get(), d.f.get(), n);
-  const std::vector<cfloat> batched = part(d.f, 0, n * vox, s);
+  plan.set_points(k.kx.get(), k.ky.get(), k.kz.get(), m);
+  plan.type1(dc.get(), df.get(), n);
+  const std::vector<cfloat> batched = to_host(df, 0, n * vox, s);
   for (int k = 0; k < n; ++k) {  // single calls: the shared tile
-    plan.type1(d.c.get() + k * m, d.f.get());
-    CHECK(rel_l2(slice(batched, k * vox, vox), part(d.f, 0, vox, s)) < 1e-6);
+    plan.type1(dc.get() + k * m, df.get());
+    CHECK(rel_l2(slice(batched, k * vox, vox), to_host(df, 0, vox, s)) < 1e-6);
   }
 }
 
