@@ -77,15 +77,30 @@ __device__ __forceinline__ unsigned run_bin(const BoxRuns& r, int i, int j, int 
   return unsigned(x + g.nbins[0] * (y + g.nbins[1] * z));
 }
 
-// Parts per box: its candidates over kGatherCandidates, rounded up.
-__global__ void gather_count_kernel(const unsigned* __restrict__ counts, Geom g, unsigned nboxes,
-                                    unsigned* __restrict__ parts) {
+// Half h of the runs of (y, z) bin pair (j, k): the x bins before the wrap
+// (h 0) or after it (h 1), as one span of sorted points.
+struct Span {
+  unsigned begin, len;
+};
+__device__ __forceinline__ Span run_span(const BoxRuns& r, int j, int k, int h, const unsigned* __restrict__ counts,
+                                         const unsigned* __restrict__ start, const Geom& g) {
+  const int head = min(r.x.n, g.nbins[0] - r.x.first);  // x bins before the wrap
+  const int i0 = h ? head : 0, i1 = h ? r.x.n : head;
+  if (i1 <= i0) return {0, 0};
+  const unsigned first = run_bin(r, i0, j, k, g), last = run_bin(r, i1 - 1, j, k, g);
+  return {start[first], start[last] + counts[last] - start[first]};
+}
+
+// Parts per box: its candidates (the same spans spread_gather reads) over
+// kGatherCandidates, rounded up.
+__global__ void gather_count_kernel(const unsigned* __restrict__ counts, const unsigned* __restrict__ start, Geom g,
+                                    unsigned nboxes, unsigned* __restrict__ parts) {
   for (unsigned b = blockIdx.x * blockDim.x + threadIdx.x; b < nboxes; b += gridDim.x * blockDim.x) {
     const BoxRuns r = box_runs(b, g);
     unsigned n = 0;
     for (int k = 0; k < r.z.n; ++k)
       for (int j = 0; j < r.y.n; ++j)
-        for (int i = 0; i < r.x.n; ++i) n += counts[run_bin(r, i, j, k, g)];
+        for (int h = 0; h < 2; ++h) n += run_span(r, j, k, h, counts, start, g).len;
     parts[b] = (n + kGatherCandidates - 1) / kGatherCandidates;
   }
 }
@@ -158,17 +173,10 @@ __device__ void lay_out_runs(const BoxRuns& r, const unsigned* __restrict__ coun
   const int pairs = r.y.n * r.z.n;
   if (int(threadIdx.x) < pairs) {
     const int j = int(threadIdx.x) % r.y.n, k = int(threadIdx.x) / r.y.n;
-    const int head = min(r.x.n, g.nbins[0] - r.x.first);  // x bins before the wrap
     for (int h = 0; h < 2; ++h) {
-      const int i0 = h ? head : 0, i1 = h ? r.x.n : head;
-      unsigned b = 0, len = 0;
-      if (i1 > i0) {
-        const unsigned first = run_bin(r, i0, j, k, g), last = run_bin(r, i1 - 1, j, k, g);
-        b = start[first];
-        len = start[last] + counts[last] - b;
-      }
-      runs.begin[2 * threadIdx.x + h] = b;
-      runs.cum[2 * threadIdx.x + h + 1] = len;  // a length until the sum below
+      const Span sp = run_span(r, j, k, h, counts, start, g);
+      runs.begin[2 * threadIdx.x + h] = sp.begin;
+      runs.cum[2 * threadIdx.x + h + 1] = sp.len;  // a length until the sum below
     }
   }
   __syncthreads();

@@ -47,8 +47,7 @@ class GpuNufftPlan : public fhd::NufftPlan {
   void check(const DeviceVector& c, const DeviceVector& f, int n = 1) const {
     require_gpu(dev_, c, "nufft");
     require_gpu(dev_, f, "nufft");
-    const std::size_t k = std::size_t(n < 1 ? 0 : n);
-    if (n < 1 || c.size() != k * plan_->points() || f.size() != k * modes_.voxels())
+    if (n < 1 || c.size() != std::size_t(n) * plan_->points() || f.size() != std::size_t(n) * modes_.voxels())
       throw std::invalid_argument("gpu nufft: " + std::to_string(c.size()) + " samples and " + std::to_string(f.size()) +
                                   " modes for " + std::to_string(n) + " transforms of a plan of " +
                                   std::to_string(plan_->points()) + " and " + std::to_string(modes_.voxels()));

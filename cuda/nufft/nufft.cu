@@ -77,8 +77,10 @@ struct NufftPlan::Impl {
   DeviceBuffer<int2> parts;
   DeviceBuffer<unsigned> box_arrays;
   std::size_t nparts = 0;
-  const unsigned* bin_counts() const { return bins.get(); }
-  const unsigned* bin_start() const { return bins.get() + 2 * (nbins() + 1); }
+  // The sort's per-bin arrays in `bins`, each nbins + 1 long, in this order.
+  enum BinArray { kCounts, kSub, kStart, kCursor, kSubStart, kBinArrays };
+  unsigned* bin_array(BinArray a) { return bins.get() + std::size_t(a) * (nbins() + 1); }
+  const unsigned* bin_array(BinArray a) const { return bins.get() + std::size_t(a) * (nbins() + 1); }
   std::size_t nbins() const { return std::size_t(g.nbins[0]) * g.nbins[1] * g.nbins[2]; }
   DeviceBuffer<float2> fine;  // `grids` fine grids, made at the first execute
   std::size_t grids = 0;
@@ -118,6 +120,14 @@ std::vector<long long> fine_dims(const ImageGrid& g) {
 }
 
 constexpr int kMaxBatch = 65535;  // gridDim.y
+
+// Unsigned elements for `count` arrays of n, then (256-byte aligned, at
+// *arrays) the scratch of a cub scan over n (*temp_bytes of it).
+std::size_t scan_buffer(std::size_t n, int count, cudaStream_t s, std::size_t* arrays, std::size_t* temp_bytes) {
+  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, *temp_bytes, (unsigned*)nullptr, (unsigned*)nullptr, unsigned(n), s));
+  *arrays = (count * n + 63) / 64 * 64;
+  return *arrays + (*temp_bytes + sizeof(unsigned) - 1) / sizeof(unsigned);
+}
 
 }  // namespace
 
@@ -305,20 +315,17 @@ OwnedStream::~OwnedStream() {
 // later set_points (each cudaMalloc and cudaFree costs time, a free also a
 // device synchronization: freeing 16.8M points' scratch took 0.3 ms).
 void NufftPlan::Impl::sort_points(const float* kx, const float* ky, const float* kz) {
-  const std::size_t nbins = std::size_t(g.nbins[0]) * g.nbins[1] * g.nbins[2], nb1 = nbins + 1;
+  const std::size_t nbins = this->nbins(), nb1 = nbins + 1;
   const std::string what = "NUFFT bins (" + std::to_string(m) + " points, " + std::to_string(nbins) + " bins)";
-  std::size_t temp_bytes = 0;
-  CUDA_CHECK(
-      cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, (unsigned*)nullptr, (unsigned*)nullptr, unsigned(nb1), s));
-  const std::size_t arrays = (5 * nb1 + 63) / 64 * 64;  // the scratch after them 256-byte aligned
-  const std::size_t bins_size = arrays + (temp_bytes + sizeof(unsigned) - 1) / sizeof(unsigned);
+  std::size_t temp_bytes = 0, arrays = 0;
+  const std::size_t bins_size = scan_buffer(nb1, kBinArrays, s, &arrays, &temp_bytes);
   if (pts.size() < m) pts.allocate(m, what, Reach::DeviceOnly);
   if (bins.size() < bins_size) bins.allocate(bins_size, what, Reach::DeviceOnly);
-  unsigned* counts = bins.get();
-  unsigned* sub = counts + nb1;
-  unsigned* start = sub + nb1;
-  unsigned* cursor = start + nb1;
-  unsigned* sub_start = cursor + nb1;
+  unsigned* counts = bin_array(kCounts);
+  unsigned* sub = bin_array(kSub);
+  unsigned* start = bin_array(kStart);
+  unsigned* cursor = bin_array(kCursor);
+  unsigned* sub_start = bin_array(kSubStart);
   void* temp = bins.get() + arrays;
   // counts and sub zeroed (entry nbins of each stays 0: the scans' total).
   CUDA_CHECK(cudaMemsetAsync(counts, 0, 2 * nb1 * sizeof(unsigned), s));
@@ -353,18 +360,16 @@ void NufftPlan::Impl::sort_points(const float* kx, const float* ky, const float*
 // The gather's parts (cuda/nufft/gather_spread.cuh) from the bins' counts.
 void NufftPlan::Impl::cut_parts() {
   const std::size_t nboxes = std::size_t(boxes_along(g, 0)) * boxes_along(g, 1) * boxes_along(g, 2), nb1 = nboxes + 1;
-  std::size_t temp_bytes = 0;
-  CUDA_CHECK(
-      cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, (unsigned*)nullptr, (unsigned*)nullptr, unsigned(nb1), s));
-  const std::size_t arrays = (2 * nb1 + 63) / 64 * 64;
-  const std::size_t size = arrays + (temp_bytes + sizeof(unsigned) - 1) / sizeof(unsigned);
+  std::size_t temp_bytes = 0, arrays = 0;
+  const std::size_t size = scan_buffer(nb1, 2, s, &arrays, &temp_bytes);
   const std::string what = "NUFFT gather boxes (" + std::to_string(nboxes) + ")";
   if (box_arrays.size() < size) box_arrays.allocate(size, what, Reach::DeviceOnly);
   unsigned* per_box = box_arrays.get();
   unsigned* part_start = per_box + nb1;
   CUDA_CHECK(cudaMemsetAsync(per_box + nboxes, 0, sizeof(unsigned), s));  // the scan's total
   constexpr unsigned threads = 256;
-  gather_count_kernel<<<blocks_for(nboxes, threads), threads, 0, s>>>(bin_counts(), g, unsigned(nboxes), per_box);
+  gather_count_kernel<<<blocks_for(nboxes, threads), threads, 0, s>>>(bin_array(kCounts), bin_array(kStart), g,
+                                                                       unsigned(nboxes), per_box);
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cub::DeviceScan::ExclusiveSum(box_arrays.get() + arrays, temp_bytes, per_box, part_start, unsigned(nb1), s));
   unsigned total = 0;
@@ -396,7 +401,8 @@ void NufftPlan::Impl::type1_pass(const float2* c, float2* f, int batch) {
   CUDA_CHECK(cudaMemsetAsync(grid, 0, fine_voxels() * batch * sizeof(float2), s));
   if (m && gather)
     with_width<3, GatherKernels>(w, [&](auto k) {
-      k.spread(pts.get(), c, parts.get(), nparts, bin_counts(), bin_start(), g, grid, m, batch, fine_voxels(), s);
+      k.spread(pts.get(), c, parts.get(), nparts, bin_array(kCounts), bin_array(kStart), g, grid, m, batch,
+               fine_voxels(), s);
     });
   else if (m)
     dispatch(dim, w, [&](auto k) {
