@@ -214,6 +214,10 @@ OpPtr Plan::fourier_chunks() {
   return nufft_chunks_;
 }
 
+void Plan::prepare() {
+  if (uses_nufft(opt_)) nufft_plan();
+}
+
 NufftPlan& Plan::nufft_plan() {
   if (!nufft_) {
     nufft_ = dev_.kernels<NufftKernels>().plan(*points_, grid_, grid_, opt_.fhd.nufft_tol);

@@ -123,6 +123,10 @@ class Plan : public std::enable_shared_from_this<Plan> {
 
   // The NUFFT plan of these points on grid() (made at the first call, kept).
   NufftPlan& nufft_plan();
+  // What the first use of forward() would make, made now: the NUFFT plan (its
+  // point sort) where the plan uses the NUFFT. Lets a caller pay it beside
+  // other work (SENSE's split, recon/problem/problem.cpp).
+  void prepare();
   // The devices the exact gather is split across (the first is device()).
   const std::vector<Device*>& devices() const { return devices_; }
   // This trajectory on devices()[i].

@@ -1,6 +1,7 @@
 #include "recon/problem/problem.hpp"
 
 #include <algorithm>
+#include <future>
 
 #include <spdlog/spdlog.h>
 
@@ -68,13 +69,33 @@ VecPtr stacked_data(Device& dev, const std::vector<const Scan*>& coils) {
   return y;
 }
 
+// Whether SENSE's E splits by coils across the plan's devices: where the
+// SplitRule gains and without a field model (the field models stay on the
+// first device).
+bool splits_sense(const Plan& plan, std::size_t coils, bool field) {
+  return std::min(plan.devices().size(), coils) >= 2 && !field &&
+         plan.grid().voxels() >= plan.options().split.min_sense_voxels;
+}
+
+// The split's plans, one per device (their trajectory uploads and NUFFT
+// sorts), started on a host thread of their own before the coil maps: that
+// stage's host work leaves the GPUs mostly idle (7 of 42 ms busy), while made
+// after it the plans took 14 ms of E^H y's stage on 2 GPUs (docs/performance.md).
+// An empty future where SENSE does not split.
+std::future<void> start_sense_split(Plan& plan, std::size_t coils, bool field) {
+  if (!splits_sense(plan, coils, field)) return {};
+  return std::async(std::launch::async, [&plan] {
+    for (const std::shared_ptr<Plan>& p : plan.on_all()) p->prepare();
+  });
+}
+
 // SENSE's E (recon/coils/sense.hpp): split by coils across the plan's devices
-// where the SplitRule gains, each device a contiguous share of the coils with
-// its own plan (its model, its T) and its coils' maps copied over; else every
-// coil on the plan's device. The field models stay on the first device.
+// where splits_sense, each device a contiguous share of the coils with its
+// own plan (its model, its T) and its coils' maps copied over; else every
+// coil on the plan's device.
 OpPtr sense_model(Plan& plan, const OpPtr& a, const std::vector<std::shared_ptr<DeviceVector>>& maps, bool field) {
+  if (!splits_sense(plan, maps.size(), field)) return sense_op(a, maps);
   const std::size_t parts = std::min(plan.devices().size(), maps.size());
-  if (parts < 2 || field || plan.grid().voxels() < plan.options().split.min_sense_voxels) return sense_op(a, maps);
   std::vector<OpPtr> models;
   std::vector<std::vector<std::shared_ptr<DeviceVector>>> shares(parts);
   const auto t0 = std::chrono::steady_clock::now();
@@ -147,7 +168,10 @@ Problem build_problem(Plan& plan, const std::vector<const Scan*>& coils, bool se
       p.noise = sense ? mean_noise(coils) : estimate_noise(s0.traj, s0.data, s0.noise);
     });
   std::vector<std::shared_ptr<DeviceVector>> maps;
+  std::future<void> split = sense ? start_sense_split(plan, coils.size(), res.field.method != "none")
+                                  : std::future<void>();
   if (sense) stages.run("coil maps", [&] { maps = estimate_maps(plan, coils, opt); });
+  if (split.valid()) split.get();
   const std::shared_ptr<Plan> shared = plan.shared_from_this();
   OpPtr a;
   if (res.field.method == "segmented") {
