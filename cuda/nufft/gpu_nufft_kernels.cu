@@ -42,6 +42,10 @@ class GpuNufftPlan : public fhd::NufftPlan {
     plan_->type1(dptr(c), dptr(f), n);
   }
   bool batches() const override { return true; }
+  void reserve_type1(int n) override {
+    DeviceScope scope(dev_);
+    plan_->reserve_type1(n);
+  }
 
  private:
   void check(const DeviceVector& c, const DeviceVector& f, int n = 1) const {

@@ -99,6 +99,7 @@ struct NufftPlan::Impl {
   int group(int n);
   float2* workspace(int batch);
   CufftPlan& fft(int batch);
+  float2* type1_setup(int batch);
   void type1_pass(const float2* c, float2* f, int batch);
   void type2_pass(const float2* f, float2* c, int batch);
   void line_scratch();
@@ -392,11 +393,17 @@ void NufftPlan::set_points(const float* kx, const float* ky, const float* kz, st
   if (m) impl_->sort_points(kx, ky, kz);
 }
 
-void NufftPlan::Impl::type1_pass(const float2* c, float2* f, int batch) {
+// Type 1's set-up for a pass of `batch` transforms, made once and kept.
+float2* NufftPlan::Impl::type1_setup(int batch) {
   float2* grid = workspace(batch);
-  if (!by_lines) fft(batch);  // made before the first mark: phases time work, not set-up
+  if (!by_lines) fft(batch);
+  if (m && gathers(batch) && !parts_cut) cut_parts();  // once per set_points
+  return grid;
+}
+
+void NufftPlan::Impl::type1_pass(const float2* c, float2* f, int batch) {
+  float2* grid = type1_setup(batch);  // before the first mark: phases time work, not set-up
   const bool gather = gathers(batch);
-  if (m && gather && !parts_cut) cut_parts();  // once per set_points, also before the first mark
   mark(0);
   CUDA_CHECK(cudaMemsetAsync(grid, 0, fine_voxels() * batch * sizeof(float2), s));
   if (m && gather)
@@ -455,6 +462,11 @@ void NufftPlan::type1(const float2* c, float2* f, int n) {
   const int group = p.group(n);
   for (int t = 0; t < n; t += group)
     p.type1_pass(c + std::size_t(t) * p.m, f + std::size_t(t) * p.mode_voxels(), std::min(group, n - t));
+}
+
+void NufftPlan::reserve_type1(int n) {
+  Impl& p = *impl_;
+  p.type1_setup(p.group(n));
 }
 
 void NufftPlan::type2(const float2* f, float2* c, int n) {

@@ -91,6 +91,10 @@ class NufftPlan {
   // cuFFT plan for a batch size are made at its first call and kept.
   void type1(const float2* c, float2* f, int n = 1);
   void type2(const float2* f, float2* c, int n = 1);
+  // What type 1's first call of n transforms makes, made now: the fine grids
+  // (as many as it would group), the FFT's scratch or plan and, where it
+  // spreads by gather, the boxes' parts. A caller pays them beside other work.
+  void reserve_type1(int n);
 
   // The bench's split of one execute by phase (type 1: zero + spread, FFT,
   // deapodize; type 2: deapodize + pad, FFT, interpolate): where ev is not

@@ -24,6 +24,10 @@ class NufftPlan {
   // ones. Here one call each; a plan that batches (batches()) overrides it.
   virtual void type1_batch(const DeviceVector& c, DeviceVector& f, int n);
   virtual bool batches() const { return false; }
+  // Makes now what the first type 1 of n transforms would (the GPU's fine
+  // grids, its FFT's plan, the gather's parts), so a caller can pay it beside
+  // other work. Here nothing: the CPU plan makes its lanes at first use.
+  virtual void reserve_type1(int /*n*/) {}
 };
 
 class NufftKernels {

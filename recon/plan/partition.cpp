@@ -134,15 +134,21 @@ bool splits_nufft(const Plan& plan) {
          (r.min_nufft_samples == 0 || plan.samples() >= plan.grid().voxels());
 }
 
-OpPtr partitioned_nufft(Plan& plan) {
+std::vector<std::shared_ptr<Plan>> sample_chunk_plans(Plan& plan) {
   const std::size_t parts = plan.devices().size(), m = plan.samples();
   PlanOptions o;
   o.fhd = plan.options().fhd;  // F alone: Phi = 1, no Q, no cache
-  std::vector<OpPtr> ops;
-  for (std::size_t i = 0; i < parts; ++i) {
+  std::vector<std::shared_ptr<Plan>> plans(parts);
+  on_each(parts, [&](std::size_t i) {  // side by side: each uploads its chunk
     const std::size_t first = m / parts * i + std::min(i, m % parts), n = m / parts + (i < m % parts ? 1 : 0);
-    ops.push_back(Plan::make(*plan.devices()[i], chunk_of(plan.trajectory(), first, n), plan.grid(), o)->fourier());
-  }
+    plans[i] = Plan::make(*plan.devices()[i], chunk_of(plan.trajectory(), first, n), plan.grid(), o);
+  });
+  return plans;
+}
+
+OpPtr partitioned_nufft(Plan& plan) {
+  std::vector<OpPtr> ops;
+  for (const std::shared_ptr<Plan>& p : plan.chunk_plans()) ops.push_back(p->fourier());
   return vstack_across(plan.device(), ops);
 }
 

@@ -9,6 +9,7 @@
 // gain (SplitRule). The NUFFT's type 1 of one coil is split by sample chunks
 // (a sum on the first device), SENSE by coils (recon/coils/sense.hpp).
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "recon/ops/linop.hpp"
@@ -37,9 +38,13 @@ struct SplitRule {
 std::size_t gather_parts(const Plan& plan, double pairs_per_slice, int slices);
 // Whether the plan's NUFFT type 1 is split by sample chunks.
 bool splits_nufft(const Plan& plan);
+// The plan's trajectory in contiguous sample chunks, one per device (the
+// first m % n one sample longer), each a plan of its own on its device (F
+// alone: Phi 1, no Q), made side by side. Plan::chunk_plans keeps them.
+std::vector<std::shared_ptr<Plan>> sample_chunk_plans(Plan& plan);
 // F restricted to sample chunks, one per device, stacked across the plan's
 // devices: its adjoint (the NUFFT's type 1) sums the chunks' images on the
-// first device. Each chunk has its own plan of its points.
+// first device.
 OpPtr partitioned_nufft(Plan& plan);
 
 // F^H (samples -> image on the plan's first device) as a stack across

@@ -209,13 +209,18 @@ std::vector<std::shared_ptr<Plan>> Plan::on_all() {
   return on_;
 }
 
+const std::vector<std::shared_ptr<Plan>>& Plan::chunk_plans() {
+  if (chunk_plans_.empty()) chunk_plans_ = sample_chunk_plans(*this);
+  return chunk_plans_;
+}
+
 OpPtr Plan::fourier_chunks() {
   if (!nufft_chunks_ && splits_nufft(*this)) nufft_chunks_ = partitioned_nufft(*this);
   return nufft_chunks_;
 }
 
-void Plan::prepare() {
-  if (uses_nufft(opt_)) nufft_plan();
+void Plan::prepare(int transforms) {
+  if (uses_nufft(opt_)) nufft_plan().reserve_type1(transforms);
 }
 
 NufftPlan& Plan::nufft_plan() {

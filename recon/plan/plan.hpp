@@ -124,9 +124,10 @@ class Plan : public std::enable_shared_from_this<Plan> {
   // The NUFFT plan of these points on grid() (made at the first call, kept).
   NufftPlan& nufft_plan();
   // What the first use of forward() would make, made now: the NUFFT plan (its
-  // point sort) where the plan uses the NUFFT. Lets a caller pay it beside
+  // point sort) where the plan uses the NUFFT, and what its type 1 of
+  // `transforms` needs (NufftPlan::reserve_type1). Lets a caller pay it beside
   // other work (SENSE's split, recon/problem/problem.cpp).
-  void prepare();
+  void prepare(int transforms = 1);
   // The devices the exact gather is split across (the first is device()).
   const std::vector<Device*>& devices() const { return devices_; }
   // This trajectory on devices()[i].
@@ -137,6 +138,10 @@ class Plan : public std::enable_shared_from_this<Plan> {
   std::shared_ptr<Plan> on(std::size_t i);
   // on(i) for every device, the missing ones made side by side.
   std::vector<std::shared_ptr<Plan>> on_all();
+  // This trajectory in sample chunks, one plan per device (sample_chunk_plans,
+  // recon/plan/partition.hpp), made once: the NUFFT's split of one coil, and
+  // SENSE's E^H y across devices.
+  const std::vector<std::shared_ptr<Plan>>& chunk_plans();
 
  private:
   VecPtr compute_q(const std::vector<float>& w);
@@ -151,6 +156,7 @@ class Plan : public std::enable_shared_from_this<Plan> {
   std::vector<std::shared_ptr<Plan>> on_;   // on(i), made at the first call
   std::weak_ptr<Plan> q_from_;              // the plan whose Q this one copies (set by on())
   OpPtr nufft_chunks_;                      // F by sample chunks across devices (splits_nufft)
+  std::vector<std::shared_ptr<Plan>> chunk_plans_;  // chunk_plans(), made at the first call
   std::shared_ptr<DeviceVector> phi_dev_;   // Phi on the device (empty when Phi = 1)
   VecPtr q_dev_;
   SharedQ q_;                               // host copy (null until asked or loaded)
