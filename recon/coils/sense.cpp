@@ -1,6 +1,7 @@
 #include "recon/coils/sense.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 
 #include "core/error.hpp"
@@ -134,6 +135,28 @@ class SenseOp : public LinOp {
   OpPtr stack_;
 };
 
+// One operator's apply and normal with another's adjoint (the same map, split
+// otherwise across devices).
+class AdjointBy : public LinOp {
+ public:
+  AdjointBy(OpPtr op, OpPtr adjoint, const std::string& how)
+      : LinOp(op->device(), op->in(), op->out(), op->name() + ", " + how), op_(std::move(op)), adj_(std::move(adjoint)) {
+    if (adj_->in() != in() || adj_->out() != out() || &adj_->device() != &device())
+      throw std::invalid_argument("sense: the adjoint's operator maps " + adj_->in().str() + " to " +
+                                  adj_->out().str() + ", expected " + in().str() + " to " + out().str());
+  }
+
+ protected:
+  void do_apply(const DeviceVector& x, DeviceVector& y) override { op_->apply(x, y); }
+  void do_adjoint(const DeviceVector& y, DeviceVector& x) override { adj_->adjoint(y, x); }
+  void do_apply_add(const DeviceVector& x, DeviceVector& y, cdouble a) override { op_->apply_add(x, y, a); }
+  void do_adjoint_add(const DeviceVector& y, DeviceVector& x, cdouble a) override { adj_->adjoint_add(y, x, a); }
+  OpPtr make_normal() override { return op_->normal(); }
+
+ private:
+  OpPtr op_, adj_;
+};
+
 }  // namespace
 
 std::vector<std::shared_ptr<DeviceVector>> upload_maps(Device& dev, const CoilData& maps, const ImageGrid& grid) {
@@ -158,6 +181,17 @@ OpPtr sense_op_across(Device& home, const std::vector<OpPtr>& models,
   std::vector<OpPtr> parts;
   for (std::size_t i = 0; i < models.size(); ++i) parts.push_back(sense_op(models[i], maps[i]));
   return vstack_across(home, parts);
+}
+
+OpPtr sense_adjoint_by_chunks(const OpPtr& by_coils, Device& home, const std::vector<OpPtr>& chunk_models,
+                              const std::vector<std::vector<std::shared_ptr<DeviceVector>>>& maps) {
+  if (chunk_models.size() != maps.size())
+    throw std::invalid_argument("sense_adjoint_by_chunks: " + std::to_string(chunk_models.size()) +
+                                " models for " + std::to_string(maps.size()) + " sets of maps");
+  std::vector<OpPtr> parts;
+  for (std::size_t i = 0; i < chunk_models.size(); ++i) parts.push_back(sense_op(chunk_models[i], maps[i]));
+  return std::make_shared<AdjointBy>(by_coils, vstack_blocks_across(home, parts, maps.at(0).size()),
+                                     "E^H by sample chunks");
 }
 
 std::unique_ptr<MapsKernels> make_cpu_maps(Device& dev) { return std::make_unique<CpuMaps>(dev); }

@@ -31,6 +31,16 @@ OpPtr sense_op(const OpPtr& model, const std::vector<std::shared_ptr<DeviceVecto
 OpPtr sense_op_across(Device& home, const std::vector<OpPtr>& models,
                       const std::vector<std::vector<std::shared_ptr<DeviceVector>>>& maps);
 
+// E with its adjoint by sample chunks across devices: E x and E^H E are
+// `by_coils`'s (sense_op_across: the CG's work, each device its coils' T),
+// E^H y sums part i = sense_op(chunk_models[i], maps[i]) over the devices:
+// every coil's model over chunk i of the samples, with every coil's map on
+// its device, so each device makes all coils' type 1s over its points in one
+// batch (that batch's cost is mostly per point: split by coils, it halved
+// little). The chunks' rows interleave with the coils' (vstack_blocks_across).
+OpPtr sense_adjoint_by_chunks(const OpPtr& by_coils, Device& home, const std::vector<OpPtr>& chunk_models,
+                              const std::vector<std::vector<std::shared_ptr<DeviceVector>>>& maps);
+
 // SENSE's low-resolution maps on a device (recon/coils/coil_maps.hpp's
 // maps_lowres): the CPU makes them on the host; the GPU where SENSE uses them
 // (at 128^3 with 8 coils the host maps and their 128 MB upload took 0.3 s).

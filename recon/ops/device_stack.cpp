@@ -88,13 +88,14 @@ class AcrossDevices : public LinOp {
     for (std::size_t i = 1; i < parts_.size(); ++i) device().axpy(1.0, *sums_[i], out);
   }
 
-  std::vector<OpPtr> parts_;
-
- private:
   static DeviceVector& buffer(VecPtr& slot, Device& d, std::size_t n) {
     if (!slot || slot->size() != n) slot = d.zeros(n);
     return *slot;
   }
+
+  std::vector<OpPtr> parts_;
+
+ private:
   std::vector<std::pair<VecPtr, VecPtr>> away_;  // part i's input and output on its device
   std::vector<VecPtr> sums_;                     // part i's output on home, for a sum
 };
@@ -161,7 +162,65 @@ class SumAcross : public AcrossDevices {
   }
 };
 
+// Rows in `blocks` blocks of m each, part i owning rows [first_i, first_i + n_i)
+// of every block; its own output is block-major (blocks x n_i). On home, each
+// part's rows are gathered into a buffer of its own (or scattered from it)
+// by one copy a block.
+class BlocksAcross : public AcrossDevices {
+ public:
+  BlocksAcross(Device& home, std::vector<OpPtr> parts, std::size_t blocks)
+      : AcrossDevices(home, parts, stacked_out(parts), "stack of row blocks across devices"), blocks_(blocks),
+        own_(parts_.size()) {
+    for (const OpPtr& p : parts_) {
+      if (p->in() != in() || blocks == 0 || p->out().size() % blocks != 0)
+        throw std::invalid_argument("vstack_blocks_across: " + p->name() + " maps " + p->in().str() + " to " +
+                                    p->out().str() + ", expected " + in().str() + " to " + std::to_string(blocks) +
+                                    " blocks of rows");
+      first_.push_back(m_);
+      m_ += p->out().size() / blocks;
+    }
+  }
+
+ protected:
+  void do_apply(const DeviceVector& x, DeviceVector& y) override {
+    send([&](std::size_t) { return x.view(0, x.size()); });
+    for (std::size_t i = 0; i < parts_.size(); ++i) own(i);  // made here, not on the parts' threads
+    on_each(parts_.size(), [&](std::size_t i) { run_part(i, false, x, own(i)); });
+    for (std::size_t i = 0; i < parts_.size(); ++i) {
+      fetch(i, own(i));
+      move_rows(i, own(i), y, false);
+    }
+    device().synchronize();
+  }
+  void do_adjoint(const DeviceVector& y, DeviceVector& x) override {
+    for (std::size_t i = 0; i < parts_.size(); ++i) move_rows(i, own(i), y, true);
+    sum_parts(true, [&](std::size_t i) { return own(i).view(0, own(i).size()); }, x);
+  }
+
+ private:
+  std::size_t rows(std::size_t i) const { return parts_[i]->out().size() / blocks_; }
+  DeviceVector& own(std::size_t i) { return buffer(own_[i], device(), parts_[i]->out().size()); }
+  // Part i's rows between its own block-major buffer and the whole vector.
+  void move_rows(std::size_t i, DeviceVector& part, const DeviceVector& whole, bool gather) {
+    const std::size_t n = rows(i);
+    for (std::size_t b = 0; b < blocks_; ++b) {
+      const VecPtr mine = part.view(b * n, n), theirs = whole.view(b * m_ + first_[i], n);
+      if (gather)
+        device().copy(*theirs, *mine);
+      else
+        device().copy(*mine, *theirs);
+    }
+  }
+  std::size_t blocks_, m_ = 0;
+  std::vector<std::size_t> first_;
+  std::vector<VecPtr> own_;  // each part's rows on home, block-major
+};
+
 }  // namespace
+
+OpPtr vstack_blocks_across(Device& home, std::vector<OpPtr> parts, std::size_t blocks) {
+  return std::make_shared<BlocksAcross>(home, std::move(parts), blocks);
+}
 
 OpPtr vstack_across(Device& home, std::vector<OpPtr> parts) {
   return std::make_shared<VStackAcross>(home, std::move(parts));

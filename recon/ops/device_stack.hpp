@@ -17,6 +17,13 @@ namespace fhd {
 // (each fast one, a Toeplitz T, runs on its part's device), not A^H after A.
 OpPtr vstack_across(Device& home, std::vector<OpPtr> parts);
 
+// The rows of `blocks` blocks (SENSE's coils: blocks of m samples) split
+// across devices: part i owns rows [first_i, first_i + n_i) of every block
+// (first_i the earlier parts' n), its output block-major (blocks x n_i). As
+// vstack_across: x is copied to every part's device, the adjoint sums the
+// parts' A_i^H on home. Its normal is A^H after A.
+OpPtr vstack_blocks_across(Device& home, std::vector<OpPtr> parts, std::size_t blocks);
+
 // A_0 + A_1 + ... with A_i on any device, read and written on `home` (equal
 // shapes): x is copied to every part's device, the outputs are summed on home.
 OpPtr sum_across(Device& home, std::vector<OpPtr> parts);

@@ -77,47 +77,89 @@ bool splits_sense(const Plan& plan, std::size_t coils, bool field) {
          plan.grid().voxels() >= plan.options().split.min_sense_voxels;
 }
 
-// The split's plans, one per device (their trajectory uploads and NUFFT
-// sorts), started on a host thread of their own before the coil maps: that
-// stage's host work leaves the GPUs mostly idle (7 of 42 ms busy), while made
-// after it the plans took 14 ms of E^H y's stage on 2 GPUs (docs/performance.md).
-// An empty future where SENSE does not split.
+// Where the split's E^H y goes by sample chunks (sense_adjoint_by_chunks): a
+// model of the NUFFT alone (Phi = 1), whose chunks are plans of their own.
+bool sense_chunks(const Plan& plan) {
+  return plan.options().fhd.method == FhdMethod::Nufft && plan.options().phi.empty();
+}
+
+// The split's plans, one per device for the coils and one per sample chunk
+// (their trajectory uploads, and for those that make E^H y the NUFFT's sort,
+// fine grids and gather parts), started on a host thread of their own before
+// the coil maps: that stage's host work leaves the GPUs mostly idle (7 of 42
+// ms busy), while made after it the plans took 14 ms of E^H y's stage on 2
+// GPUs (docs/performance.md). An empty future where SENSE does not split.
 std::future<void> start_sense_split(Plan& plan, std::size_t coils, bool field) {
   if (!splits_sense(plan, coils, field)) return {};
-  return std::async(std::launch::async, [&plan] {
-    for (const std::shared_ptr<Plan>& p : plan.on_all()) p->prepare();
+  return std::async(std::launch::async, [&plan, coils] {
+    const std::vector<std::shared_ptr<Plan>> by_coils = plan.on_all();
+    if (sense_chunks(plan)) {  // E^H y: every coil's type 1 on each chunk's plan
+      for (const std::shared_ptr<Plan>& p : plan.chunk_plans()) p->prepare(int(coils));
+      return;
+    }
+    const std::size_t parts = std::min(by_coils.size(), coils);  // E^H y: each device its coils'
+    for (std::size_t i = 0; i < parts; ++i) by_coils[i]->prepare(int((coils + parts - 1) / parts));
   });
 }
 
+// The maps on each of the plan's devices, copied there at the first need
+// (the originals on the plan's device).
+class MapsOnDevices {
+ public:
+  MapsOnDevices(Plan& plan, const std::vector<std::shared_ptr<DeviceVector>>& maps)
+      : plan_(plan), maps_(maps), on_(plan.devices().size(), std::vector<std::shared_ptr<DeviceVector>>(maps.size())) {}
+  // Coils [c0, c0 + n) on device i.
+  std::vector<std::shared_ptr<DeviceVector>> on(std::size_t i, std::size_t c0, std::size_t n) {
+    std::vector<std::shared_ptr<DeviceVector>> out;
+    for (std::size_t c = c0; c < c0 + n; ++c) out.push_back(one(i, c));
+    return out;
+  }
+
+ private:
+  const std::shared_ptr<DeviceVector>& one(std::size_t i, std::size_t c) {
+    std::shared_ptr<DeviceVector>& slot = on_[i][c];
+    if (slot) return slot;
+    Device& d = *plan_.devices()[i];
+    if (&d == &plan_.device()) return slot = maps_[c];
+    slot = d.zeros(maps_[c]->size());
+    d.copy(*maps_[c], *slot);
+    return slot;
+  }
+  Plan& plan_;
+  const std::vector<std::shared_ptr<DeviceVector>>& maps_;
+  std::vector<std::vector<std::shared_ptr<DeviceVector>>> on_;  // [device][coil]
+};
+
 // SENSE's E (recon/coils/sense.hpp): split by coils across the plan's devices
 // where splits_sense, each device a contiguous share of the coils with its
-// own plan (its model, its T) and its coils' maps copied over; else every
-// coil on the plan's device.
+// own plan (its model, its T) and its coils' maps copied over, and E^H y by
+// sample chunks where sense_chunks; else every coil on the plan's device.
 OpPtr sense_model(Plan& plan, const OpPtr& a, const std::vector<std::shared_ptr<DeviceVector>>& maps, bool field) {
   if (!splits_sense(plan, maps.size(), field)) return sense_op(a, maps);
   const std::size_t parts = std::min(plan.devices().size(), maps.size());
   std::vector<OpPtr> models;
-  std::vector<std::vector<std::shared_ptr<DeviceVector>>> shares(parts);
+  std::vector<std::vector<std::shared_ptr<DeviceVector>>> shares;
+  MapsOnDevices on(plan, maps);
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<std::shared_ptr<Plan>> plans = plan.on_all();
-  spdlog::debug("SENSE by coils on {} devices: their plans made in {:.3f} s", parts, seconds_since(t0));
   for (std::size_t i = 0; i < parts; ++i) {
     const auto [c0, n] = slab(int(maps.size()), int(parts), int(i));
-    Device& d = *plan.devices()[i];
     models.push_back(plans[i]->forward());
-    for (int c = c0; c < c0 + n; ++c) {
-      const std::shared_ptr<DeviceVector>& m = maps[std::size_t(c)];
-      if (&d == &plan.device()) {
-        shares[i].push_back(m);
-        continue;
-      }
-      std::shared_ptr<DeviceVector> there = d.zeros(m->size());
-      d.copy(*m, *there);
-      shares[i].push_back(std::move(there));
-    }
+    shares.push_back(on.on(i, std::size_t(c0), std::size_t(n)));
   }
-  spdlog::debug("SENSE by coils: the maps copied, {:.3f} s in all", seconds_since(t0));
-  return sense_op_across(plan.device(), models, shares);
+  const OpPtr by_coils = sense_op_across(plan.device(), models, shares);
+  spdlog::debug("SENSE by coils on {} devices: models and maps in {:.3f} s", parts, seconds_since(t0));
+  if (!sense_chunks(plan)) return by_coils;
+  std::vector<OpPtr> chunk_models;
+  std::vector<std::vector<std::shared_ptr<DeviceVector>>> every;
+  const std::vector<std::shared_ptr<Plan>>& chunks = plan.chunk_plans();
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    chunk_models.push_back(chunks[i]->fourier());
+    every.push_back(on.on(i, 0, maps.size()));
+  }
+  spdlog::debug("SENSE's E^H y by {} sample chunks: every map on every device at {:.3f} s", chunks.size(),
+                seconds_since(t0));
+  return sense_adjoint_by_chunks(by_coils, plan.device(), chunk_models, every);
 }
 
 }  // namespace

@@ -48,6 +48,31 @@ TEST_CASE("multi-device: vstack_across's normal is the sum of the parts' normals
                   std::invalid_argument);
 }
 
+TEST_CASE("multi-device: vstack_blocks_across interleaves its parts' rows block by block", "[multi]") {
+  CpuDevices d(2, {0, 1});
+  const ImageGrid g{4, 3, 1};
+  const Shape s = image_shape(g);
+  const std::size_t v = g.voxels(), blocks = 3, m = 2 * v;  // each part v rows of every block
+  std::vector<std::vector<OpPtr>> rows(2);
+  std::vector<OpPtr> parts;
+  for (std::size_t i = 0; i < 2; ++i) {
+    for (std::size_t b = 0; b < blocks; ++b)
+      rows[i].push_back(diag(conformance::random_on(*d.list[i], v, 340 + 10 * i + b), s));
+    parts.push_back(vstack(rows[i]));
+  }
+  const OpPtr op = vstack_blocks_across(*d.list[0], parts, blocks);
+  const std::vector<cfloat> x = test::random_complex(v, 351), y = op->apply(x);
+  std::vector<cfloat> want(blocks * m);
+  for (std::size_t i = 0; i < 2; ++i)
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const std::vector<cfloat> r = rows[i][b]->apply(x);  // block b's rows of part i
+      std::copy(r.begin(), r.end(), want.begin() + std::ptrdiff_t(b * m + i * v));
+    }
+  CHECK(test::rel_l2(y, want) < 1e-6);
+  conformance::check_adjoint(*op, 1e-6, 352);
+  CHECK_THROWS_AS(vstack_blocks_across(*d.list[0], parts, 5), std::invalid_argument);  // 36 rows, not 5 blocks
+}
+
 TEST_CASE("multi-device: the NUFFT's type 1 by sample chunks equals one device (2 and 4 partitions)", "[multi]") {
   SECTION("2 devices") { multi::nufft_chunks(CpuDevices(2, {0, 1}).list); }
   SECTION("4 partitions on 2 devices") {
