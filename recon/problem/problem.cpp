@@ -97,8 +97,8 @@ std::future<void> start_sense_split(Plan& plan, std::size_t coils, bool field) {
       for (const std::shared_ptr<Plan>& p : plan.chunk_plans()) p->prepare(int(coils));
       return;
     }
-    const std::size_t parts = std::min(by_coils.size(), coils);  // E^H y: each device its coils'
-    for (std::size_t i = 0; i < parts; ++i) by_coils[i]->prepare(int((coils + parts - 1) / parts));
+    const std::size_t parts = std::min(by_coils.size(), coils);  // E^H y: each device its share of the coils
+    for (std::size_t i = 0; i < parts; ++i) by_coils[i]->prepare(slab(int(coils), int(parts), int(i)).second);
   });
 }
 
