@@ -1,6 +1,7 @@
 // Multi-coil scans with noise-calibration samples: round trips through the
 // fhdrecon HDF5 file (schema 1.1) and ISMRMRD (noise acquisitions flagged
 // ISMRMRD_ACQ_IS_NOISE_MEASUREMENT), and the readers' checks.
+#include <algorithm>
 #include <hdf5.h>
 
 #include "catch.hpp"
@@ -132,6 +133,8 @@ TEST_CASE("ismrmrd: noise channels must match the data's", "[io][ismrmrd][coils]
   {
     ISMRMRD::Dataset d(path.c_str(), "dataset", false);
     ISMRMRD::Acquisition acq(8, 3, 0);
+    // Samples zeroed: libismrmrd leaves them uninitialised, and a NaN would be reported first.
+    std::fill_n(acq.getDataPtr(), acq.getNumberOfDataElements(), std::complex<float>(0));
     acq.setFlag(ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT);
     d.appendAcquisition(acq);
   }

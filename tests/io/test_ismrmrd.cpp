@@ -6,6 +6,7 @@
 #include <nifti1_io.h>
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -41,6 +42,12 @@ std::string header(int nx, int ny, int nz, const std::string& units = "") {
   return s.str();
 }
 
+// libismrmrd leaves a new acquisition's samples as realloc left them: zero them,
+// or a stray NaN there fails the reader's finiteness check (seen once in CI).
+void zero_data(ISMRMRD::Acquisition& acq) {
+  std::fill_n(acq.getDataPtr(), acq.getNumberOfDataElements(), std::complex<float>(0));
+}
+
 // Writes a file by hand: `acqs` acquisitions of `n` samples, traj value k at every sample.
 void hand_written(const std::string& path, int tdims, int acqs, int n, float k, const std::string& units = "",
                   int channels_of_last = 1) {
@@ -48,6 +55,7 @@ void hand_written(const std::string& path, int tdims, int acqs, int n, float k, 
   d.writeHeader(header(16, 16, 1, units));
   for (int a = 0; a < acqs; ++a) {
     ISMRMRD::Acquisition acq(n, a + 1 == acqs ? channels_of_last : 1, tdims);
+    zero_data(acq);
     for (int s = 0; s < n; ++s)
       for (int dim = 0; dim < tdims; ++dim) acq.traj(dim, s) = k;
     d.appendAcquisition(acq);
@@ -62,6 +70,7 @@ void oriented(const std::string& path, const float (&pos)[3], const float (&read
   d.writeHeader(header(16, 16, 1));  // FOV 200 mm: 12.5 mm voxels, a 200 mm slice
   for (int a = 0; a < 3; ++a) {
     ISMRMRD::Acquisition acq(4, 1, 2);
+    zero_data(acq);
     ISMRMRD::AcquisitionHeader h = acq.getHead();
     for (int i = 0; i < 3; ++i) {
       h.position[i] = pos[i];
