@@ -13,6 +13,7 @@
 
 #include "app/batch_pool.hpp"
 #include "app/batch_scan.hpp"
+#include "app/batch_server.hpp"
 #include "app/batch_warm.hpp"
 #include "app/batch_worker.hpp"
 #include "app/batch_workers.hpp"
@@ -79,7 +80,9 @@ std::optional<BatchRow> up_to_date_row(const BatchOptions& o, const BatchRow& ba
   return row;
 }
 
-std::vector<Worker> workers_for(const BatchOptions& o) {
+}  // namespace
+
+std::vector<Worker> batch_workers(const BatchOptions& o) {
   if (o.gpus.empty()) {
     // A host with several GPUs: one worker on each unless told otherwise.
     if (o.jobs == 0 && o.device != "cpu" && cuda_built() && visible_gpu_count() > 1) {
@@ -98,11 +101,13 @@ std::vector<Worker> workers_for(const BatchOptions& o) {
 // on the GPU, and making one cost the batch 0.33-0.46 s before its workers
 // started and 0.1 s at its exit (docs/batch.md); the workers' own devices run
 // the full probe.
-void check_device(const BatchOptions& o) {
+void check_batch_device(const BatchOptions& o, const std::string& command) {
   std::string why;
   if (o.device == "gpu" && !gpu_available(&why, /*without_context=*/true))
-    throw DeviceError("batch --device gpu: no usable GPU: " + why);
+    throw DeviceError(command + " --device gpu: no usable GPU: " + why);
 }
+
+namespace {
 
 // Names this run in the reports it writes (report.json's batch.run_id).
 std::string new_run_id() {
@@ -172,7 +177,7 @@ bool run_process_per_scan(const BatchOptions& o, const ScanJob& base, const std:
 bool run_warm(const BatchOptions& o, const ScanJob& base, const std::vector<BatchRow>& rows, const Todo& todo,
               const std::vector<Worker>& workers, const OnEnd& on_end) {
   std::vector<PoolTask> tasks;
-  for (std::size_t k : todo) tasks.push_back({k, rows[k].file, rows[k].output});
+  for (std::size_t k : todo) tasks.push_back({k, rows[k].file, rows[k].output, "", ""});
   WorkerSetup setup{base, q_memory_budget(workers.size()), 3};
   const std::string exe = o.exe.empty() ? self_exe() : o.exe;
   return run_warm_workers(exe, worker_args(setup, !base.progress), tasks, workers, o.scan_timeout,
@@ -182,13 +187,42 @@ bool run_warm(const BatchOptions& o, const ScanJob& base, const std::vector<Batc
                           });
 }
 
+// A resident server's workers (--server): the same tasks, sent to them.
+bool run_served(ServerLink& link, const BatchOptions& o, const ScanJob& base, const std::vector<BatchRow>& rows,
+                const Todo& todo, std::vector<Worker>& workers, const OnEnd& on_end) {
+  std::vector<PoolTask> tasks;
+  for (std::size_t k : todo) tasks.push_back({k, rows[k].file, rows[k].output, base.run_id, base.q_cache});
+  ScanJob options = base;  // the workers' options: what every batch with these options shares
+  options.run_id.clear();
+  options.q_cache.clear();
+  std::vector<std::string> labels;
+  return link.run(job_option_args(options), tasks, o.scan_timeout, labels,
+                  [&](std::size_t k, std::size_t w, const ScanOutcome& out) {
+                    if (workers.size() != labels.size())
+                      for (const std::string& l : labels) workers.push_back({l, {}});
+                    on_end(k, w, ended_row(rows[k], out.row, out.end, out.started, base.run_id, o.scan_timeout),
+                           out.end.interrupted);
+                  });
+}
+
+// --server: the server runs the workers and owns their device.
+void check_server_options(const BatchOptions& o) {
+  if (o.server.empty()) return;
+  if (!o.gpus.empty() || o.jobs != 0)
+    throw InputError("batch --server runs on the server's workers: give --gpus or --jobs to fhdrecon serve instead");
+  if (o.process_per_scan) throw InputError("batch --server with --process-per-scan: choose one");
+}
+
 }  // namespace
 
 BatchResult run_batch(const BatchOptions& o) {
   const ScanList list = make_scan_list(o);
-  const std::vector<Worker> workers = workers_for(o);
+  check_server_options(o);
+  std::optional<ServerLink> server;
+  if (!o.server.empty()) server.emplace(o.server);  // before anything is written: nothing there, one line
+  std::vector<Worker> workers = server ? std::vector<Worker>{} : batch_workers(o);
   const auto t0 = std::chrono::steady_clock::now();
-  check_device(o);
+  if (!server) check_batch_device(o);
   spdlog::debug("batch: device checked in {:.3f} s", seconds_since(t0));
   make_output_dir(o.out);
   BatchLock lock(o.out, list.shard ? &*list.shard : nullptr);
@@ -226,6 +260,7 @@ BatchResult run_batch(const BatchOptions& o) {
     }
   };
   const bool complete = o.process_per_scan ? run_process_per_scan(o, base, res.rows, todo, workers, on_end)
+                        : server           ? run_served(*server, o, base, res.rows, todo, workers, on_end)
                                            : run_warm(o, base, res.rows, todo, workers, on_end);
   res.interrupted = !complete;
   if (list.shard) {

@@ -9,6 +9,7 @@
 
 #include "app/batch_plan.hpp"
 #include "app/batch_summary.hpp"
+#include "app/batch_workers.hpp"
 #include "app/recon_options.hpp"
 #include "app/source.hpp"
 #include "recon/device/device.hpp"
@@ -33,6 +34,7 @@ struct BatchOptions {
   bool process_per_scan = false;  // a fresh child process per scan instead of warm workers
   double scan_timeout = 3600;  // seconds per scan, 0 = no limit
   std::string exe;             // the fhdrecon the children run ("" = this executable)
+  std::string server;          // --server PATH: a resident server's workers (app/batch_server.hpp) run the scans
 };
 
 struct BatchResult {
@@ -48,5 +50,12 @@ struct BatchResult {
 // when interrupted. Refuses before any work: a second batch into DIR,
 // --device gpu without a usable GPU, a file list that is not one.
 BatchResult run_batch(const BatchOptions& o);
+
+// The workers these options ask for (--gpus, --jobs, --device; the batch's and
+// the server's): one per GPU where the host has several, unless told otherwise.
+std::vector<Worker> batch_workers(const BatchOptions& o);
+
+// Refuses --device gpu up front where no GPU can be used, naming `command`.
+void check_batch_device(const BatchOptions& o, const std::string& command = "batch");
 
 }  // namespace fhd::app

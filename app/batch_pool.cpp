@@ -42,20 +42,27 @@ struct Proc {
   std::optional<std::size_t> timed_out;  // the scan whose time limit ended it
 };
 
-class Pool {
- public:
-  using Done = std::function<void(std::size_t, std::size_t, const ScanOutcome&)>;
-  Pool(const std::string& exe, const std::vector<std::string>& args, const std::vector<PoolTask>& tasks,
-       const std::vector<Worker>& workers, double timeout_s, const Done& done)
-      : exe_(exe), args_(args), tasks_(tasks), workers_(workers), timeout_s_(timeout_s), done_(done),
-        procs_(workers.size()) {
-    for (std::size_t i = 0; i < tasks.size(); ++i) queue_.push_back(i);
-  }
+}  // namespace
 
-  bool run() {
+class WorkerPool::Impl {
+ public:
+  Impl(std::string exe, std::vector<std::string> args, std::vector<Worker> workers, bool keep)
+      : exe_(std::move(exe)), args_(std::move(args)), workers_(std::move(workers)), procs_(workers_.size()),
+        keep_(keep) {}
+
+  bool run(const std::vector<PoolTask>& tasks, double timeout_s, const Done& done, const std::function<bool()>& stop) {
+    tasks_ = &tasks;
+    timeout_s_ = timeout_s;
+    done_ = &done;
+    queue_.clear();
+    suspects_.clear();
+    for (std::size_t i = 0; i < tasks.size(); ++i) queue_.push_back(i);
+    stopping_ = false;
+    for (std::size_t w = 0; w < procs_.size(); ++w)  // one that ended while idle is started again
+      if (procs_[w].pid) reap(w);
     StopSignals signals;
     for (;;) {
-      if (signals.stopped() && !stopping_) {
+      if ((signals.stopped() || (stop && stop())) && !stopping_) {
         stopping_ = true;
         for (Proc& p : procs_)
           if (p.pid) terminate(p);
@@ -64,8 +71,7 @@ class Pool {
         if (!procs_[w].pid && work_left()) start(w);
         if (procs_[w].pid) feed(w);
       }
-      const bool running = std::any_of(procs_.begin(), procs_.end(), [](const Proc& p) { return p.pid != 0; });
-      if (!running && (stopping_ || !work_left())) break;
+      if (finished()) break;
       wait_for_messages();
       for (std::size_t w = 0; w < procs_.size(); ++w) {
         if (!procs_[w].pid) continue;
@@ -76,8 +82,21 @@ class Pool {
     return !stopping_;
   }
 
+  const std::vector<std::string>& args() const { return args_; }
+  // From now on a worker with nothing to do is told to quit.
+  void stop_keeping() { keep_ = false; }
+
  private:
   bool work_left() const { return !queue_.empty() || !suspects_.empty(); }
+
+  // Every worker gone (stopped, or told to quit); or, keeping them, every
+  // task's row in.
+  bool finished() const {
+    const bool running = std::any_of(procs_.begin(), procs_.end(), [](const Proc& p) { return p.pid != 0; });
+    if (stopping_ || !keep_) return !running && (stopping_ || !work_left());
+    const bool busy = std::any_of(procs_.begin(), procs_.end(), [](const Proc& p) { return !p.held.empty(); });
+    return !work_left() && !busy;
+  }
 
   void start(std::size_t w) {
     int sv[2];
@@ -100,8 +119,12 @@ class Pool {
   void send(Proc& p, std::size_t t) {
     if (p.held.empty()) p.oldest_since = Clock::now();
     p.held.push_back(t);
+    const PoolTask& task = (*tasks_)[t];
+    json m = {{"type", "scan"}, {"id", t}, {"file", task.file}, {"output", task.output}};
+    if (!task.run_id.empty()) m["run_id"] = task.run_id;
+    if (!task.q_cache.empty()) m["q_cache"] = task.q_cache;
     // A worker that is gone is found by reap; its scans go with it.
-    send_message(p.fd, {{"type", "scan"}, {"id", t}, {"file", tasks_[t].file}, {"output", tasks_[t].output}});
+    send_message(p.fd, m);
   }
 
   // Keeps the worker busy: up to kWorkerDepth scans; a suspect only alone, on
@@ -122,7 +145,7 @@ class Pool {
       send(p, queue_.front());
       queue_.pop_front();
     }
-    if (p.held.empty() && !work_left()) {
+    if (p.held.empty() && !work_left() && !keep_) {
       send_message(p.fd, {{"type", "quit"}});
       p.quit_sent = true;
       p.quit_sent_at = Clock::now();
@@ -156,7 +179,7 @@ class Pool {
         ::kill(-p.pid, SIGKILL);
         return;
       }
-      if (row) done_(tasks_[row->first].id, w, row->second);
+      if (row) (*done_)((*tasks_)[row->first].id, w, row->second);
     }
   }
 
@@ -198,7 +221,7 @@ class Pool {
       ScanOutcome o;
       o.end = end;
       o.started = p.started.count(t) > 0;
-      done_(tasks_[t].id, w, o);
+      (*done_)((*tasks_)[t].id, w, o);
     };
     if (p.held.empty()) return;
     if (stopping_) {
@@ -236,24 +259,49 @@ class Pool {
     }
   }
 
-  const std::string& exe_;
-  const std::vector<std::string>& args_;
-  const std::vector<PoolTask>& tasks_;
-  const std::vector<Worker>& workers_;
-  const double timeout_s_;
-  const Done& done_;
+  const std::string exe_;
+  const std::vector<std::string> args_;
+  const std::vector<Worker> workers_;
   std::vector<Proc> procs_;
+  // This run's:
+  const std::vector<PoolTask>* tasks_ = nullptr;
+  double timeout_s_ = 0;
+  const Done* done_ = nullptr;
   std::deque<std::size_t> queue_, suspects_;
   bool stopping_ = false;
+  bool keep_;  // workers stay, idle, once a run's tasks are done
 };
 
-}  // namespace
+
+WorkerPool::WorkerPool(std::string exe, std::vector<std::string> worker_args, std::vector<Worker> workers, bool keep)
+    : impl_(std::make_unique<Impl>(std::move(exe), std::move(worker_args), std::move(workers), keep)) {}
+
+WorkerPool::~WorkerPool() {
+  try {
+    close();
+  } catch (...) {
+  }
+}
+
+bool WorkerPool::run(const std::vector<PoolTask>& tasks, double timeout_s, const Done& done,
+                     const std::function<bool()>& stop) {
+  return impl_->run(tasks, timeout_s, done, stop);
+}
+
+void WorkerPool::close() {
+  const std::vector<PoolTask> none;
+  const Done ignore = [](std::size_t, std::size_t, const ScanOutcome&) {};
+  impl_->stop_keeping();
+  impl_->run(none, 0, ignore, {});
+}
+
+const std::vector<std::string>& WorkerPool::worker_args() const { return impl_->args(); }
 
 bool run_warm_workers(const std::string& exe, const std::vector<std::string>& worker_args,
                       const std::vector<PoolTask>& tasks, const std::vector<Worker>& workers, double timeout_s,
                       const std::function<void(std::size_t, std::size_t, const ScanOutcome&)>& done) {
-  Pool pool(exe, worker_args, tasks, workers, timeout_s, done);
-  return pool.run();
+  WorkerPool pool(exe, worker_args, workers, /*keep=*/false);
+  return pool.run(tasks, timeout_s, done);
 }
 
 }  // namespace fhd::app

@@ -10,6 +10,7 @@
 //   one that crashes again costs its own row and the others finish.
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@ namespace fhd::app {
 struct PoolTask {
   std::size_t id;
   std::string file, output;
+  // This batch's own, where they differ from the worker's start options (a
+  // server's workers outlive batches): the run's id and its private Q cache.
+  std::string run_id, q_cache;
 };
 
 // How a scan ended: the worker's row, or how its worker ended without one.
@@ -41,6 +45,30 @@ struct ScanOutcome {
 bool run_warm_workers(const std::string& exe, const std::vector<std::string>& worker_args,
                       const std::vector<PoolTask>& tasks, const std::vector<Worker>& workers, double timeout_s,
                       const std::function<void(std::size_t id, std::size_t worker, const ScanOutcome&)>& done);
+
+// The workers themselves. With `keep`, for workers that outlive one batch (the
+// server, app/batch_server.hpp): each run() feeds them a batch's tasks as
+// run_warm_workers does and leaves them running, idle, when it is done.
+// Without, a worker is told to quit once nothing is left for it. A run that
+// is stopped (a signal, or `stop` saying so) ends them; the next run starts
+// new ones. close(), and the destructor, tell them to quit and wait.
+class WorkerPool {
+ public:
+  using Done = std::function<void(std::size_t id, std::size_t worker, const ScanOutcome&)>;
+  WorkerPool(std::string exe, std::vector<std::string> worker_args, std::vector<Worker> workers, bool keep = true);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  bool run(const std::vector<PoolTask>& tasks, double timeout_s, const Done& done,
+           const std::function<bool()>& stop = {});
+  void close();
+  const std::vector<std::string>& worker_args() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Scans a worker holds at once: one per stage (read, reconstruct, write).
 constexpr std::size_t kWorkerDepth = 3;

@@ -118,6 +118,9 @@ class Stages {
       it.job = setup_.base;
       it.job.file = m->at("file").get<std::string>();
       it.job.output = m->at("output").get<std::string>();
+      // A server's worker serves batch after batch: each scan names its run.
+      it.job.run_id = m->value("run_id", it.job.run_id);
+      it.job.q_cache = m->value("q_cache", it.job.q_cache);
       to_read_.push(std::move(it));
     }
   }

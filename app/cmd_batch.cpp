@@ -10,6 +10,7 @@
 
 #include "app/batch.hpp"
 #include "app/batch_scan.hpp"
+#include "app/batch_server.hpp"
 #include "app/batch_worker.hpp"
 #include "io/atomic_file.hpp"
 #include "app/commands.hpp"
@@ -108,6 +109,24 @@ void add_batch_worker_command(CLI::App& app) {
   });
 }
 
+// `serve`: warm workers that outlive batches (app/batch_server.hpp).
+void add_serve_command(CLI::App& app) {
+  auto o = std::make_shared<ServerOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "serve", "keep warm batch workers running and serve `fhdrecon batch --server PATH` until SIGINT or SIGTERM");
+  sub->add_option("--socket", o->socket, "the Unix socket path to listen on (made readable by this user only)")
+      ->required()
+      ->check(non_empty_path());
+  sub->add_option("--gpus", o->gpus,
+                  "one worker per GPU: all | N (the first N) | LIST (e.g. 0,2); default all where the host has "
+                  "several");
+  sub->add_option("--jobs", o->jobs, "CPU workers running scans side by side (default 1)")->check(CLI::Range(1, 1024));
+  sub->add_option("--device", o->device, "the workers: auto | cpu | gpu (as batch's --device)")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+      ->capture_default_str();
+  sub->callback([o] { run_batch_server(*o); });
+}
+
 }  // namespace
 
 void add_batch_command(CLI::App& app) {
@@ -136,6 +155,9 @@ void add_batch_command(CLI::App& app) {
   sub->add_flag("--process-per-scan", o->process_per_scan,
                 "a fresh process for every scan instead of warm workers (slower; nothing a scan leaves behind "
                 "reaches the next)");
+  sub->add_option("--server", o->server,
+                  "hand the scans to the warm workers of `fhdrecon serve --socket PATH` instead of starting workers")
+      ->check(non_empty_path());
   sub->add_option("--shard", o->shard, "I/N: only this task's share of the sorted file list (Slurm arrays)");
   sub->add_option("--merge", *merge, "build DIR/summary.* from the shard files in these directories")
       ->expected(1, -1)
@@ -143,6 +165,7 @@ void add_batch_command(CLI::App& app) {
   sub->callback([o, merge] { run(*o, *merge); });
   add_batch_scan_command(app);
   add_batch_worker_command(app);
+  add_serve_command(app);
 }
 
 }  // namespace fhd::app

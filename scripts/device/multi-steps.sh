@@ -90,7 +90,7 @@ run_multigpu() {
 # scan, 1 GPU against every GPU, each figure beside its goal (run it on
 # nvidia-h100-x2 for the 2-GPU goals).
 run_batch() {
-  "$BUILD/tests_app" "[workers],[isolation]" >"$OUT/batch-tests.log" 2>&1
+  "$BUILD/tests_app" "[workers],[isolation],[server]" >"$OUT/batch-tests.log" 2>&1
   grep -B3 -A25 FAILED "$OUT/batch-tests.log" | head -60
   tail -3 "$OUT/batch-tests.log"
   bash scripts/bench-batch-gpus.sh "$BUILD/fhdrecon" 2>&1 | tee "$OUT/batch.log"
