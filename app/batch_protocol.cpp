@@ -39,11 +39,11 @@ std::optional<nlohmann::json> MessageReader::next() {
   if (buffer_.size() < 4) return std::nullopt;
   const auto byte = [&](int i) { return std::size_t(static_cast<unsigned char>(buffer_[i])); };
   const std::size_t n = byte(0) | byte(1) << 8 | byte(2) << 16 | byte(3) << 24;
-  if (n > kMaxMessageBytes) throw std::runtime_error("batch: a worker message claims " + std::to_string(n) + " bytes");
+  if (n > kMaxMessageBytes) throw std::runtime_error("batch: a message claims " + std::to_string(n) + " bytes");
   if (buffer_.size() < 4 + n) return std::nullopt;
   nlohmann::json m = nlohmann::json::parse(buffer_.begin() + 4, buffer_.begin() + 4 + std::ptrdiff_t(n), nullptr, false);
   buffer_.erase(0, 4 + n);
-  if (m.is_discarded() || !m.is_object()) throw std::runtime_error("batch: a worker message is not a JSON object");
+  if (m.is_discarded() || !m.is_object()) throw std::runtime_error("batch: a message is not a JSON object");
   return m;
 }
 

@@ -4,6 +4,11 @@
 // its rows and the server goes on, and the bad cases get one line.
 
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
 
 #include <chrono>
 #include <filesystem>
@@ -157,6 +162,21 @@ TEST_CASE("batch --server and serve refuse what cannot work with one line, writi
   CHECK_FALSE(fs::exists(d / "o"));
 
   Served server(d);
+  {  // A connection that is not a batch (a length of 2 GiB) is dropped; the server goes on.
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, server.socket().c_str(), sizeof a.sun_path - 1);
+    REQUIRE(::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0);
+    const char junk[] = {0, 0, 0, char(0x80), 'x', 'y'};
+    CHECK(::write(fd, junk, sizeof junk) == sizeof junk);
+    ::close(fd);
+  }
+  auto ok = run_cli("--quiet batch " + scan + " --out " + (d / "ok").string() + " --iters 3 --server " + server.socket());
+  INFO(ok.out << "\n" << server.log());
+  CHECK(ok.code == 0);
+  CHECK(server.log().find("serve: a batch's connection: batch: a message claims 2147483648 bytes") !=
+        std::string::npos);
   auto gpus = run_cli("--quiet batch " + scan + " --out " + (d / "o").string() + " --jobs 2 --server " + server.socket());
   CHECK(gpus.code == 2);
   CHECK(gpus.out.find("give --gpus or --jobs to fhdrecon serve instead") != std::string::npos);
