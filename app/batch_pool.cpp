@@ -58,8 +58,10 @@ class WorkerPool::Impl {
     suspects_.clear();
     for (std::size_t i = 0; i < tasks.size(); ++i) queue_.push_back(i);
     stopping_ = false;
-    for (std::size_t w = 0; w < procs_.size(); ++w)  // one that ended while idle is started again
-      if (procs_[w].pid) reap(w);
+    for (std::size_t w = 0; w < procs_.size(); ++w) {
+      procs_[w].started.clear();  // another run's task numbers
+      if (procs_[w].pid) reap(w);  // one that ended while idle is started again
+    }
     StopSignals signals;
     for (;;) {
       if ((signals.stopped() || (stop && stop())) && !stopping_) {
@@ -271,7 +273,6 @@ class WorkerPool::Impl {
   bool stopping_ = false;
   bool keep_;  // workers stay, idle, once a run's tasks are done
 };
-
 
 WorkerPool::WorkerPool(std::string exe, std::vector<std::string> worker_args, std::vector<Worker> workers, bool keep)
     : impl_(std::make_unique<Impl>(std::move(exe), std::move(worker_args), std::move(workers), keep)) {}
