@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -130,9 +131,16 @@ std::vector<PoolTask> tasks_of(const json& j) {
   return tasks;
 }
 
-// The seconds a client has to send its batch once connected: a connection
-// that sends nothing must not hold the server.
-constexpr double kRequestWait = 10.0;
+// The seconds a client has to send its batch once connected, and that a read
+// or write of a message on its connection may block: a connection that sends
+// half a message, or stops reading, must not hold the server.
+constexpr int kRequestWait = 10;
+
+void limit_blocking(int fd) {
+  const timeval t{kRequestWait, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &t, sizeof t);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &t, sizeof t);
+}
 
 class Server {
  public:
@@ -157,6 +165,7 @@ class Server {
       if (!readable_within(listen_fd_, 0.2)) continue;
       const int client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (client < 0) continue;
+      limit_blocking(client);
       serve_client(client);
       ::close(client);
     }
@@ -173,7 +182,7 @@ class Server {
     try {
       MessageReader in;
       if (!readable_within(fd, kRequestWait)) throw std::runtime_error("sent nothing");
-      std::optional<json> m = receive_message(fd, in);
+      std::optional<json> m = receive_message(fd, in);  // nothing when it stalls past kRequestWait
       if (!m || m->value("type", "") != "batch") throw std::runtime_error("did not send a batch");
       const std::vector<PoolTask> tasks = tasks_of(m->at("tasks"));
       run_tasks(fd, in, worker_args_for(strings_of(m->at("job_args"), "job_args")), tasks,

@@ -162,21 +162,26 @@ TEST_CASE("batch --server and serve refuse what cannot work with one line, writi
   CHECK_FALSE(fs::exists(d / "o"));
 
   Served server(d);
-  {  // A connection that is not a batch (a length of 2 GiB) is dropped; the server goes on.
+  // Connections that are not a batch are dropped and the server goes on: a
+  // length of 2 GiB, and half a message left hanging (dropped after 10 s).
+  const auto connect_and_send = [&](const std::string& bytes) {
     const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
     sockaddr_un a{};
     a.sun_family = AF_UNIX;
     std::strncpy(a.sun_path, server.socket().c_str(), sizeof a.sun_path - 1);
     REQUIRE(::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0);
-    const char junk[] = {0, 0, 0, char(0x80), 'x', 'y'};
-    CHECK(::write(fd, junk, sizeof junk) == sizeof junk);
-    ::close(fd);
-  }
+    CHECK(::write(fd, bytes.data(), bytes.size()) == ssize_t(bytes.size()));
+    return fd;
+  };
+  ::close(connect_and_send(std::string("\0\0\0\x80xy", 6)));
+  const int stalled = connect_and_send(std::string("\x40\0\0\0{\"type\"", 11));
   auto ok = run_cli("--quiet batch " + scan + " --out " + (d / "ok").string() + " --iters 3 --server " + server.socket());
+  ::close(stalled);
   INFO(ok.out << "\n" << server.log());
   CHECK(ok.code == 0);
   CHECK(server.log().find("serve: a batch's connection: batch: a message claims 2147483648 bytes") !=
         std::string::npos);
+  CHECK(server.log().find("serve: a batch's connection: did not send a batch") != std::string::npos);
   auto gpus = run_cli("--quiet batch " + scan + " --out " + (d / "o").string() + " --jobs 2 --server " + server.socket());
   CHECK(gpus.code == 2);
   CHECK(gpus.out.find("give --gpus or --jobs to fhdrecon serve instead") != std::string::npos);
