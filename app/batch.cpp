@@ -173,6 +173,14 @@ bool run_process_per_scan(const BatchOptions& o, const ScanJob& base, const std:
   });
 }
 
+// How a warm worker's scan ended (its own, or its server's), as its row.
+WorkerPool::Done row_of_outcome(const BatchOptions& o, const ScanJob& base, const std::vector<BatchRow>& rows,
+                                const OnEnd& on_end) {
+  return [&o, &base, &rows, &on_end](std::size_t k, std::size_t w, const ScanOutcome& out) {
+    on_end(k, w, ended_row(rows[k], out.row, out.end, out.started, base.run_id, o.scan_timeout), out.end.interrupted);
+  };
+}
+
 // Warm workers: one process per worker slot, scan after scan.
 bool run_warm(const BatchOptions& o, const ScanJob& base, const std::vector<BatchRow>& rows, const Todo& todo,
               const std::vector<Worker>& workers, const OnEnd& on_end) {
@@ -181,10 +189,7 @@ bool run_warm(const BatchOptions& o, const ScanJob& base, const std::vector<Batc
   WorkerSetup setup{base, q_memory_budget(workers.size()), 3};
   const std::string exe = o.exe.empty() ? self_exe() : o.exe;
   return run_warm_workers(exe, worker_args(setup, !base.progress), tasks, workers, o.scan_timeout,
-                          [&](std::size_t k, std::size_t w, const ScanOutcome& out) {
-                            on_end(k, w, ended_row(rows[k], out.row, out.end, out.started, base.run_id, o.scan_timeout),
-                                   out.end.interrupted);
-                          });
+                          row_of_outcome(o, base, rows, on_end));
 }
 
 // A resident server's workers (--server): the same tasks, sent to them.
@@ -195,14 +200,8 @@ bool run_served(ServerLink& link, const BatchOptions& o, const ScanJob& base, co
   ScanJob options = base;  // the workers' options: what every batch with these options shares
   options.run_id.clear();
   options.q_cache.clear();
-  std::vector<std::string> labels;
-  return link.run(job_option_args(options), tasks, o.scan_timeout, labels,
-                  [&](std::size_t k, std::size_t w, const ScanOutcome& out) {
-                    if (workers.size() != labels.size())
-                      for (const std::string& l : labels) workers.push_back({l, {}});
-                    on_end(k, w, ended_row(rows[k], out.row, out.end, out.started, base.run_id, o.scan_timeout),
-                           out.end.interrupted);
-                  });
+  return link.run(job_option_args(options), tasks, o.scan_timeout, workers,
+                  row_of_outcome(o, base, rows, on_end));
 }
 
 // --server: the server runs the workers and owns their device.

@@ -103,13 +103,8 @@ int listen_on(const std::string& path) {
   return fd;
 }
 
-// Whether fd has something to read (a message, or its end) right now.
-bool readable_now(int fd) {
-  pollfd p{fd, POLLIN, 0};
-  return ::poll(&p, 1, 0) > 0;
-}
-
-// Waits up to `seconds` for fd to become readable.
+// Waits up to `seconds` (0: not at all) for fd to have something to read (a
+// message, or its end).
 bool readable_within(int fd, double seconds) {
   pollfd p{fd, POLLIN, 0};
   return ::poll(&p, 1, int(seconds * 1000)) > 0;
@@ -211,7 +206,7 @@ class Server {
     // The batch stops this run by saying so, or by going away.
     bool stop = false;
     const auto stopped = [&] {
-      if (!stop && readable_now(fd)) {
+      if (!stop && readable_within(fd, 0)) {
         try {
           stop = !in.read_from(fd);  // gone
           while (std::optional<json> said = in.next()) stop |= said->value("type", "") == "stop";
@@ -260,7 +255,7 @@ ServerLink::~ServerLink() {
 }
 
 bool ServerLink::run(const std::vector<std::string>& job_args, const std::vector<PoolTask>& tasks, double timeout_s,
-                     std::vector<std::string>& labels, const WorkerPool::Done& done) {
+                     std::vector<Worker>& workers, const WorkerPool::Done& done) {
   json list = json::array();
   for (const PoolTask& t : tasks)
     list.push_back({{"id", t.id}, {"file", t.file}, {"output", t.output}, {"run_id", t.run_id}, {"q_cache", t.q_cache}});
@@ -277,7 +272,7 @@ bool ServerLink::run(const std::vector<std::string>& job_args, const std::vector
       stop_sent = true;
     }
     if (!readable_within(fd_, 0.1)) {
-      if (labels.empty() && !waiting_said && seconds_since(t0) > 1.0) {
+      if (workers.empty() && !waiting_said && seconds_since(t0) > 1.0) {
         spdlog::info("batch: waiting for the server at {} (busy with another batch?)", path_);
         waiting_said = true;
       }
@@ -287,10 +282,10 @@ bool ServerLink::run(const std::vector<std::string>& job_args, const std::vector
     while (std::optional<json> m = in.next()) {
       const std::string type = m->value("type", "");
       if (type == "workers") {
-        labels = strings_of(m->at("labels"), "labels");
+        for (const std::string& label : strings_of(m->at("labels"), "labels")) workers.push_back({label, {}});
       } else if (type == "done") {
         const std::size_t id = m->at("id").get<std::size_t>(), w = m->at("worker").get<std::size_t>();
-        if (!pending.erase(id) || w >= labels.size()) throw std::runtime_error("batch --server: a stray message");
+        if (!pending.erase(id) || w >= workers.size()) throw std::runtime_error("batch --server: a stray message");
         done(id, w, outcome_from_json(m->at("outcome")));
       } else if (type == "end") {
         if (pending.empty()) return m->at("complete").get<bool>() && !stop_sent;
@@ -300,7 +295,7 @@ bool ServerLink::run(const std::vector<std::string>& job_args, const std::vector
   }
   // The server went away (or ended the batch early): what it did not do was not run.
   spdlog::error("batch --server {}: the server went away with {} scans left", path_, pending.size());
-  if (labels.empty()) labels.push_back("server");
+  if (workers.empty()) workers.push_back({"server", {}});
   for (std::size_t id : pending) {
     ScanOutcome o;
     o.end.interrupted = true;

@@ -44,12 +44,12 @@ class ServerLink {
 
   // Runs `tasks` on the server's workers, started with `job_args`
   // (job_option_args of the batch's job, without its run id and Q cache,
-  // which each task carries). `labels` gets the workers' names before the
-  // first `done`. SIGINT/SIGTERM stop the batch on the server: the scans not
+  // which each task carries). `workers` gets the server's workers (their
+  // labels) before the first `done`. SIGINT/SIGTERM stop the batch on the server: the scans not
   // done come back interrupted and it returns false, as it does when the
   // server goes away; true when every task ran.
   bool run(const std::vector<std::string>& job_args, const std::vector<PoolTask>& tasks, double timeout_s,
-           std::vector<std::string>& labels, const WorkerPool::Done& done);
+           std::vector<Worker>& workers, const WorkerPool::Done& done);
 
  private:
   std::string path_;
