@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <future>
+#include <map>
 
 #include <spdlog/spdlog.h>
 
@@ -103,31 +104,30 @@ std::future<void> start_sense_split(Plan& plan, std::size_t coils, bool field) {
 }
 
 // The maps on each of the plan's devices, copied there at the first need
-// (the originals on the plan's device).
+// (once a device, also where a device is listed twice; the originals on the
+// plan's device).
 class MapsOnDevices {
  public:
-  MapsOnDevices(Plan& plan, const std::vector<std::shared_ptr<DeviceVector>>& maps)
-      : plan_(plan), maps_(maps), on_(plan.devices().size(), std::vector<std::shared_ptr<DeviceVector>>(maps.size())) {}
+  MapsOnDevices(Plan& plan, const std::vector<std::shared_ptr<DeviceVector>>& maps) : plan_(plan), maps_(maps) {
+    on_[&plan.device()] = maps;
+  }
   // Coils [c0, c0 + n) on device i.
   std::vector<std::shared_ptr<DeviceVector>> on(std::size_t i, std::size_t c0, std::size_t n) {
-    std::vector<std::shared_ptr<DeviceVector>> out;
-    for (std::size_t c = c0; c < c0 + n; ++c) out.push_back(one(i, c));
-    return out;
+    Device& d = *plan_.devices()[i];
+    std::vector<std::shared_ptr<DeviceVector>>& there = on_[&d];
+    there.resize(maps_.size());
+    for (std::size_t c = c0; c < c0 + n; ++c)
+      if (!there[c]) {
+        there[c] = d.zeros(maps_[c]->size());
+        d.copy(*maps_[c], *there[c]);
+      }
+    return {there.begin() + std::ptrdiff_t(c0), there.begin() + std::ptrdiff_t(c0 + n)};
   }
 
  private:
-  const std::shared_ptr<DeviceVector>& one(std::size_t i, std::size_t c) {
-    std::shared_ptr<DeviceVector>& slot = on_[i][c];
-    if (slot) return slot;
-    Device& d = *plan_.devices()[i];
-    if (&d == &plan_.device()) return slot = maps_[c];
-    slot = d.zeros(maps_[c]->size());
-    d.copy(*maps_[c], *slot);
-    return slot;
-  }
   Plan& plan_;
   const std::vector<std::shared_ptr<DeviceVector>>& maps_;
-  std::vector<std::vector<std::shared_ptr<DeviceVector>>> on_;  // [device][coil]
+  std::map<const Device*, std::vector<std::shared_ptr<DeviceVector>>> on_;  // [device][coil]
 };
 
 // SENSE's E (recon/coils/sense.hpp): split by coils across the plan's devices
