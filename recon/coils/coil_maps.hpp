@@ -30,25 +30,30 @@ ImageGrid calibration_size(const ImageGrid& grid, int cal);
 // the convention of the data (D_m = sum over voxels for a band-limited object).
 Calibration calibration_from_images(const CoilData& images, const ImageGrid& grid, int cal);
 
-// From non-Cartesian coils sharing one trajectory: gridding (Kaiser-Bessel,
-// density weights by `dcf_method`, recon/gridding/dcf.hpp) per coil, then as above. The
-// radial centre is densely sampled, so gridding is accurate there.
-// Only the samples near the centre are gridded, onto a grid of the calibration
-// size plus a margin (docs/coils.md), with their density weights computed
-// around the centre only.
+// From non-Cartesian coils sharing one trajectory: each coil's density-weighted
+// samples near the centre (weights by `dcf_method`, recon/gridding/dcf.hpp,
+// computed around the centre only) taken to an image on a grid of the
+// calibration size plus a margin (docs/coils.md) by one batched type 1 NUFFT
+// of all coils, then as above. The radial centre is densely sampled, so the
+// density-weighted sum is accurate there.
 Calibration calibration_from_scans(Device& dev, const std::vector<const Scan*>& coils, int cal,
                                    const std::string& dcf_method = "auto");
 // The same in two halves: the host's (the samples near the centre, their
 // density weights, each coil's data there: 20-26 ms at 8 coils of 1M samples,
 // done beside the GPU's start by prepare_host_work) and the device's.
 struct CalibrationSamples {
-  ImageGrid low;           // the gridding's grid: the calibration size plus a margin
+  ImageGrid low;           // the images' grid: the calibration size plus a margin
   Trajectory traj;         // the samples kept
   std::vector<float> dcf;  // their density weights
   CoilData data;           // [coil][kept sample]
 };
 CalibrationSamples calibration_samples(const std::vector<const Scan*>& coils, int cal,
                                        const std::string& dcf_method = "auto");
+// Each coil's image on s.low: (1 / s.low.voxels()) sum_m dcf_m data_m exp(+i 2 pi k_m . x_n),
+// all coils in one type 1 NUFFT call on `dev` (one plan, one sort). Coil by
+// coil gridding took 34-37 ms for 8 coils of 300,222 samples on an H200, most
+// of it host work per coil (docs/performance.md).
+CoilData calibration_images(Device& dev, const CalibrationSamples& s);
 Calibration calibration_from_samples(Device& dev, const CalibrationSamples& s, int cal);
 Calibration calibration_from_scans(Device& dev, const std::vector<Scan>& coils, int cal,
                                    const std::string& dcf_method = "auto");

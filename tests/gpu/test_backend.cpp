@@ -383,6 +383,30 @@ TEST_CASE("gpu device refuses misuse with clear errors", "[gpu][backend]") {
   CHECK(threw);
 }
 
+TEST_CASE("gpu calibration images equal the float64 direct sum, 3D and 2D", "[gpu][backend][coils]") {
+  FHD_NEED_GPU();
+  auto be = make_gpu_device();
+  for (const ImageGrid low : {ImageGrid{20, 18, 16}, ImageGrid{24, 24, 1}}) {
+    INFO(grid_name(low));
+    CalibrationSamples s;
+    s.low = low;
+    const std::size_t m = 3000;
+    s.traj = random_trajectory(m, low, 7);
+    for (std::size_t j = 0; j < m; ++j) s.dcf.push_back(0.5f + float(j % 7) / 7.f);
+    for (int c = 0; c < 3; ++c) s.data.push_back(random_complex(m, 60 + c));
+    const CoilData images = calibration_images(*be, s);
+    REQUIRE(images.size() == 3);
+    for (int c = 0; c < 3; ++c) {
+      std::vector<cfloat> mu(m);
+      for (std::size_t j = 0; j < m; ++j) mu[j] = s.data[c][j] * s.dcf[j];
+      const std::vector<cdouble> ref = fhd_reference(s.traj, mu, low);
+      std::vector<cfloat> want(ref.size());
+      for (std::size_t v = 0; v < ref.size(); ++v) want[v] = cfloat(ref[v] / double(low.voxels()));
+      CHECK(rel_l2(images[c], want) < 1e-4);  // the NUFFT's tolerance is 1e-5
+    }
+  }
+}
+
 TEST_CASE("gpu lowres coil maps equal the host's maps_lowres", "[gpu][backend][coils]") {
   FHD_NEED_GPU();
   auto be = make_gpu_device();

@@ -8,6 +8,7 @@
 #include "phantom/phantom.hpp"
 #include "phantom/trajectory.hpp"
 #include "recon/coils/coil_maps.hpp"
+#include "recon/gather/direct_sum.hpp"
 #include "core/error.hpp"
 #include "test_util.hpp"
 
@@ -135,6 +136,49 @@ TEST_CASE("maps from radial data through gridded calibration", "[recon][coils]")
   INFO("ESPIRiT error " << espirit << ", low-resolution error (eroded) " << lowres);
   CHECK(espirit < 0.04);  // measured 0.019
   CHECK(lowres < 0.06);   // measured 0.030
+}
+
+TEST_CASE("calibration images: every coil's weighted sum near the centre, as the float64 direct sum", "[recon][coils]") {
+  Case k;
+  TrajectorySpec spec;
+  spec.kind = "radial3d";
+  spec.nx = spec.ny = spec.nz = 32;
+  spec.spokes = 300;
+  spec.readout = 32;
+  const Trajectory t = make_trajectory(spec);
+  CoilSpec cs;
+  cs.coils = 3;
+  cs.dims = 3;
+  const CoilArray array = make_coil_array(cs);
+  const auto phantom = make_phantom("shepp3d");
+  auto data = synthesize_coils(*phantom, array, t, 32, 32, 32);
+  std::vector<Scan> coils(3);
+  std::vector<const Scan*> ptrs;
+  for (int c = 0; c < 3; ++c) {
+    coils[c].grid = {32, 32, 32};
+    coils[c].traj = t;
+    coils[c].data = std::move(data[c]);
+    coils[c].provenance["trajectory"] = "radial3d";
+    ptrs.push_back(&coils[c]);
+  }
+  const CalibrationSamples s = calibration_samples(ptrs, 12);
+  REQUIRE(s.traj.size() > 1000);
+  REQUIRE(s.traj.size() < t.size());  // only the centre
+  auto be = make_cpu_device();
+  const CoilData images = calibration_images(*be, s);
+  REQUIRE(images.size() == 3);
+  for (int c = 0; c < 3; ++c) {
+    std::vector<cfloat> mu(s.traj.size());
+    for (std::size_t m = 0; m < mu.size(); ++m) mu[m] = s.data[c][m] * s.dcf[m];
+    const std::vector<cdouble> ref = fhd_reference(s.traj, mu, s.low);
+    double num = 0, den = 0;
+    for (std::size_t v = 0; v < ref.size(); ++v) {
+      num += std::norm(cdouble(images[c][v]) - ref[v] / double(s.low.voxels()));
+      den += std::norm(ref[v] / double(s.low.voxels()));
+    }
+    INFO("coil " << c << ": relative error " << std::sqrt(num / den));
+    CHECK(std::sqrt(num / den) < 1e-4);  // the NUFFT's tolerance is 1e-5
+  }
 }
 
 TEST_CASE("ESPIRiT and the low-resolution method recover known smooth maps", "[recon][coils]") {
