@@ -25,7 +25,7 @@
 #   every stage at 1 GPU beside n (MULTI_BIG=1 adds 256^3 / 4,194,304 samples, ~1.5 min)
 #   nufftpeer issue 25's GPU table: type 1 and 2 at 128^3 / 1M and 256^3 / 16.8M, uniform
 #   and radial, tol 1e-5 and 1e-6, beside cuFINUFFT built from .peers in the same run)
-#   multiprofile 8-coil SENSE at 1 GPU, 2 and 4 through the CUPTI timeline: its longest
+#   multiprofile 8-coil SENSE at 1 GPU, 2 and 4 through the CUPTI timeline: its longest (STAGE=K: its K-th)
 #   stage (SENSE CG) per device, busy time, kernels, peer copies, one iteration's records
 #   gpusdefault the recon command's default --gpus on every GPU of the host: wall time
 #   with --gpus 1, all and none at 64^3 to 192^3, and which GPUs the default took

@@ -76,17 +76,21 @@ ImageGrid calibration_size(const ImageGrid& grid, int cal) {
 }
 
 Calibration calibration_from_images(const CoilData& images, const ImageGrid& grid, int cal) {
-  Calibration out{calibration_size(grid, cal), {}};
-  for (const auto& img : images) {
+  Calibration out{calibration_size(grid, cal), CoilData(images.size())};
+  for (const auto& img : images)
     if (img.size() != grid.voxels())
       throw std::invalid_argument("calibration_from_images: an image has " + std::to_string(img.size()) + " voxels");
-    std::vector<cdouble> k = to_double(img);
+  // Coils in parallel: one after another they took 6-8 ms of the coil maps
+  // stage at 8 coils of 32^3 on the GPU host.
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::ptrdiff_t c = 0; c < std::ptrdiff_t(images.size()); ++c) {
+    std::vector<cdouble> k = to_double(images[c]);
     centered_dft(k, grid, -1);
-    std::vector<cfloat> centre(out.size.voxels());
+    std::vector<cfloat>& centre = out.kspace[c];
+    centre.resize(out.size.voxels());
     for_each_index(out.size, [&](int x, int y, int z) {
       centre[linear(x, y, z, out.size)] = cfloat(k[embed(x, y, z, out.size, grid)]);
     });
-    out.kspace.push_back(std::move(centre));
   }
   return out;
 }
@@ -180,29 +184,26 @@ CalibrationSamples calibration_samples(const std::vector<const Scan*>& coils, in
   out.low = calibration_grid(s.grid, calibration_size(s.grid, cal));
   const std::array<double, 3> half = kept_extent(out.low, s.grid, GridKernel{});
   const std::vector<std::size_t> kept = samples_within(s.traj, half, HUGE_VAL);
-  out.dcf = calibration_weights(s, half, kept, dcf_method);
+  const std::vector<float> dcf = calibration_weights(s, half, kept, dcf_method);
   out.traj = pick(s.traj, kept);
-  for (const Scan* c : coils) out.data.push_back(pick(c->data, kept));
+  // Weighted here, beside the GPU's start, not in the coil maps stage.
+  const std::size_t m = kept.size();
+  out.coils = coils.size();
+  out.weighted.resize(m * coils.size());
+  for (std::size_t c = 0; c < coils.size(); ++c)
+    for (std::size_t j = 0; j < m; ++j) out.weighted[c * m + j] = coils[c]->data[kept[j]] * dcf[j];
   spdlog::debug("coil maps: {} samples near the centre, their density weights made", kept.size());
   return out;
 }
 
 CoilData calibration_images(Device& dev, const CalibrationSamples& s) {
-  const std::size_t m = s.traj.size(), coils = s.data.size(), v = s.low.voxels();
-  if (!s.dcf.empty() && s.dcf.size() != m)
-    throw InputError("coil maps", "calibration dcf", std::to_string(s.dcf.size()),
-                     "length differs from the samples' " + std::to_string(m));
-  for (const std::vector<cfloat>& d : s.data)
-    if (d.size() != m)
-      throw InputError("coil maps", "calibration data", std::to_string(d.size()),
-                       "length differs from the samples' " + std::to_string(m));
-  std::vector<cfloat> weighted(m * coils);
-#pragma omp parallel for
-  for (std::ptrdiff_t c = 0; c < std::ptrdiff_t(coils); ++c)
-    for (std::size_t j = 0; j < m; ++j) weighted[c * m + j] = s.data[c][j] * (s.dcf.empty() ? 1.f : s.dcf[j]);
+  const std::size_t m = s.traj.size(), coils = s.coils, v = s.low.voxels();
+  if (s.weighted.size() != m * coils)
+    throw InputError("coil maps", "calibration data", std::to_string(s.weighted.size()),
+                     "is not " + std::to_string(coils) + " coils of " + std::to_string(m) + " samples");
   const std::unique_ptr<Points> points = dev.upload_points(s.traj);
   const std::unique_ptr<NufftPlan> plan = dev.kernels<NufftKernels>().plan(*points, s.low, s.low, kCalibrationTol);
-  const VecPtr c = dev.upload(weighted);
+  const VecPtr c = dev.upload(s.weighted);
   const VecPtr f = dev.zeros(v * coils);
   plan->type1_batch(*c, *f, int(coils));
   dev.scale(1.0 / double(v), *f);
@@ -218,7 +219,7 @@ Calibration calibration_from_samples(Device& dev, const CalibrationSamples& s, i
   // its DFT sums over low voxels only: the calibration data come out on the
   // full-resolution scale.
   const CoilData images = calibration_images(dev, s);
-  spdlog::debug("coil maps: {} coils' calibration images made on {}", s.data.size(), dims_string(s.low));
+  spdlog::debug("coil maps: {} coils' calibration images made on {}", s.coils, dims_string(s.low));
   return calibration_from_images(images, s.low, cal);
 }
 

@@ -42,14 +42,14 @@ Calibration calibration_from_scans(Device& dev, const std::vector<const Scan*>& 
 // density weights, each coil's data there: 20-26 ms at 8 coils of 1M samples,
 // done beside the GPU's start by prepare_host_work) and the device's.
 struct CalibrationSamples {
-  ImageGrid low;           // the images' grid: the calibration size plus a margin
-  Trajectory traj;         // the samples kept
-  std::vector<float> dcf;  // their density weights
-  CoilData data;           // [coil][kept sample]
+  ImageGrid low;                  // the images' grid: the calibration size plus a margin
+  Trajectory traj;                // the samples kept (m of them)
+  std::size_t coils = 0;
+  std::vector<cfloat> weighted;   // coil c's kept samples times their density weights at [c m, (c + 1) m)
 };
 CalibrationSamples calibration_samples(const std::vector<const Scan*>& coils, int cal,
                                        const std::string& dcf_method = "auto");
-// Each coil's image on s.low: (1 / s.low.voxels()) sum_m dcf_m data_m exp(+i 2 pi k_m . x_n),
+// Each coil's image on s.low: (1 / s.low.voxels()) sum_m weighted_m exp(+i 2 pi k_m . x_n),
 // all coils in one type 1 NUFFT call on `dev` (one plan, one sort). Coil by
 // coil gridding took 34-37 ms for 8 coils of 300,222 samples on an H200, most
 // of it host work per coil (docs/performance.md).

@@ -117,7 +117,7 @@ run_multiprofile() {
     CUDA_INJECTION64_PATH=/tmp/libtimeline.so FHD_TIMELINE_OUT="/tmp/multiprofile-${g//,/}.csv" \
       "$BUILD/fhdrecon" "${sense[@]}" --gpus "$g" 2>&1 | grep -E "^(coil maps|cmpFhD|Q |SENSE CG|iterative)"
     echo "== --gpus $g:"
-    python3 scripts/device/multi_timeline.py "/tmp/multiprofile-${g//,/}.csv" --show ${SHOW:-60}
+    python3 scripts/device/multi_timeline.py "/tmp/multiprofile-${g//,/}.csv" --show ${SHOW:-60} ${STAGE:+--stage $STAGE}
     [[ $g == 1 ]] && continue
     echo "== --gpus $g, peer access off (FHD_PEER_ACCESS=0: cudaMalloc maps nothing into the peers; copies staged):"
     FHD_PEER_ACCESS=0 "$BUILD/fhdrecon" "${sense[@]}" --gpus "$g" 2>&1 | grep -E "^(coil maps|cmpFhD|Q |SENSE CG|total)"

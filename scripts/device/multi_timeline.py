@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Where a run's longest stage goes on each GPU (scripts/device/timeline.cpp's CSV).
 
-    multi_timeline.py TRACE.csv [--show 80]
+    multi_timeline.py TRACE.csv [--show 80] [--stage K]
 
 The longest interval between two StageClock marks (cudaEventRecord calls) is
-taken as the stage to read (SENSE CG in an 8-coil SENSE run). For it, per
+taken as the stage to read (SENSE CG in an 8-coil SENSE run), or with --stage
+the K-th (from 0) of those listed first (5 ms or more: 0 is the coil maps). For it, per
 device: the time some kernel, copy or set ran (their union), kernel time by
 name, peer copies; the host's runtime calls by total time; then the first
 --show GPU records of the stage's second half, in start order, so one
@@ -44,6 +45,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("trace")
     ap.add_argument("--show", type=int, default=80)
+    ap.add_argument("--stage", type=int, help="read the K-th stage of 5 ms or more instead of the longest")
     a = ap.parse_args()
     gpu, api, marks = load(a.trace)
     if len(marks) < 2:
@@ -52,9 +54,8 @@ def main():
     # Every stage of 5 ms or more, in order: each device's busy time in it and
     # the host's costliest runtime calls.
     print("stages (ms): length, then each device's busy time; the costliest runtime calls")
-    for t0, t1 in zip(marks, marks[1:]):
-        if t1 - t0 < 5e6:
-            continue
+    listed = [(t0, t1) for t0, t1 in zip(marks, marks[1:]) if t1 - t0 >= 5e6]
+    for t0, t1 in listed:
         busy = collections.defaultdict(list)
         for g in gpu:
             if g[0] >= t0 and g[1] <= t1:
@@ -66,8 +67,12 @@ def main():
         top = ", ".join(f"{n} {ns / 1e6:.1f}" for n, ns in calls.most_common(4))
         devs = " ".join(f"d{d} {union(v) / 1e6:.1f}" for d, v in sorted(busy.items()))
         print(f"  {(t1 - t0) / 1e6:8.1f}  {devs}  | {top}")
-    w0, w1 = max(zip(marks, marks[1:]), key=lambda p: p[1] - p[0])
-    print(f"longest stage: {(w1 - w0) / 1e6:.3f} ms")
+    if a.stage is not None and a.stage < len(listed):
+        w0, w1 = listed[a.stage]
+        print(f"stage {a.stage}: {(w1 - w0) / 1e6:.3f} ms")
+    else:
+        w0, w1 = max(zip(marks, marks[1:]), key=lambda p: p[1] - p[0])
+        print(f"longest stage: {(w1 - w0) / 1e6:.3f} ms")
     inside = [g for g in gpu if g[0] >= w0 and g[1] <= w1]
     for dev in sorted({g[4] for g in inside}):
         mine = [g for g in inside if g[4] == dev]

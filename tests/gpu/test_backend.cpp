@@ -392,13 +392,13 @@ TEST_CASE("gpu calibration images equal the float64 direct sum, 3D and 2D", "[gp
     s.low = low;
     const std::size_t m = 3000;
     s.traj = random_trajectory(m, low, 7);
-    for (std::size_t j = 0; j < m; ++j) s.dcf.push_back(0.5f + float(j % 7) / 7.f);
-    for (int c = 0; c < 3; ++c) s.data.push_back(random_complex(m, 60 + c));
+    s.coils = 3;
+    s.weighted = random_complex(3 * m, 60);
     const CoilData images = calibration_images(*be, s);
     REQUIRE(images.size() == 3);
     for (int c = 0; c < 3; ++c) {
-      std::vector<cfloat> mu(m);
-      for (std::size_t j = 0; j < m; ++j) mu[j] = s.data[c][j] * s.dcf[j];
+      const std::vector<cfloat> mu(s.weighted.begin() + std::ptrdiff_t(c * m),
+                                   s.weighted.begin() + std::ptrdiff_t((c + 1) * m));
       const std::vector<cdouble> ref = fhd_reference(s.traj, mu, low);
       std::vector<cfloat> want(ref.size());
       for (std::size_t v = 0; v < ref.size(); ++v) want[v] = cfloat(ref[v] / double(low.voxels()));

@@ -1,7 +1,9 @@
 // Coil sensitivity estimation recovers known smooth maps (up to a common phase
 // per voxel): ESPIRiT and the low-resolution method, from exact Cartesian
 // calibration data and from radial data through gridding.
+#include <array>
 #include <cmath>
+#include <map>
 
 #include "catch.hpp"
 #include "phantom/coils.hpp"
@@ -167,9 +169,27 @@ TEST_CASE("calibration images: every coil's weighted sum near the centre, as the
   auto be = make_cpu_device();
   const CoilData images = calibration_images(*be, s);
   REQUIRE(images.size() == 3);
+  REQUIRE(s.weighted.size() == 3 * s.traj.size());
+  {  // the weighting: with a scan's own dcf (2 everywhere) each kept sample is twice its data
+    std::vector<Scan> given = coils;
+    std::vector<const Scan*> gp;
+    for (Scan& g : given) {
+      g.dcf.assign(t.size(), 2.f);
+      gp.push_back(&g);
+    }
+    const CalibrationSamples w = calibration_samples(gp, 12);
+    std::map<std::array<float, 3>, std::size_t> index;
+    for (std::size_t m = 0; m < t.size(); ++m) index[{t.kx[m], t.ky[m], t.kz[m]}] = m;
+    const std::size_t m = w.traj.size();
+    for (int c = 0; c < 3; ++c)
+      for (std::size_t j = 0; j < m; j += 97) {
+        const std::size_t at = index.at({w.traj.kx[j], w.traj.ky[j], w.traj.kz[j]});
+        CHECK(w.weighted[c * m + j] == 2.f * given[c].data[at]);
+      }
+  }
   for (int c = 0; c < 3; ++c) {
-    std::vector<cfloat> mu(s.traj.size());
-    for (std::size_t m = 0; m < mu.size(); ++m) mu[m] = s.data[c][m] * s.dcf[m];
+    const std::size_t m = s.traj.size();
+    const std::vector<cfloat> mu(s.weighted.begin() + std::ptrdiff_t(c * m), s.weighted.begin() + std::ptrdiff_t((c + 1) * m));
     const std::vector<cdouble> ref = fhd_reference(s.traj, mu, s.low);
     double num = 0, den = 0;
     for (std::size_t v = 0; v < ref.size(); ++v) {

@@ -123,7 +123,7 @@ TEST_CASE("sense: the calibration samples chosen beforehand (prepare_host_work) 
   opt.coil_combine = "sense";  // maps "lowres": estimated from the calibration region
   HostWork host = prepare_host_work(coils, opt);
   REQUIRE(host.calibration);
-  CHECK(host.calibration->data.size() == coils.size());
+  CHECK(host.calibration->coils == coils.size());
   const ReconResult inside = reconstruct_coils(*be, coils, opt);  // chosen in the coil maps stage
   const ReconResult before = reconstruct_coils(*be, coils, opt, std::move(host));
   CHECK(test::rel_l2(before.methods.front().image, inside.methods.front().image) < 1e-6);
