@@ -116,11 +116,13 @@ class GpuMaps : public MapsKernels {
     std::vector<float2*> out;
     const std::size_t n = grid.voxels();
     require_free(double(cal.kspace.size()) * double(n) * sizeof(float2), "the coil maps");
+    // One allocation for every coil's map (each a view that keeps it alive):
+    // a synchronous cudaMalloc per coil was host time inside the coil maps stage.
+    auto mem = std::make_shared<DeviceBuffer<float2>>(n * cal.kspace.size(), "the coil maps");
     for (std::size_t c = 0; c < cal.kspace.size(); ++c) {  // not zeroed here: gpu::lowres_maps clears them
-      auto mem = std::make_shared<DeviceBuffer<float2>>(n, "coil map " + std::to_string(c));
-      auto m = std::make_shared<DeviceVector>(dev_, reinterpret_cast<cfloat*>(mem->get()), n, mem);
-      out.push_back(mem->get());
-      maps.push_back(std::move(m));
+      float2* at = mem->get() + c * n;
+      out.push_back(at);
+      maps.push_back(std::make_shared<DeviceVector>(dev_, reinterpret_cast<cfloat*>(at), n, mem));
     }
     gpu::lowres_maps(windowed_calibration(cal), cal.size, grid, crop, out, stream_of(dev_));
     return maps;

@@ -48,7 +48,7 @@ std::vector<std::shared_ptr<DeviceVector>> estimate_maps(Plan& plan, const std::
   const Calibration cal = opt.calibration_samples
                               ? calibration_from_samples(dev, *opt.calibration_samples, opt.calibration)
                               : calibration_from_scans(dev, coils, opt.calibration, opt.dcf);
-  spdlog::debug("coil maps: calibration region gridded");
+  spdlog::debug("coil maps: calibration data made");
   if (opt.maps == "lowres") return dev.kernels<MapsKernels>().lowres(cal, grid, opt.maps_crop);
   // The lowres maps' support constraint, from the same data, on ESPIRiT's
   // maps (its eigenvalue crop keeps most of the background in 3D: 64^3,
