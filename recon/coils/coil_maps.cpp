@@ -184,6 +184,11 @@ CalibrationSamples calibration_samples(const std::vector<const Scan*>& coils, in
   out.low = calibration_grid(s.grid, calibration_size(s.grid, cal));
   const std::array<double, 3> half = kept_extent(out.low, s.grid, GridKernel{});
   const std::vector<std::size_t> kept = samples_within(s.traj, half, HUGE_VAL);
+  // Maps from no data would be zero everywhere, and SENSE with them nothing.
+  if (kept.empty())
+    throw InputError("coil maps", "samples near the centre", "0",
+                     "no sample lies in the calibration region (" + dims_string(out.low) +
+                         " cycles/FOV around k = 0): give a larger --calibration, or combine by rss");
   const std::vector<float> dcf = calibration_weights(s, half, kept, dcf_method);
   out.traj = pick(s.traj, kept);
   // Weighted here, beside the GPU's start, not in the coil maps stage.

@@ -167,6 +167,16 @@ TEST_CASE("calibration images: every coil's weighted sum near the centre, as the
   REQUIRE(s.traj.size() > 1000);
   REQUIRE(s.traj.size() < t.size());  // only the centre
   REQUIRE(s.weighted.size() == 3 * s.traj.size());
+  {  // no sample near the centre: one line, not maps of zeros
+    std::vector<Scan> far = coils;
+    std::vector<const Scan*> fp;
+    for (Scan& f : far) {
+      for (float* k : {f.traj.kx.data(), f.traj.ky.data(), f.traj.kz.data()})
+        for (std::size_t m = 0; m < f.traj.size(); ++m) k[m] = k[m] < 0 ? -15.f : 15.f;
+      fp.push_back(&f);
+    }
+    CHECK_THROWS_WITH(calibration_samples(fp, 12), Catch::Contains("no sample lies in the calibration region"));
+  }
   {  // the weighting: with a scan's own dcf (2 everywhere) each kept sample is twice its data
     std::vector<Scan> given = coils;
     std::vector<const Scan*> gp;
