@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "cuda/device/check.hpp"
+#include "cuda/device/host_copy.hpp"
 
 namespace fhd::gpu {
 
@@ -40,11 +41,12 @@ void StagedUpload::run(const void* host, void* dev, std::size_t bytes, cudaStrea
   std::lock_guard<std::mutex> lock(mutex_);
   const auto* from = static_cast<const char*>(host);
   auto* to = static_cast<char*>(dev);
+  const int threads = upload_threads();
   for (std::size_t off = 0, i = 0; off < bytes; off += chunk_, ++i) {
     const int b = int(i % 2);
     const std::size_t n = std::min(chunk_, bytes - off);
     CUDA_CHECK(cudaEventSynchronize(left_[b]));  // this chunk's previous copy has left
-    std::memcpy(buf_[b], from + off, n);
+    copy_in_parallel(buf_[b], from + off, n, threads);
     CUDA_CHECK(cudaMemcpyAsync(to + off, buf_[b], n, cudaMemcpyHostToDevice, s));
     CUDA_CHECK(cudaEventRecord(left_[b], s));
   }

@@ -2,12 +2,14 @@
 // float64 direct sums. Tolerances are relative L2 errors ||gpu - ref|| / ||ref||,
 // stated per check: float32 kernels land near 1e-6..1e-5 against float64; the
 // bounds leave a 10x margin over what float rounding of these sizes gives.
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
 #include "catch.hpp"
 #include "cuda/device/gpu_device.hpp"
 #include "cuda/device/gpu_internal.hpp"
+#include "cuda/device/host_copy.hpp"
 #include "cuda/gather/fhd_kernels.hpp"
 #include "recon/coils/coil_maps.hpp"
 #include "recon/coils/sense.hpp"
@@ -164,6 +166,23 @@ TEST_CASE("gpu Toeplitz normal operator equals the CPU one", "[gpu][backend]") {
       CHECK(rel_l2(og->apply(x), y) < 1e-6);
     }
   }
+}
+
+TEST_CASE("staging copies: in parallel pieces, byte for byte; uploads through them round-trip", "[gpu][backend]") {
+  std::vector<unsigned char> src(std::size_t(3) << 20 | 7);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>((i * 2654435761u) >> 13);
+  for (std::size_t bytes : {std::size_t(0), std::size_t(1), (std::size_t(256) << 10) - 1, src.size()})
+    for (int threads : {1, 2, 3, 8}) {
+      INFO(bytes << " bytes, " << threads << " threads");
+      std::vector<unsigned char> dst(src.size(), 0);
+      gpu::copy_in_parallel(dst.data(), src.data(), bytes, threads);
+      CHECK(std::equal(dst.begin(), dst.begin() + std::ptrdiff_t(bytes), src.begin()));
+      CHECK(std::all_of(dst.begin() + std::ptrdiff_t(bytes), dst.end(), [](unsigned char c) { return c == 0; }));
+    }
+  FHD_NEED_GPU();
+  auto be = make_gpu_device();
+  const std::vector<cfloat> big = random_complex((std::size_t(5) << 20) / sizeof(cfloat) + 3, 77);  // > 2 chunks
+  CHECK(be->download(*be->upload(big)) == big);
 }
 
 TEST_CASE("gpu vector operations match double arithmetic", "[gpu][backend]") {
