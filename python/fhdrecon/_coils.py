@@ -41,8 +41,9 @@ def whitening_matrix(psi, keep_scale=True):
 
 
 def lowres_maps(scan, calibration=24, crop=0.1, dcf="auto"):
-    """Low-resolution coil maps: the gridded calibration region (calibration
-    samples per axis) under a Hann window, back to the image grid, divided by
+    """Low-resolution coil maps: the calibration region (calibration samples
+    per axis; each coil's density-weighted samples near the centre taken to
+    k-space by one type 1 NUFFT and a DFT) under a Hann window, back to the image grid, divided by
     the root sum of squares; zero where that is below crop times its peak.
     Returns (C, nz, ny, nx) complex64."""
     return _core.lowres_maps(scan._to_dict(), int(calibration), float(crop), str(dcf))
