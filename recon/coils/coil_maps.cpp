@@ -195,8 +195,12 @@ CalibrationSamples calibration_samples(const std::vector<const Scan*>& coils, in
   const std::size_t m = kept.size();
   out.coils = coils.size();
   out.weighted.resize(m * coils.size());
-  for (std::size_t c = 0; c < coils.size(); ++c)
+  for (std::size_t c = 0; c < coils.size(); ++c) {
+    if (coils[c]->data.size() != s.traj.size())
+      throw InputError("coil maps", "coil " + std::to_string(c) + " samples", std::to_string(coils[c]->data.size()),
+                       "differs from the trajectory's " + std::to_string(s.traj.size()));
     for (std::size_t j = 0; j < m; ++j) out.weighted[c * m + j] = coils[c]->data[kept[j]] * dcf[j];
+  }
   spdlog::debug("coil maps: {} samples near the centre, their density weights made", kept.size());
   return out;
 }

@@ -39,8 +39,9 @@ Calibration calibration_from_images(const CoilData& images, const ImageGrid& gri
 Calibration calibration_from_scans(Device& dev, const std::vector<const Scan*>& coils, int cal,
                                    const std::string& dcf_method = "auto");
 // The same in two halves: the host's (the samples near the centre, their
-// density weights, each coil's data there: 20-26 ms at 8 coils of 1M samples,
-// done beside the GPU's start by prepare_host_work) and the device's.
+// density weights, each coil's data there times its weight: 20-26 ms at 8
+// coils of 1M samples, done beside the GPU's start by prepare_host_work; an
+// InputError when no sample lies in the region) and the device's.
 struct CalibrationSamples {
   ImageGrid low;                  // the images' grid: the calibration size plus a margin
   Trajectory traj;                // the samples kept (m of them)

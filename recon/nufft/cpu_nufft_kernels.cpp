@@ -26,6 +26,16 @@ class CpuNufftPlan : public NufftPlan {
     check(c, f);
     plan_.type2(host_data(f), host_data(c), 1);
   }
+  // n transforms in the plan's lanes, each on one thread: bitwise repeatable,
+  // unlike n single calls, whose spreading is threaded (docs/cpu-backend.md).
+  // batches() stays false: the CPU's SENSE keeps its per-coil operators.
+  void type1_batch(const DeviceVector& c, DeviceVector& f, int n) override {
+    if (n < 1 || c.size() != std::size_t(n) * plan_.points() || f.size() != std::size_t(n) * plan_.modes().voxels())
+      throw std::invalid_argument("cpu nufft: a batch of " + std::to_string(n) + " takes " +
+                                  std::to_string(n) + " x " + std::to_string(plan_.points()) + " samples and " +
+                                  std::to_string(n) + " x " + std::to_string(plan_.modes().voxels()) + " modes");
+    plan_.type1(host_data(c), host_data(f), n);
+  }
 
  private:
   void check(const DeviceVector& c, const DeviceVector& f) const {

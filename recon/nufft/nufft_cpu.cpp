@@ -128,13 +128,16 @@ void CpuPlan::Impl::one_type2(const cfloat* f, cfloat* c, int lane, bool threade
 
 // n transforms: with one thread, or as many transforms as lanes at a time,
 // each thread does whole transforms in its own lane (nothing shared, no
-// waiting between steps); the remainder, and a single transform on several
-// threads, run threaded one at a time. Lanes, grids and plans are made before
-// the parallel loop (FFTW planning is serial anyway).
+// waiting between steps), the last round too, with lanes to spare: a batch is
+// then bitwise repeatable, whichever lane takes which transform (the same
+// plans on grids of the same alignment). A single transform on several
+// threads, and a batch whose fine grids fit one lane only, run threaded one at
+// a time (their sums vary in the last bits). Lanes, grids and plans are made
+// before the parallel loop (FFTW planning is serial anyway).
 template <class One>
 void CpuPlan::Impl::transforms(int n, One one) {
   const int nl = threads == 1 ? 1 : std::min(n, lane_limit());
-  const int by_lanes = threads == 1 ? n : nl > 1 ? n / nl * nl : 0;
+  const int by_lanes = threads == 1 || nl > 1 ? n : 0;
   for (int l = 0; l < (by_lanes > 0 ? nl : 0); ++l) lane_grid(l);
   if (!row_locks) row_locks = std::make_unique<std::mutex[]>(kRowLocks);
   if (subgrids.size() < std::size_t(std::max(threads, nl))) subgrids.resize(std::max(threads, nl));

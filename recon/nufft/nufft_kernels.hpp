@@ -21,7 +21,8 @@ class NufftPlan {
   virtual void type1(const DeviceVector& c, DeviceVector& f) = 0;
   virtual void type2(const DeviceVector& f, DeviceVector& c) = 0;
   // n type 1s in one call: c holds n point-sized slices, f n modes-sized
-  // ones. Here one call each; a plan that batches (batches()) overrides it.
+  // ones. Here one call each; a plan that batches (batches(): the GPU's)
+  // overrides it, and so does the CPU's (each transform on a thread of its own).
   virtual void type1_batch(const DeviceVector& c, DeviceVector& f, int n);
   virtual bool batches() const { return false; }
   // Makes now what the first type 1 of n transforms would (the GPU's fine
