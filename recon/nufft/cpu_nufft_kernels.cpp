@@ -6,6 +6,7 @@
 #include "recon/device/cpu_device.hpp"
 #include "recon/nufft/nufft_cpu.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -30,19 +31,18 @@ class CpuNufftPlan : public NufftPlan {
   // unlike n single calls, whose spreading is threaded (docs/cpu-backend.md).
   // batches() stays false: the CPU's SENSE keeps its per-coil operators.
   void type1_batch(const DeviceVector& c, DeviceVector& f, int n) override {
-    if (n < 1 || c.size() != std::size_t(n) * plan_.points() || f.size() != std::size_t(n) * plan_.modes().voxels())
-      throw std::invalid_argument("cpu nufft: a batch of " + std::to_string(n) + " takes " +
-                                  std::to_string(n) + " x " + std::to_string(plan_.points()) + " samples and " +
-                                  std::to_string(n) + " x " + std::to_string(plan_.modes().voxels()) + " modes");
+    check(c, f, n);
     plan_.type1(host_data(c), host_data(f), n);
   }
 
  private:
-  void check(const DeviceVector& c, const DeviceVector& f) const {
-    if (c.size() != plan_.points() || f.size() != plan_.modes().voxels())
+  // c: n point vectors, f: n mode vectors (n >= 1).
+  void check(const DeviceVector& c, const DeviceVector& f, int n = 1) const {
+    const std::size_t m = plan_.points(), v = plan_.modes().voxels(), k = std::size_t(std::max(n, 0));
+    if (n < 1 || c.size() != k * m || f.size() != k * v)
       throw std::invalid_argument("cpu nufft: " + std::to_string(c.size()) + " samples and " + std::to_string(f.size()) +
-                                  " modes for a plan of " + std::to_string(plan_.points()) + " and " +
-                                  std::to_string(plan_.modes().voxels()));
+                                  " modes for " + std::to_string(n) + " transform(s) of a plan of " +
+                                  std::to_string(m) + " and " + std::to_string(v));
   }
   static nufft::Options options(double tol) {
     nufft::Options o;

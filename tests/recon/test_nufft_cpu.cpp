@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "recon/device/cpu_device.hpp"
 #include "recon/gather/direct_sum.hpp"
 #include "recon/nufft/nufft_cpu.hpp"
 #include "recon/nufft/nufft_horner.hpp"
+#include "recon/nufft/nufft_kernels.hpp"
 #include "recon/nufft/nufft_spread.hpp"
 #include "test_cpu_util.hpp"
 
@@ -187,6 +189,24 @@ TEST_CASE("nufft: a batch of type 1s is bitwise repeatable and equals one thread
     INFO("threads " << threads);
     for (int call = 0; call < 4; ++call) CHECK(plan.type1(c) == want);
   }
+}
+
+TEST_CASE("nufft on the CPU device: type1_batch is the plan's batch; wrong sizes are refused", "[nufft]") {
+  const ImageGrid g{12, 10, 9};
+  const Trajectory traj = test_points(1500, g, 61u);
+  const int n = 3;
+  const std::vector<cfloat> c = random_complex(traj.size() * n, 62);
+  auto dev = make_cpu_device();
+  const auto points = dev->upload_points(traj);
+  const auto plan = dev->kernels<NufftKernels>().plan(*points, g, g, 1e-6);
+  const auto in = dev->upload(c);
+  const auto out = dev->zeros(g.voxels() * n);
+  plan->type1_batch(*in, *out, n);
+  nufft::CpuPlan direct(traj, g, g, options(1e-6, 2.0, "auto", 0));
+  CHECK(dev->download(*out) == direct.type1(c));  // a batch is bitwise repeatable
+  const auto short_out = dev->zeros(g.voxels() * (n - 1));
+  CHECK_THROWS_AS(plan->type1_batch(*in, *short_out, n), std::invalid_argument);
+  CHECK_THROWS_AS(plan->type1_batch(*in, *out, 0), std::invalid_argument);
 }
 
 // A plan's later calls must not see an earlier call's grids: one thread per
