@@ -131,10 +131,12 @@ std::vector<PoolTask> tasks_of(const json& j) {
 // half a message, or stops reading, must not hold the server.
 constexpr int kRequestWait = 10;
 
-void limit_blocking(int fd) {
+// False (errno set) when the limits could not be set: such a connection is
+// not served, since it could hold the server.
+bool limit_blocking(int fd) {
   const timeval t{kRequestWait, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &t, sizeof t);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &t, sizeof t);
+  return ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &t, sizeof t) == 0 &&
+         ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &t, sizeof t) == 0;
 }
 
 class Server {
@@ -160,8 +162,11 @@ class Server {
       if (!readable_within(listen_fd_, 0.2)) continue;
       const int client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (client < 0) continue;
-      limit_blocking(client);
-      serve_client(client);
+      if (limit_blocking(client))
+        serve_client(client);
+      else
+        spdlog::error("serve: a batch's connection: its time limits could not be set ({}); dropped",
+                      std::strerror(errno));
       ::close(client);
     }
     spdlog::info("serve: stopping; the workers quit");
