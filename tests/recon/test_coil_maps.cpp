@@ -1,6 +1,6 @@
 // Coil sensitivity estimation recovers known smooth maps (up to a common phase
 // per voxel): ESPIRiT and the low-resolution method, from exact Cartesian
-// calibration data and from radial data through gridding.
+// calibration data and from radial data through the calibration images.
 #include <array>
 #include <cmath>
 #include <map>
@@ -115,7 +115,7 @@ TEST_CASE("maps_lowres is the Hann-windowed, zero-padded centred inverse DFT ove
   }
 }
 
-TEST_CASE("maps from radial data through gridded calibration", "[recon][coils]") {
+TEST_CASE("maps from radial data through the calibration images", "[recon][coils]") {
   Case k;
   TrajectorySpec spec;
   spec.kind = "radial2d";
