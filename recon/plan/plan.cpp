@@ -136,12 +136,19 @@ Plan::Plan(Device& dev, const Trajectory& traj, const ImageGrid& grid, PlanOptio
   devices_.push_back(&dev);
   for (Device* d : others) devices_.push_back(d);
   points_ = dev_.upload_points(traj);
-  for (Device* d : others) others_points_.push_back(d->upload_points(traj));
+  others_points_.resize(others.size());
   ++counts_.uploads;
   if (!opt_.phi.empty()) phi_dev_ = dev_.upload(opt_.phi);
 }
 
 Plan::~Plan() = default;
+
+const Points& Plan::points_on(std::size_t i) {
+  if (i == 0) return *points_;
+  std::unique_ptr<Points>& p = others_points_.at(i - 1);
+  if (!p) p = devices_[i]->upload_points(trajectory());
+  return *p;
+}
 
 OpPtr Plan::fourier() { return std::make_shared<FourierOp>(shared_from_this()); }
 

@@ -130,8 +130,11 @@ class Plan : public std::enable_shared_from_this<Plan> {
   void prepare(int transforms = 1);
   // The devices the exact gather is split across (the first is device()).
   const std::vector<Device*>& devices() const { return devices_; }
-  // This trajectory on devices()[i].
-  const Points& points_on(std::size_t i) const { return i == 0 ? *points_ : *others_points_[i - 1]; }
+  // This trajectory on devices()[i], uploaded there at the first call: only
+  // the exact gather's slabs use it (the NUFFT's splits make plans of their
+  // own), so a NUFFT run on several GPUs does not wait for uploads it never
+  // reads. Threads may ask for different i at once, never for the same i.
+  const Points& points_on(std::size_t i);
   // This trajectory's plan on devices()[i] alone (this one where there is one
   // device), made once: its operators never split across devices. Its Q is
   // this plan's, copied over (never computed again; shared on the first device).
@@ -152,7 +155,7 @@ class Plan : public std::enable_shared_from_this<Plan> {
   PlanOptions opt_;
   std::vector<Device*> devices_;
   std::unique_ptr<Points> points_;
-  std::vector<std::unique_ptr<Points>> others_points_;
+  std::vector<std::unique_ptr<Points>> others_points_;  // points_on(i), made at the first call
   std::vector<std::shared_ptr<Plan>> on_;   // on(i), made at the first call
   std::weak_ptr<Plan> q_from_;              // the plan whose Q this one copies (set by on())
   OpPtr nufft_chunks_;                      // F by sample chunks across devices (splits_nufft)
