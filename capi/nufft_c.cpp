@@ -119,6 +119,20 @@ void check_opts(const fhd_nufft_opts& o) {
     fail(FHD_NUFFT_ERR_ARGUMENT, "upsampfac = " + std::to_string(o.upsampfac) + ": must be 2.0 or 1.25 (0 = 2.0)");
 }
 
+// A NaN or infinite point has no place on the periodic domain: its wrapped
+// value is NaN, whose grid index is undefined (std::length_error or a
+// segfault at execute before this check).
+void check_finite_points(int dim, std::size_t m, const float* x, const float* y, const float* z) {
+  const float* src[3] = {x, y, z};
+  const char* names[3] = {"x", "y", "z"};
+  for (int a = 0; a < dim; ++a)
+    for (std::size_t j = 0; j < m; ++j)
+      if (!std::isfinite(src[a][j]))
+        fail(FHD_NUFFT_ERR_ARGUMENT, std::string(names[a]) + "[" + std::to_string(j) + "] = " +
+                                         (std::isnan(src[a][j]) ? "nan" : src[a][j] > 0 ? "inf" : "-inf") +
+                                         ": points must be finite");
+}
+
 // Host points in radians -> the CPU plan's trajectory (cycles/FOV).
 fhd::Trajectory host_trajectory(const fhd_nufft_plan_s& p, std::size_t m, const float* x, const float* y,
                                 const float* z) {
@@ -201,6 +215,7 @@ int fhd_nufft_setpts(fhd_nufft_plan plan, int64_t M, const float* x, const float
       const double s[3] = {plan->scale(0), plan->scale(1), plan->scale(2)};
       fhd::capi::gpu_setpts(plan->gpu, plan->m, x, y, plan->dim == 3 ? z : nullptr, plan->sign(), s);
     } else {
+      check_finite_points(plan->dim, plan->m, x, y, z);
       fhd::nufft::Options opt;
       opt.tol = plan->tol;
       opt.sigma = plan->sigma;

@@ -29,9 +29,13 @@ class DeviceScope {
 };
 
 // k = wrap(sign x) * scale, wrap to [-pi, pi) in double (as the CPU side does).
-__global__ void radians_to_cycles(const float* x, float* k, std::size_t m, double sign, double scale) {
+// The first point that is not finite is kept in *bad (its index; m or more
+// when none), for setpts to refuse: its grid index would be undefined.
+__global__ void radians_to_cycles(const float* x, float* k, std::size_t m, double sign, double scale,
+                                  unsigned long long* bad) {
   const std::size_t j = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= m) return;
+  if (!isfinite(x[j])) atomicMin(bad, static_cast<unsigned long long>(j));
   constexpr double two_pi = 6.283185307179586476925286766559;
   const double v = sign * double(x[j]);
   k[j] = float((v - two_pi * floor((v + two_pi / 2) / two_pi)) * scale);
@@ -78,6 +82,9 @@ void gpu_setpts(GpuNufft* p, std::size_t m, const float* x, const float* y, cons
   DeviceScope scope(p->device);
   const float* src[3] = {x, y, z};
   const char* names[3] = {"NUFFT points kx", "NUFFT points ky", "NUFFT points kz"};
+  gpu::DeviceBuffer<unsigned long long> bad(3, "NUFFT points' first non-finite index");
+  CUDA_CHECK(cudaMemsetAsync(bad.get(), 0xff, bad.bytes(), p->stream));
+  p->m = 0;  // no points until these are checked
   for (int a = 0; a < 3; ++a) {
     if (!src[a]) {
       p->k[a].release();
@@ -87,9 +94,16 @@ void gpu_setpts(GpuNufft* p, std::size_t m, const float* x, const float* y, cons
     if (m == 0) continue;
     constexpr int threads = 256;
     radians_to_cycles<<<unsigned((m + threads - 1) / threads), threads, 0, p->stream>>>(src[a], p->k[a].get(), m,
-                                                                                        sign, scale[a]);
+                                                                                        sign, scale[a], bad.get() + a);
     CUDA_CHECK_LAUNCH();
   }
+  unsigned long long first[3];
+  CUDA_CHECK(cudaMemcpyAsync(first, bad.get(), sizeof first, cudaMemcpyDeviceToHost, p->stream));
+  CUDA_CHECK(cudaStreamSynchronize(p->stream));
+  for (int a = 0; a < 3; ++a)
+    if (src[a] && first[a] < m)
+      throw InputError("nufft", std::string(1, "xyz"[a]) + "[" + std::to_string(first[a]) + "]", "not finite",
+                       "points must be finite");
   p->m = m;
   p->plan->set_points(p->k[0].get(), p->k[1].get(), p->k[2].get(), m);
 }

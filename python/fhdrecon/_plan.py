@@ -10,6 +10,8 @@ Single precision (complex64), as cufinufft's default. The plan runs where its
 arrays are: NumPy on the CPU, CuPy or PyTorch CUDA arrays on their GPU, or
 where the option device= says.
 """
+import re
+
 import numpy as np
 
 from . import _arrays
@@ -24,6 +26,13 @@ _IGNORED = {
     "gpu_obinsizex", "gpu_obinsizey", "gpu_obinsizez", "gpu_binsizex", "gpu_binsizey", "gpu_binsizez",
     "gpu_maxbatchsize", "gpu_np", "gpu_device_id_", "nthreads", "spread_simd", "hint_nj",
 }
+
+
+def _caller_axes(message, dim):
+    """The C interface's point arrays (x[j], y[j], z[j]) named as the caller
+    gave them: the points go to it reversed."""
+    names = "xyz"[:dim]
+    return re.sub(r"\b([xyz])\[", lambda m: names[dim - 1 - names.index(m.group(1))] + "[", message)
 
 
 class Plan:
@@ -88,6 +97,7 @@ class Plan:
         self._handle = None
         self._like = None  # an array of the library the plan's arrays come from
         self.nj = 0
+        self._points = False  # set by the last setpts (a refused one leaves none)
 
     @property
     def device(self):
@@ -113,7 +123,12 @@ class Plan:
         # FINUFFT's first axis is the slowest in C order: the C interface, first
         # fastest, gets the modes and points reversed (as finufft's Python does).
         rev = pts[::-1]
-        self._handle.setpts(rev[0], rev[1], rev[2] if self.dim == 3 else None)
+        try:
+            self._handle.setpts(rev[0], rev[1], rev[2] if self.dim == 3 else None)
+        except ValueError as e:  # "x[7] = nan" names the C side's x: this call's last array
+            self._points = False
+            raise ValueError(_caller_axes(str(e), self.dim)) from None
+        self._points = True
         self.nj = int(pts[0].shape[0])
         self._like = pts[0]
 
@@ -121,7 +136,7 @@ class Plan:
         """Type 1: data (n_trans, M) or (M,) -> modes (n_trans, *n_modes) or n_modes.
         Type 2: data (n_trans, *n_modes) or n_modes -> (n_trans, M) or (M,).
         `out`, when given, receives the result (complex64, contiguous, same place)."""
-        if self._handle is None:
+        if self._handle is None or not self._points:
             raise ValueError("execute before setpts")
         data = _arrays.ensure(data, "complex64", "data")
         batch = self._batch_shape(data)

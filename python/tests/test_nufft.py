@@ -191,3 +191,17 @@ def test_cpu_plan_refuses_gpu_memory_request():
     plan = fhdrecon.Plan(1, (8, 8), device="cuda")
     with pytest.raises(RuntimeError, match="without CUDA"):
         plan.setpts(*points(10, 2))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
+@pytest.mark.parametrize("axis", [0, 2])
+def test_points_that_are_not_finite_are_refused(bad, axis, lib):
+    """A NaN or infinite point has no place on the grid: setpts refuses it by
+    array and index (execute aborted or crashed the process before)."""
+    pts = points(50, 3)
+    pts[axis][7] = bad
+    plan = fhdrecon.Plan(1, (8, 8, 8))
+    with pytest.raises(ValueError, match=r"%s\[7\] = .*points must be finite" % "xyz"[axis]):
+        plan.setpts(*[lib.put(p) for p in pts])
+    with pytest.raises(ValueError, match="before setpts"):
+        plan.execute(lib.put(cvec(50)))
