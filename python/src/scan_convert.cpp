@@ -4,6 +4,7 @@
 
 #include "common.hpp"
 #include "core/error.hpp"
+#include "io/scan_checks.hpp"
 
 namespace fhd::py {
 namespace {
@@ -87,12 +88,39 @@ nb::dict scans_to_dict(const std::vector<Scan>& coils) {
   return d;
 }
 
+namespace {
+
+// "shape (2, 3, 4)"
+template <class A>
+std::string shape_of(const A& a) {
+  std::string s = "shape (";
+  for (std::size_t i = 0; i < a.ndim(); ++i) s += (i ? ", " : "") + std::to_string(a.shape(i));
+  return s + (a.ndim() == 1 ? ",)" : ")");
+}
+
+// The readers' checks (io/scan_checks.hpp) on a scan from Python, which no
+// reader saw: a matrix beyond 65536, samples outside the band, NaN or Inf
+// in k, the data, Phi or the weights (a crash or an image of zeros before).
+// The coils share everything but their data, checked once.
+void check_coils(const std::vector<Scan>& coils) {
+  if (coils.empty()) throw InputError("scan", "kspace", "0 coils", "needs [C, M] complex64 with C >= 1");
+  ScanFields f;
+  f.traj = "traj";
+  f.data = "kspace[0]";
+  validate_scan(coils[0], "scan", f);
+  for (std::size_t i = 1; i < coils.size(); ++i)
+    validate_finite(coils[i].data, "scan", "kspace[" + std::to_string(i) + "]");
+}
+
+}  // namespace
+
 std::vector<Scan> scans_from_dict(const nb::dict& d) {
   HostArray<cfloat> ksp;
   HostArray<float> traj;
-  if (!get(d, "kspace", ksp) || ksp.ndim() != 2) throw InputError("scan", "kspace", "missing", "needs [C, M] complex64");
-  if (!get(d, "traj", traj) || traj.ndim() != 2 || traj.shape(1) != 3)
-    throw InputError("scan", "traj", "missing", "needs [M, 3] float32");
+  if (!get(d, "kspace", ksp)) throw InputError("scan", "kspace", "missing", "needs [C, M] complex64");
+  if (ksp.ndim() != 2) throw InputError("scan", "kspace", shape_of(ksp), "needs [C, M] complex64");
+  if (!get(d, "traj", traj)) throw InputError("scan", "traj", "missing", "needs [M, 3] float32");
+  if (traj.ndim() != 2 || traj.shape(1) != 3) throw InputError("scan", "traj", shape_of(traj), "needs [M, 3] float32");
   const std::size_t c = ksp.shape(0), m = ksp.shape(1);
   if (traj.shape(0) != m)
     throw InputError("scan", "traj", std::to_string(traj.shape(0)) + " rows",
@@ -137,6 +165,7 @@ std::vector<Scan> scans_from_dict(const nb::dict& d) {
       coils[i].noise.assign(noise.data() + i * mn, noise.data() + (i + 1) * mn);
     }
   }
+  check_coils(coils);
   return coils;
 }
 

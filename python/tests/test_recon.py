@@ -56,3 +56,38 @@ def test_bad_option_is_refused_before_work(coil_scan):
     scan = fhdrecon.read_scan(path)
     with pytest.raises(ValueError, match="fhd"):
         fhdrecon.reconstruct(scan, fhd="fast")
+
+
+def small_scan(**change):
+    rng = np.random.default_rng(3)
+    m = 400
+    traj = np.zeros((m, 3), np.float32)
+    traj[:, :2] = rng.uniform(-7.5, 7.5, (m, 2))
+    k = (rng.standard_normal((1, m)) + 1j * rng.standard_normal((1, m))).astype(np.complex64)
+    fields = dict(kspace=k, traj=traj, matrix=(16, 16, 1))
+    fields.update(change)
+    return fhdrecon.Scan(**fields)
+
+
+def test_a_scan_from_arrays_gets_the_readers_checks():
+    """No reader saw it: NaN or Inf in k or the data, a matrix beyond 65536 and
+    samples outside the band are refused by name (an abort, a segfault or an
+    image of zeros before)."""
+    base = small_scan()
+    images, _ = fhdrecon.reconstruct(base, iters=3, gridding=False)
+    assert np.max(np.abs(images["iterative"])) > 0
+    traj = base.traj.copy()
+    traj[5, 0] = np.inf
+    with pytest.raises(ValueError, match=r"traj\[5\]\.kx = inf: not a finite number"):
+        fhdrecon.reconstruct(small_scan(traj=traj), iters=3, fhd="nufft", gridding=False)
+    traj[5, 0] = 100
+    with pytest.raises(ValueError, match=r"traj\[5\]\.kx = 100: outside the band"):
+        fhdrecon.reconstruct(small_scan(traj=traj), iters=3, gridding=False)
+    k = base.kspace.copy()
+    k[0, 9] = np.nan
+    with pytest.raises(ValueError, match=r"kspace\[0\]\[9\] = \(nan, "):
+        fhdrecon.reconstruct(small_scan(kspace=k), iters=3, gridding=False)
+    with pytest.raises(ValueError, match=r"matrix\[0\] = 100000: matrix size must be in 1..65536"):
+        fhdrecon.lowres_maps(small_scan(matrix=(100000, 100000, 1)))
+    with pytest.raises(ValueError, match=r"kspace = shape \(1, 20, 20\): needs \[C, M\]"):
+        fhdrecon.reconstruct(small_scan(kspace=np.zeros((1, 20, 20), np.complex64)))
