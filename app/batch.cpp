@@ -58,6 +58,17 @@ ScanList make_scan_list(const BatchOptions& o) {
   return p;
 }
 
+// A name JSON text can hold (UTF-8): a scan's name travels to its worker in
+// a JSON message, and a worker must open exactly that file.
+bool json_can_carry(const std::string& s) {
+  try {
+    (void)json(s).dump();
+    return true;
+  } catch (const json::type_error&) {
+    return false;
+  }
+}
+
 // A skipped row when the scan's outputs are up to date (and their report
 // reads), else nothing: the scan must be reconstructed.
 std::optional<BatchRow> up_to_date_row(const BatchOptions& o, const BatchRow& base, const std::string& fp) {
@@ -238,6 +249,12 @@ BatchResult run_batch(const BatchOptions& o) {
     row.file = list.files[k];
     row.output = list.outputs[k];
     row.status = "pending";
+    if (!json_can_carry(row.file) || !json_can_carry(row.output)) {
+      row.status = "failed";
+      row.reason = "the file name is not UTF-8: the workers' messages and the reports are JSON text; rename it";
+      res.rows.push_back(row);
+      continue;
+    }
     std::optional<BatchRow> kept = up_to_date_row(o, row, fp);
     res.rows.push_back(kept ? *kept : row);
     if (!kept) todo.push_back(k);

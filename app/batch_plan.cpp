@@ -54,12 +54,14 @@ std::string options_fingerprint(const SolverOptions& o, const std::string& devic
             {"segments", o.segments},
             {"device", device},
             {"version", FHD_VERSION}};
-  return fnv1a_hex(j.dump());
+  return fnv1a_hex(j.dump(-1, ' ', false, json::error_handler_t::replace));  // a path that is not UTF-8 still hashes
 }
 
 std::vector<std::string> output_names(const std::vector<std::string>& files) {
   std::vector<std::string> names;
-  std::set<std::string> seen;
+  // Taken from the start: the batch's own files in DIR, and names that are
+  // not a directory of their own (a scan "..h5" had DIR/. as its output).
+  std::set<std::string> seen = {"", ".", "..", "summary.csv", "summary.json", "overview.png", "shards"};
   for (const std::string& f : files) {
     fs::path p(f);
     std::string name = p.stem().string();

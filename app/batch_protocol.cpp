@@ -10,7 +10,10 @@
 namespace fhd::app {
 
 bool send_message(int fd, const nlohmann::json& message) {
-  const std::string body = message.dump();
+  // Never a throw for bytes that are not UTF-8 (the other side would wait for
+  // this message for ever): they become U+FFFD. No path a worker opens goes
+  // through that: the batch fails a scan whose name is not UTF-8 up front.
+  const std::string body = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (body.size() > kMaxMessageBytes) throw std::runtime_error("batch: a message of " + std::to_string(body.size()) + " bytes");
   const auto n = static_cast<std::uint32_t>(body.size());
   std::string frame = {char(n & 0xff), char((n >> 8) & 0xff), char((n >> 16) & 0xff), char((n >> 24) & 0xff)};

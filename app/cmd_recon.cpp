@@ -1,6 +1,7 @@
 // The default command: fhdrecon [--phantom shepp3d | --input FILE] [options]
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <future>
 #include <memory>
 
@@ -15,6 +16,7 @@
 #include "app/report.hpp"
 #include "app/source.hpp"
 #include "core/error.hpp"
+#include "io/cfl.hpp"
 
 namespace fhd::app {
 namespace {
@@ -38,7 +40,22 @@ DeviceOptions device_options(const ReconCommand& c) {
 
 void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::string& command_line);
 
+// The --json report must not land on a file the run reads (`--json scan.h5`
+// replaced the scan with the report).
+void check_json_not_input(const OutputOptions& out, const SourceOptions& src) {
+  if (out.json.empty()) return;
+  std::vector<std::string> inputs = {src.input, src.traj_file, src.field_map};
+  for (const std::string& base : {cfl_base(src.input), cfl_base(src.traj_file)})
+    if (!base.empty()) inputs.insert(inputs.end(), {base + ".cfl", base + ".hdr"});
+  for (const std::string& in : inputs) {
+    std::error_code ec;
+    if (!in.empty() && std::filesystem::equivalent(out.json, in, ec))
+      throw InputError("--json", "path", out.json, "is an input of this run (" + in + "); choose another path");
+  }
+}
+
 void run(const ReconCommand& c, const std::string& command_line) {
+  check_json_not_input(c.output, c.source);
   OutputPlan plan = plan_outputs(c.output);  // fails before any work if DIR is unusable
   try {
     reconstruct_into(plan, c, command_line);

@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
+
 #include "core/error.hpp"
 #include "recon/plan/qcache.hpp"
 #include "recon/solvers/regularizer.hpp"
@@ -12,7 +14,9 @@ namespace fhd::app {
 void set_lambda(SolverOptions& o, const std::string& v) {
   o.lambda_given = true;
   o.lambda_auto = v == "auto";
-  if (!o.lambda_auto) o.lambda = std::stod(v);  // lambda_value() checked it
+  // lambda_value() checked it; strtod, not stod, which throws "stod" for a
+  // subnormal such as 1e-310 (taken as the tiny number it is).
+  if (!o.lambda_auto) o.lambda = std::strtod(v.c_str(), nullptr);
 }
 
 namespace {

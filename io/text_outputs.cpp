@@ -19,8 +19,10 @@ void write_text(const std::string& path, const std::string& text) {
 }
 
 void write_json(const std::string& path, const nlohmann::json& j) {
-  // Serialize first: invalid UTF-8 throws here, before any file exists.
-  write_text(path, j.dump(2) + "\n");
+  // Bytes that are not UTF-8 (a file name in Latin-1) become U+FFFD: JSON
+  // text cannot hold them, and refusing the report threw away a finished
+  // reconstruction for its input's name.
+  write_text(path, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace fhd

@@ -138,6 +138,10 @@ TEST_CASE("batch: output names stay distinct and the fingerprint follows the opt
   CHECK(names[1] == "a_mrd");
   CHECK(names[2] == "a_mrd_2");
   CHECK(names[3] == "b");
+  // The batch's own files and names that are no directory of their own are
+  // taken: "st/summary.csv.h5" wrote its outputs where the summary goes.
+  names = output_names({"st/summary.csv.h5", "..h5", "x/shards.mrd", "overview.png.h5"});
+  CHECK(names == std::vector<std::string>{"summary_csv_h5", "__h5", "shards_mrd", "overview_png_h5"});
   SolverOptions s;
   std::string fp = options_fingerprint(s, "cpu");
   CHECK(fp == options_fingerprint(s, "cpu"));

@@ -183,3 +183,53 @@ TEST_CASE("files that crash or hang inside libhdf5 are one line, exit 2", "[cli]
   CHECK(!fs::exists(out));
 #endif
 }
+
+TEST_CASE("a batch scan whose name is not UTF-8 fails its row; the batch and a plain run finish", "[batch][hostile]") {
+  // Before: the batch waited for ever (its worker's JSON message could not be
+  // written), and a plain run threw its report away after the reconstruction.
+  const fs::path d = fhd::test::fresh_temp_dir("hostile", "utf8");
+  fs::create_directories(d);
+  const std::string good = (d / "g.h5").string(), latin1 = (d / "u\xff.h5").string();
+  fhd::write_scan(good, small_scan({16, 16, 1}, 64));
+  fs::copy_file(good, latin1);
+  const std::string opts = " --iters 3 --no-cache --no-gridding";
+  const CliRun b = run_cli("--quiet batch '" + latin1 + "' " + good + " --out " + (d / "b").string() + opts, "timeout 120");
+  INFO(b.out);
+  CHECK(b.code == 2);  // one scan failed
+  std::ifstream csv(d / "b" / "summary.csv");
+  const std::string rows((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
+  CHECK(rows.find(",failed,the file name is not UTF-8") != std::string::npos);
+  CHECK(rows.find("g.h5,ok,") != std::string::npos);
+  CHECK(fs::exists(d / "b" / "summary.json"));
+  const CliRun one = run_cli("--quiet --input '" + latin1 + "' --out " + (d / "o").string() + opts, "timeout 120");
+  INFO(one.out);
+  CHECK(one.code == 0);
+  CHECK(fs::exists(d / "o" / "report.json"));
+  fs::remove_all(d);
+}
+
+TEST_CASE("--json on a file the run reads is refused before any work; the file is kept", "[cli][hostile]") {
+  const fs::path d = fhd::test::fresh_temp_dir("hostile", "json-input");
+  fs::create_directories(d);
+  const std::string in = (d / "in.h5").string();
+  fhd::write_scan(in, small_scan({16, 16, 1}, 64));
+  const auto before = fs::file_size(in);
+  one_line_error(run_cli("--input " + in + " --json " + (d / "." / "in.h5").string() + " --out " +
+                         (d / "o").string() + " --quiet"),
+                 "--json: path = " + (d / "." / "in.h5").string() + ": is an input of this run");
+  CHECK(fs::file_size(in) == before);
+  CHECK(fhd::read_scan(in).data.size() == 64);
+  CHECK(!fs::exists(d / "o"));
+  fs::remove_all(d);
+}
+
+TEST_CASE("a subnormal --lambda is the tiny number it is, not 'stod'", "[cli][hostile]") {
+  const fs::path d = fhd::test::fresh_temp_dir("hostile", "subnormal");
+  fs::create_directories(d);
+  const CliRun r = run_cli(kTiny + " --no-images --lambda 1e-310 --out " + (d / "o").string());
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("stod") == std::string::npos);
+  CHECK(fs::exists(d / "o" / "report.json"));
+  fs::remove_all(d);
+}
