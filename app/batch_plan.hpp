@@ -41,6 +41,9 @@ std::vector<std::string> read_file_list(const std::string& path);
 constexpr std::size_t kMaxPathChars = 4096;                      // PATH_MAX on Linux
 constexpr std::size_t kMaxFileListEntries = 1'000'000;             // 10 times issue 26's 100,000 scans
 constexpr std::size_t kMaxFileListBytes = std::size_t(256) << 20;  // 256 MiB
+// The most scans one batch can list (a full --files-from and as many on the
+// command line), the bound on what a shard file may claim.
+constexpr std::size_t kMaxBatchFiles = 2 * kMaxFileListEntries;
 
 // --shard I/N: task I (0-based) of N.
 struct Shard {

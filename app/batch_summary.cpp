@@ -3,12 +3,14 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 
+#include "app/batch_plan.hpp"
 #include "app/outputs.hpp"
 #include "app/recon_options.hpp"
 #include "io/figures.hpp"
@@ -222,6 +224,15 @@ ShardFile read_shard(const std::string& path) {
   }
   if (s.count == 0 || s.index >= s.count)
     throw InputError("shard file " + path + ": shard " + std::to_string(s.index) + " of " + std::to_string(s.count));
+  // A file's claims are not trusted: the merge makes a row per scan and per
+  // missing shard (a tampered count of 1e12 took 16.8 GB before failing).
+  if (s.files_total > kMaxBatchFiles)
+    throw InputError("shard file " + path, "files_total", std::to_string(s.files_total),
+                     "more scans than a batch lists (" + std::to_string(kMaxBatchFiles) + ")");
+  for (std::size_t p : s.positions)
+    if (p >= s.files_total)
+      throw InputError("shard file " + path, "position", std::to_string(p),
+                       "must be below files_total " + std::to_string(s.files_total));
   return s;
 }
 
@@ -270,7 +281,8 @@ MergeResult merge_shards(const std::vector<std::string>& dirs_or_files) {
   }
   MergeResult m;
   std::map<std::size_t, BatchRow> by_position;
-  for (std::size_t i = 0; i < first.count; ++i) {
+  // Shards from files_total on hold no scan: missing, they cost no row.
+  for (std::size_t i = 0; i < std::min(first.count, first.files_total); ++i) {
     auto it = by_index.find(i);
     if (it == by_index.end()) {
       m.missing.push_back(i);

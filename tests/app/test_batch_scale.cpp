@@ -158,6 +158,33 @@ TEST_CASE("shards merged equal an unsharded batch, row for row; merge names miss
   CHECK(c["scans"][3]["reason"].get<std::string>().find("2 scans") != std::string::npos);
 }
 
+TEST_CASE("merge trusts no count a shard file claims", "[batch][shard][hostile]") {
+  const fs::path in = fresh("claim-in"), out = fresh("claim-out");
+  for (const char* n : {"x.h5", "y.h5"}) std::ofstream(in / n) << "not a scan";
+  run_cli("--quiet batch " + (in / "x.h5").string() + " " + (in / "y.h5").string() + " --shard 0/2 --out " +
+          out.string());
+  const fs::path shard = out / "shards/shard-0000-of-0002.json";
+  REQUIRE(fs::exists(shard));
+  const json good = read_json(shard);
+  auto tampered = [&](const char* field, const json& value) {
+    json j = good;
+    j["shard"][field] = value;
+    std::ofstream(shard, std::ios::trunc) << j.dump();
+    return run_cli("--quiet batch --merge " + out.string());
+  };
+  // A count of 1e12 made a row per missing shard: 16.8 GB, then bad_alloc.
+  auto many = tampered("count", 1000000000000ULL);
+  INFO(many.out);
+  CHECK(many.code == 2);
+  CHECK(read_json(out / "summary.json")["scans"].size() == 2);  // x's row, one missing row for y
+  auto total = tampered("files_total", 1000000000000ULL);
+  INFO(total.out);
+  CHECK(total.code == 2);
+  CHECK(total.out.find("files_total = 1000000000000: more scans than a batch lists") != std::string::npos);
+  auto small = tampered("files_total", 0);
+  CHECK(small.out.find("position = 0: must be below files_total 0") != std::string::npos);
+}
+
 TEST_CASE("merge refuses shards of different batches", "[batch][shard]") {
   const fs::path in = fresh("mix-in"), out = fresh("mix-out");
   for (const char* n : {"x.h5", "y.h5", "z.h5"}) std::ofstream(in / n) << "not a scan";
