@@ -1,5 +1,6 @@
 #include "io/cfl.hpp"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -30,6 +31,16 @@ std::size_t product(const CflDims& d) {
   return n;
 }
 
+// A .hdr or .cfl must be a plain file: a header linked to /dev/zero grew one
+// endless line to 9.9 GB, a FIFO blocked for ever, and a device's size read
+// as 2^64 - 1 bytes.
+void require_regular(const std::string& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(st)) throw InputError(path, "file", path, "does not exist");
+  if (!std::filesystem::is_regular_file(st)) throw InputError(path, "file", path, "is not a regular file");
+}
+
 // The element count a header claims, refused (naming the header) when it
 // overflows or when the .cfl beside it does not hold exactly that many values:
 // the file's real size bounds every allocation.
@@ -41,8 +52,8 @@ std::size_t checked_count(const CflDims& d, const std::string& hdr, const std::s
       throw InputError(hdr, "# Dimensions", dims_text(d), "the product of the dimensions overflows");
     n *= std::uint64_t(v);
   }
+  require_regular(cfl);
   std::error_code ec;
-  if (!std::filesystem::exists(cfl, ec)) throw InputError(cfl, "file", cfl, "does not exist");
   const auto bytes = std::filesystem::file_size(cfl, ec);
   if (ec || bytes != n * sizeof(cfloat))
     throw InputError(cfl, "size", std::to_string(bytes) + " bytes",
@@ -51,9 +62,18 @@ std::size_t checked_count(const CflDims& d, const std::string& hdr, const std::s
   return std::size_t(n);
 }
 
+// A BART header is a few lines of text.
+constexpr std::uintmax_t kMaxHeaderBytes = 64 << 10;
+
 CflDims read_header(const std::string& hdr) {
+  require_regular(hdr);
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(hdr, ec);
+  if (!ec && size > kMaxHeaderBytes)
+    throw InputError(hdr, "size", std::to_string(size) + " bytes",
+                     "a BART header is text of at most " + std::to_string(kMaxHeaderBytes) + " bytes");
   std::ifstream in(hdr);
-  if (!in) throw InputError(hdr, "file", hdr, std::filesystem::exists(hdr) ? "cannot be read" : "does not exist");
+  if (!in) throw InputError(hdr, "file", hdr, "cannot be read");
   std::string line;
   while (std::getline(in, line) && line.rfind("# Dimensions", 0) != 0) {
   }
@@ -66,8 +86,9 @@ CflDims read_header(const std::string& hdr) {
   while (s >> tok) {
     if (n == kCflDims) throw InputError(hdr, "# Dimensions", line, "more than 16 dimensions");
     char* end = nullptr;
+    errno = 0;
     long v = std::strtol(tok.c_str(), &end, 10);
-    if (*end != '\0' || v < 1)
+    if (*end != '\0' || v < 1 || errno == ERANGE)
       throw InputError(hdr, "# Dimensions[" + std::to_string(n) + "]", tok, "must be an integer >= 1");
     d[n++] = v;
   }

@@ -3,6 +3,8 @@
 // naming the file, the field and the value, before anything large is allocated.
 #include <hdf5.h>
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +21,7 @@
 
 using namespace fhd;
 using namespace fhd::test;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -196,6 +199,30 @@ TEST_CASE("hostile BART files: dimension products that overflow or that the .cfl
   SECTION("k-space header claims more than its .cfl holds, checked before reading") {
     std::ofstream(k + ".hdr") << "# Dimensions\n1 8 4 100000000\n";
     CHECK(contains(error_of([&] { read_bart_scan(t, k, g); }), k + ".cfl: size = 256 bytes: expected"));
+  }
+  SECTION("a header that is a device, a FIFO or 2 GB is refused before it is read") {
+    // Before: /dev/zero grew one endless line to 9.9 GB, a FIFO blocked for ever.
+    fs::remove(t + ".hdr");
+    fs::create_symlink("/dev/zero", t + ".hdr");
+    CHECK(error_of([&] { read_bart_scan(t, k, g); }) == t + ".hdr: file = " + t + ".hdr: is not a regular file");
+    fs::remove(t + ".hdr");
+    REQUIRE(::mkfifo((t + ".hdr").c_str(), 0600) == 0);
+    CHECK(error_of([&] { read_bart_scan(t, k, g); }) == t + ".hdr: file = " + t + ".hdr: is not a regular file");
+    fs::remove(t + ".hdr");
+    std::ofstream(t + ".hdr") << "# Dimensions\n3 32 1 1\n";
+    fs::resize_file(t + ".hdr", std::uintmax_t(2) << 30);  // sparse: the dims line, then zeros
+    CHECK(contains(error_of([&] { read_bart_scan(t, k, g); }),
+                   t + ".hdr: size = 2147483648 bytes: a BART header is text of at most 65536 bytes"));
+    fs::remove(t + ".hdr");
+    fs::create_symlink("/dev/zero", k + ".cfl.dev");
+    fs::remove(k + ".cfl");
+    fs::rename(k + ".cfl.dev", k + ".cfl");  // the k-space's data a device: no size of 2^64 - 1 bytes
+    CHECK(error_of([&] { read_cfl_dims(k); }) == k + ".cfl: file = " + k + ".cfl: is not a regular file");
+  }
+  SECTION("a dimension beyond a long is named as written") {
+    std::ofstream(t + ".hdr") << "# Dimensions\n3 99999999999999999999999 1 1\n";
+    CHECK(error_of([&] { read_bart_scan(t, k, g); }) ==
+          t + ".hdr: # Dimensions[1] = 99999999999999999999999: must be an integer >= 1");
   }
   SECTION("the size check sees grid, samples and coils before the k-space is read") {
     std::size_t seen = 0, coils = 0;
