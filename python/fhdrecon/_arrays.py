@@ -65,7 +65,11 @@ def ensure(a, dtype, name, like=None):
     arr = np.asarray(a)
     if arr.dtype != np.dtype(dtype):
         _warn_dtype(name, arr.dtype, dtype)
-    return np.ascontiguousarray(arr, dtype=dtype)
+    arr = np.ascontiguousarray(arr, dtype=dtype)
+    # The compiled side takes writable arrays only (a read-only one failed with
+    # "std::bad_cast"): an input that is read-only (a memory-mapped file,
+    # np.broadcast_to) is copied; it is only read.
+    return arr if arr.flags.writeable else arr.copy()
 
 
 def _warn_dtype(name, got, want):
@@ -96,6 +100,8 @@ def check_out(out, shape):
     """An `out` argument must take the result in place: complex64, contiguous,
     of `shape` (or its size, as FINUFFT allows)."""
     k = kind(out)
+    if k == "numpy" and not isinstance(out, np.ndarray):
+        raise ValueError(f"out must be an array that takes the result, not {type(out).__name__}")
     if k == "torch":
         import torch
 
@@ -104,6 +110,8 @@ def check_out(out, shape):
         ok_dtype, contiguous = out.dtype == np.complex64, bool(out.flags.c_contiguous)
     if not ok_dtype or not contiguous:
         raise ValueError(f"out must be a contiguous complex64 array (got {out.dtype}, contiguous={contiguous})")
+    if k == "numpy" and not out.flags.writeable:
+        raise ValueError("out is read-only: it must take the result")
     size = 1
     for n in out.shape:
         size *= int(n)

@@ -205,3 +205,24 @@ def test_points_that_are_not_finite_are_refused(bad, axis, lib):
         plan.setpts(*[lib.put(p) for p in pts])
     with pytest.raises(ValueError, match="before setpts"):
         plan.execute(lib.put(cvec(50)))
+
+
+def test_read_only_inputs_are_taken_and_a_read_only_out_refused():
+    """Points and data from a memory-mapped file or np.broadcast_to are
+    read-only: they are inputs, so they are taken ("std::bad_cast" before)."""
+    n_modes, m = (10, 12), 300
+    pts, c = points(m, 2), cvec(m)
+    plan = fhdrecon.Plan(1, n_modes)
+    plan.setpts(*pts)
+    want = plan.execute(c)
+    for a in (*pts, c):
+        a.flags.writeable = False
+    ro = fhdrecon.Plan(1, n_modes)
+    ro.setpts(*pts)
+    assert rel(ro.execute(c), want) < 1e-6
+    out = np.zeros(n_modes, np.complex64)
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match="out is read-only"):
+        ro.execute(c, out=out)
+    with pytest.raises(ValueError, match="not list"):
+        ro.execute(c, out=[0] * 120)
