@@ -27,9 +27,14 @@ struct RunOptions {
 };
 
 std::unique_ptr<Device> make_device(const std::string& device, std::string* used) {
+  const bool numbered = device.rfind("gpu:", 0) == 0;
+  const std::string n = numbered ? device.substr(4) : "";
+  if (!(device == "auto" || device == "cpu" || device == "gpu" ||
+        (numbered && !n.empty() && n.size() < 6 && n.find_first_not_of("0123456789") == std::string::npos)))
+    throw InputError("reconstruct", "device", device, "must be auto, cpu, gpu or gpu:N");
 #ifdef FHD_HAVE_CUDA
   if (device != "cpu") {
-    const int id = device.rfind("gpu:", 0) == 0 ? std::stoi(device.substr(4)) : 0;
+    const int id = numbered ? std::stoi(n) : 0;
     try {
       auto dev = make_gpu_device(id);
       *used = dev->name();
@@ -65,9 +70,24 @@ ReconResult run_pipeline(std::vector<Scan>& coils, const ReconOptions& opt, cons
   return reconstruct_coils(*dev, list, opt);
 }
 
+const char* type_name(int) { return "an int"; }
+const char* type_name(double) { return "a number"; }
+const char* type_name(bool) { return "a bool"; }
+const char* type_name(const std::string&) { return "a string"; }
+
+// o[key] as a T, or an InputError naming the keyword and what it was given
+// (nanobind's cast failed with a bare "std::bad_cast": iters=2**40, lam='foo').
+template <class T>
+T cast_option(const nb::dict& o, const char* key) {
+  T v;
+  if (!nb::try_cast<T>(o[key], v))
+    throw InputError("reconstruct", key, nb::cast<std::string>(nb::repr(o[key])), std::string("must be ") + type_name(T{}));
+  return v;
+}
+
 template <class T>
 T opt_or(const nb::dict& o, const char* key, T fallback) {
-  return o.contains(key) && !o[key].is_none() ? nb::cast<T>(o[key]) : fallback;
+  return o.contains(key) && !o[key].is_none() ? cast_option<T>(o, key) : fallback;
 }
 
 // Python's keyword options -> the pipeline's; absent ones keep ReconOptions'
@@ -88,7 +108,7 @@ ReconOptions recon_options(const nb::dict& o, RunOptions& run) {
   // lam: a number, "auto", or None (the default: l2 0.03, a sparse prior its noise rule).
   const bool given = o.contains("lam") && !o["lam"].is_none();
   const bool is_auto = given && nb::isinstance<nb::str>(o["lam"]) && nb::cast<std::string>(o["lam"]) == "auto";
-  if (given && !is_auto) r.lambda = nb::cast<double>(o["lam"]);
+  if (given && !is_auto) r.lambda = cast_option<double>(o, "lam");
   r.lambda_auto = is_auto;
   r.admm_rho = opt_or<double>(o, "admm_rho", d.admm_rho);
   r.admm_inner = opt_or<int>(o, "admm_inner", d.admm_inner);

@@ -91,3 +91,16 @@ def test_a_scan_from_arrays_gets_the_readers_checks():
         fhdrecon.lowres_maps(small_scan(matrix=(100000, 100000, 1)))
     with pytest.raises(ValueError, match=r"kspace = shape \(1, 20, 20\): needs \[C, M\]"):
         fhdrecon.reconstruct(small_scan(kspace=np.zeros((1, 20, 20), np.complex64)))
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("iters", 2**40, r"iters = 1099511627776: must be an int"),
+    ("lam", "foo", r"lam = 'foo': must be a number"),
+    ("device", "tpu", r"device = tpu: must be auto, cpu, gpu or gpu:N"),
+    ("device", "gpu:x", r"device = gpu:x: must be auto, cpu, gpu or gpu:N"),
+    ("device", 0, r"device = 0: must be a string"),
+])
+def test_options_of_the_wrong_type_are_named(option, value, message):
+    """Not a bare "std::bad_cast" or "stoi"; and device='tpu' is not a GPU."""
+    with pytest.raises(ValueError, match=message):
+        fhdrecon.reconstruct(small_scan(), **{"iters": 3, "gridding": False, option: value})
