@@ -1,6 +1,7 @@
 #include "recon/problem/problem.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <future>
 #include <map>
 
@@ -178,14 +179,28 @@ FieldReport field_report(const Scan& s, const ReconOptions& opt) {
   return r;
 }
 
+namespace {
+
+// Bit for bit, as memcmp: the coils' copies of one trajectory. Element by
+// element (operator!=) took 38 ms of 8 coils of 1M samples before the first
+// stage, the first coil compared with itself too.
+template <class T>
+bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
+  return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0);
+}
+
+}  // namespace
+
 void check_scans(const std::vector<const Scan*>& coils, const ReconOptions& opt) {
   validate(opt);
   if (coils.empty()) throw InputError("coils: no coil data");
   const Scan& a = *coils[0];
-  for (const Scan* b : coils)
-    if (!(a.grid == b->grid) || a.traj.kx != b->traj.kx || a.traj.ky != b->traj.ky || a.traj.kz != b->traj.kz ||
-        a.phi != b->phi)
+  for (std::size_t c = 1; c < coils.size(); ++c) {
+    const Scan& b = *coils[c];
+    if (!(a.grid == b.grid) || !same_bits(a.traj.kx, b.traj.kx) || !same_bits(a.traj.ky, b.traj.ky) ||
+        !same_bits(a.traj.kz, b.traj.kz) || !same_bits(a.phi, b.phi))
       throw InputError("coils: the coils of one scan must share grid, trajectory and Phi");
+  }
   const std::string& m = opt.field_comp;
   if ((m == "exact" || m == "segmented") && a.field.hz.empty())
     throw OptionError("field_comp", m,
