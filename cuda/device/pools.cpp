@@ -111,6 +111,23 @@ void note_peer_access(int device, int peer) {
   d.peers.insert(device);
 }
 
+void reserve_pools(std::size_t bytes) {
+  if (!g_on) return;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  for (Reach r : {Reach::Peers, Reach::DeviceOnly}) {
+    cudaStream_t stream = nullptr;
+    const cudaMemPool_t pool = pool_of(device, r, &stream);
+    void* p = nullptr;
+    if (bytes == 0 || cudaMallocFromPoolAsync(&p, bytes, pool, stream) != cudaSuccess) {
+      cudaGetLastError();
+      continue;
+    }
+    CUDA_CHECK(cudaFreeAsync(p, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+}
+
 cudaError_t device_malloc(void** p, std::size_t bytes, Reach reach, bool* pooled) {
   return with_trim([&] { return try_malloc(p, bytes, reach, pooled); });
 }

@@ -49,6 +49,11 @@ std::size_t idle_pool_bytes();
 // Gives that memory back to the current device, for an allocation that found
 // too little.
 void trim_pools();
+// Makes the current device's two pools (once peer access is on) and grows
+// each by `bytes` (allocated and freed: kept), so that the first allocations
+// of a run find their memory mapped (docs/gpu-backend.md). A reserve that
+// does not fit is skipped.
+void reserve_pools(std::size_t bytes);
 // cudaDeviceReset destroys the device's pools (reset_devices): forget them.
 void forget_pools(int device);
 
