@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "recon/gridding/dcf.hpp"
@@ -19,6 +20,19 @@ const CLI::Validator& finite_number() {
       },
       "FINITE");
   return v;
+}
+
+CLI::Validator number_in(double lo, double hi) {
+  char range[64];
+  std::snprintf(range, sizeof range, "[%g, %g]", lo, hi);
+  return CLI::Validator(
+      [lo, hi, r = std::string(range)](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double x = std::strtod(s.c_str(), &end);
+        if (end == s.c_str() || *end != '\0') return "";  // not a number: the option's own type check says so
+        return x >= lo && x <= hi ? "" : "must be in " + r + ", not " + s;
+      },
+      "NUMBER in " + std::string(range));
 }
 
 const CLI::Validator& lambda_value() {

@@ -11,6 +11,9 @@ namespace fhd::app {
 // Refuses NaN and +-Inf by name. CLI::Range alone lets NaN through (every
 // comparison with NaN is false): put this check before the Range.
 const CLI::Validator& finite_number();
+// A number in [lo, hi], the bounds written as %g: CLI::Range writes them with
+// six decimals, so "--nufft-tol 1e-8" read "not in range 0.000000 to 0.100000".
+CLI::Validator number_in(double lo, double hi);
 // --lambda: "auto" or a finite number in [0, 1e6].
 const CLI::Validator& lambda_value();
 

@@ -41,7 +41,7 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
       ->capture_default_str();
   cmd.add_option("--nufft-tol", o.nufft_tol, "relative accuracy of the NUFFT (with --fhd nufft)")
       ->check(finite_number())
-      ->check(CLI::Range(1e-7, 1e-1))
+      ->check(number_in(1e-7, 1e-1))
       ->capture_default_str();
   cmd.add_option("--kernel", o.kernel, "FhD/Q kernel variant (default: the backend's fastest accurate one)");
   cmd.add_option("--iters", o.iters, "CG iterations (at most)")->check(CLI::Range(0, 100000))->capture_default_str();
@@ -61,7 +61,7 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
   cmd.add_flag("--no-precond", o.no_precond, "plain CG (no circulant preconditioner)");
   cmd.add_option("--admm-rho", o.admm_rho, "a sparse prior's ADMM penalty, relative to Q(0)")
       ->check(finite_number())
-      ->check(CLI::Range(1e-6, 1e3))
+      ->check(number_in(1e-6, 1e3))
       ->capture_default_str();
   cmd.add_option("--admm-inner", o.admm_inner, "a sparse prior's CG steps per ADMM iteration")
       ->check(CLI::Range(1, 1000))

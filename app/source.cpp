@@ -30,7 +30,7 @@ void add_source_options(CLI::App& cmd, SourceOptions& o) {
   cmd.add_option("--traj", o.traj, "trajectory: radial3d | stack-of-stars | stack-of-spirals | radial2d | "
                                    "spiral2d | random; default radial3d (3D), radial2d (2D)")
       ->check(CLI::IsMember(trajectory_kinds()));
-  cmd.add_option("--readout", o.readout, "samples per readout (spoke or interleave)")->check(CLI::Range(2, 65536));
+  cmd.add_option("--readout", o.readout, "samples per readout (spoke or interleave)")->check(CLI::Range(2, 65535));
   cmd.add_option("--spokes", o.spokes, "spokes or interleaves (per partition for stacks)")
       ->check(CLI::Range(1, 10000000));
   cmd.add_option("--samples", o.samples, "total samples (sets the spoke count when --spokes is not given)")

@@ -1,5 +1,9 @@
 #include "io/h5util.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 
@@ -58,6 +62,9 @@ Handle open_read(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw InputError(path, "file", path, "does not exist");
   if (!fs::is_regular_file(path, ec)) throw InputError(path, "file", path, "is not a regular file");
+  // H5Fis_hdf5 says "not HDF5" for a file it may not read: name the real cause.
+  if (::access(path.c_str(), R_OK) != 0)
+    throw InputError(path, "file", path, std::string("cannot be read (") + std::strerror(errno) + ")");
   if (H5Fis_hdf5(path.c_str()) <= 0)
     throw InputError(path, "file", path, "is not an HDF5 file (or is truncated/corrupt)");
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);

@@ -2,6 +2,8 @@
 // empty, memory bombs that must be refused before the samples are read, options
 // that cannot work with the scan refused before FhD and Q, and the BART naming
 // mistakes. Each is one line naming the file or option and value, exit 2.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -231,5 +233,25 @@ TEST_CASE("a subnormal --lambda is the tiny number it is, not 'stod'", "[cli][ho
   CHECK(r.code == 0);
   CHECK(r.out.find("stod") == std::string::npos);
   CHECK(fs::exists(d / "o" / "report.json"));
+  fs::remove_all(d);
+}
+
+TEST_CASE("an unreadable scan says so, not 'not an HDF5 file'; option ranges are written as numbers", "[cli][hostile]") {
+  const fs::path d = fhd::test::fresh_temp_dir("hostile", "unreadable");
+  fs::create_directories(d);
+  fs::permissions(d, fs::perms::all);  // the user below must reach the file
+  const std::string f = (d / "s.h5").string();
+  fhd::write_scan(f, small_scan({16, 16, 1}, 64));
+  fs::permissions(f, fs::perms::none);
+  // root reads any file: run as nobody there (setpriv, util-linux).
+  const std::string as = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
+  if (run_cli("--version", as).code != 0)  // nobody cannot reach this build (a private home)
+    WARN("not checked: the unreadable file (root, and nobody cannot run " FHDRECON_EXE ")");
+  else
+    one_line_error(run_cli("--quiet --input " + f + " --out " + (d / "o").string(), as),
+                   f + ": file = " + f + ": cannot be read (Permission denied)");
+  fs::permissions(f, fs::perms::owner_read | fs::perms::owner_write);
+  one_line_error(run_cli(kTiny + " --fhd nufft --nufft-tol 1e-8 --out " + (d / "o").string()),
+                 "--nufft-tol: must be in [1e-07, 0.1], not 1e-8");
   fs::remove_all(d);
 }
