@@ -2,7 +2,11 @@
 // compression, and the sensitivity maps SENSE uses (low-resolution and
 // ESPIRiT), computed as the pipeline computes them (recon/pipeline/pipeline.cpp,
 // estimate_maps) on the CPU backend. Scans cross as dicts (common.hpp).
+#include <cmath>
+#include <sstream>
+
 #include "common.hpp"
+#include "core/error.hpp"
 #include "recon/device/device.hpp"
 #include "recon/coils/coil_compress.hpp"
 #include "recon/coils/coil_maps.hpp"
@@ -31,12 +35,30 @@ nb::ndarray<nb::numpy, cfloat> maps_array(const CoilData& maps, const ImageGrid&
   return owned_array(std::move(all), {maps.size(), std::size_t(g.nz), std::size_t(g.ny), std::size_t(g.nx)});
 }
 
+// The arguments reconstruct() checks through its options, named as these
+// functions take them (maps of zeros for crop=nan before, crop=5 accepted).
+void check_number(const char* name, double v, double lo, double hi) {
+  if (!std::isfinite(v) || v < lo || v > hi) {
+    std::ostringstream s;
+    s << "must be a finite number in [" << lo << ", " << hi << "]";
+    std::ostringstream value;
+    value << v;
+    throw InputError("coil maps", name, value.str(), s.str());
+  }
+}
+
+void check_calibration(int cal) {
+  if (cal < 4 || cal > 256) throw InputError("coil maps", "calibration", std::to_string(cal), "must be in 4..256");
+}
+
 Calibration calibrate(const std::vector<Scan>& coils, int cal, const std::string& dcf) {
   std::unique_ptr<Device> dev = make_cpu_device();
   return calibration_from_scans(*dev, coils, cal, dcf);
 }
 
 nb::ndarray<nb::numpy, cfloat> lowres(const nb::dict& scan, int cal, double crop, const std::string& dcf) {
+  check_calibration(cal);
+  check_number("crop", crop, 0.0, 0.9);
   const std::vector<Scan> coils = scans_from_dict(scan);
   const ImageGrid& g = coils[0].grid;
   CoilData maps;
@@ -49,6 +71,10 @@ nb::ndarray<nb::numpy, cfloat> lowres(const nb::dict& scan, int cal, double crop
 
 nb::ndarray<nb::numpy, cfloat> espirit(const nb::dict& scan, int cal, int kernel, double threshold, double crop,
                                        double support_crop, const std::string& dcf) {
+  check_calibration(cal);
+  check_number("threshold", threshold, 1e-6, 1.0);
+  check_number("crop", crop, 0.0, 1.0);
+  check_number("support_crop", support_crop, 0.0, 0.9);
   const std::vector<Scan> coils = scans_from_dict(scan);
   const ImageGrid& g = coils[0].grid;
   CoilData maps;
@@ -74,6 +100,8 @@ nb::tuple prewhiten_scan(const nb::dict& scan) {
 
 nb::tuple compress_scan(const nb::dict& scan, int k) {
   std::vector<Scan> coils = scans_from_dict(scan);
+  if (k > int(coils.size()))  // the library leaves the coils as they are; the CLI refuses it too
+    throw InputError("compress_coils", "k", std::to_string(k), "must be in 1..coils (" + std::to_string(coils.size()) + ")");
   const Compression c = compress_coils(coils, k);
   return nb::make_tuple(scans_to_dict(coils), to_array(c.matrix),
                         owned_array(std::vector<double>(c.energy), {c.energy.size()}));

@@ -69,3 +69,17 @@ def test_maps_have_unit_rss_on_their_support(phantom_coils, which):
     support = rss > 0
     assert 0.05 < support.mean() < 1.0
     np.testing.assert_allclose(rss[support], 1.0, atol=0.05 if which == "espirit" else 1e-4)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda s: fhdrecon.lowres_maps(s, crop=float("nan")), r"crop = nan: must be a finite number in \[0, 0.9\]"),
+    (lambda s: fhdrecon.lowres_maps(s, calibration=10**6), r"calibration = 1000000: must be in 4..256"),
+    (lambda s: fhdrecon.espirit_maps(s, crop=5), r"crop = 5: must be a finite number in \[0, 1\]"),
+    (lambda s: fhdrecon.espirit_maps(s, threshold=float("nan")), r"threshold = nan"),
+    (lambda s: fhdrecon.compress_coils(s, 99), r"k = 99: must be in 1..coils \(4\)"),
+], ids=["lowres-crop", "lowres-calibration", "espirit-crop", "espirit-threshold", "compress-k"])
+def test_coil_helpers_check_their_arguments(call, message):
+    """As reconstruct() checks its options: maps of zeros for crop=nan, crop=5
+    accepted and k=99 ignored before."""
+    with pytest.raises(ValueError, match=message):
+        call(correlated_scan())
