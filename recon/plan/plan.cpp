@@ -137,6 +137,10 @@ Plan::Plan(Device& dev, const Trajectory& traj, const ImageGrid& grid, PlanOptio
   for (Device* d : others) devices_.push_back(d);
   points_ = dev_.upload_points(traj);
   others_points_.resize(others.size());
+  // The exact gather's slabs read them: uploaded here, before any stage (at
+  // their first use they fell inside cmpMu's stage: 1 ms on one GPU, 13 ms on 2).
+  if (!uses_nufft(opt_))
+    for (std::size_t i = 1; i < devices_.size(); ++i) points_on(i);
   ++counts_.uploads;
   if (!opt_.phi.empty()) phi_dev_ = dev_.upload(opt_.phi);
 }

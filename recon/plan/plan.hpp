@@ -130,10 +130,12 @@ class Plan : public std::enable_shared_from_this<Plan> {
   void prepare(int transforms = 1);
   // The devices the exact gather is split across (the first is device()).
   const std::vector<Device*>& devices() const { return devices_; }
-  // This trajectory on devices()[i], uploaded there at the first call: only
-  // the exact gather's slabs use it (the NUFFT's splits make plans of their
-  // own), so a NUFFT run on several GPUs does not wait for uploads it never
-  // reads. Threads may ask for different i at once, never for the same i.
+  // This trajectory on devices()[i]: only the exact gather's slabs use it, so
+  // a plan of the exact gather uploads it when made, one of the NUFFT (whose
+  // splits make plans of their own) at the first call, which never comes for
+  // SENSE or the single-coil split: such a run on several GPUs does not wait
+  // for uploads it never reads. Threads may ask for different i at once,
+  // never for the same i.
   const Points& points_on(std::size_t i);
   // This trajectory's plan on devices()[i] alone (this one where there is one
   // device), made once: its operators never split across devices. Its Q is
