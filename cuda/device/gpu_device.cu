@@ -400,8 +400,8 @@ void enable_peer_access(const std::vector<int>& devices) {
     }
   // Each device's pools made and grown now, beside the host's work: their
   // first growth cost the first stages of every run (8-coil SENSE at 128^3 on
-  // 2 H200s: 22 ms making the plan, every stage 0.100 s against 0.081-0.087
-  // with 4 GiB kept; docs/performance.md).
+  // 2 H200s: 22 ms making the plan, every stage 0.101-0.109 s against
+  // 0.084-0.089 with 2 GiB kept; docs/performance.md).
   const std::size_t bytes = pool_reserve_bytes();
   on_each(devices.size(), [&](std::size_t i) {
     CUDA_CHECK(cudaSetDevice(devices[i]));
