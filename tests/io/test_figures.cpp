@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "catch.hpp"
+#include "io/figure_canvas.hpp"
 #include "io/figures.hpp"
 #include "io_test_util.hpp"
 
@@ -198,4 +199,17 @@ TEST_CASE("figures are drawn from finite data only, with a bounded number of tic
   CHECK(decades >= 2);
   CHECK(decades <= 13);
   no_bad_numbers(render_bars({{"a", inf}, {"b", nan}, {"c", 1e308}}, {{"ceiling", inf}}, "ladder", "u"));
+}
+
+TEST_CASE("figure text is made valid UTF-8 before Cairo sees it", "[figures]") {
+  using fhd::draw::valid_utf8;
+  const std::string r = "\xef\xbf\xbd";  // U+FFFD
+  CHECK(valid_utf8("scan_\xc3\xa9t\xc3\xa9.h5") == "scan_\xc3\xa9t\xc3\xa9.h5");  // UTF-8 kept
+  CHECK(valid_utf8("\xf0\x9f\x98\x80 \xe2\x82\xac") == "\xf0\x9f\x98\x80 \xe2\x82\xac");
+  CHECK(valid_utf8("u\xff.h5") == "u" + r + ".h5");                     // Latin-1
+  CHECK(valid_utf8("\xc0\xaf") == r + r);                                // overlong '/'
+  CHECK(valid_utf8("\xe0\x80\xaf") == r + r + r);                        // overlong, 3 bytes
+  CHECK(valid_utf8("\xed\xa0\x80") == r + r + r);                        // a surrogate
+  CHECK(valid_utf8("\xf4\x90\x80\x80") == r + r + r + r);                // past U+10FFFF
+  CHECK(valid_utf8("ab\xe2\x82") == "ab" + r + r);                       // cut short
 }
