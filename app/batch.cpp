@@ -19,6 +19,7 @@
 #include "app/batch_workers.hpp"
 #include "app/device.hpp"
 #include "core/clock.hpp"
+#include "core/utf8.hpp"
 #include "io/atomic_file.hpp"
 #include "core/error.hpp"
 
@@ -56,17 +57,6 @@ ScanList make_scan_list(const BatchOptions& o) {
     p.outputs.push_back(o.out + "/" + names[i]);
   }
   return p;
-}
-
-// A name JSON text can hold (UTF-8): a scan's name travels to its worker in
-// a JSON message, and a worker must open exactly that file.
-bool json_can_carry(const std::string& s) {
-  try {
-    (void)json(s).dump();
-    return true;
-  } catch (const json::type_error&) {
-    return false;
-  }
 }
 
 // A skipped row when the scan's outputs are up to date (and their report
@@ -252,7 +242,7 @@ BatchResult run_batch(const BatchOptions& o) {
     row.file = list.files[k];
     row.output = list.outputs[k];
     row.status = "pending";
-    if (!json_can_carry(row.file) || !json_can_carry(row.output)) {
+    if (!is_utf8(row.file) || !is_utf8(row.output)) {  // a worker gets its name in JSON and must open exactly it
       row.status = "failed";
       row.reason = "the file name is not UTF-8: the workers' messages and the reports are JSON text; rename it";
       res.rows.push_back(row);

@@ -7,29 +7,6 @@
 namespace fhd {
 namespace draw {
 
-std::string valid_utf8(const std::string& s) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    const unsigned char c = b(i);
-    const std::size_t n = c < 0x80 ? 1 : (c >= 0xc2 && c <= 0xdf) ? 2 : (c >= 0xe0 && c <= 0xef) ? 3
-                        : (c >= 0xf0 && c <= 0xf4) ? 4 : 0;
-    bool ok = n > 0 && i + n <= s.size();
-    for (std::size_t k = 1; ok && k < n; ++k) ok = (b(i + k) & 0xc0) == 0x80;
-    if (ok && n == 3) ok = !(c == 0xe0 && b(i + 1) < 0xa0) && !(c == 0xed && b(i + 1) >= 0xa0);
-    if (ok && n == 4) ok = !(c == 0xf0 && b(i + 1) < 0x90) && !(c == 0xf4 && b(i + 1) >= 0x90);
-    if (ok) {
-      out.append(s, i, n);
-      i += n;
-    } else {
-      out += "\xef\xbf\xbd";
-      ++i;
-    }
-  }
-  return out;
-}
-
 namespace {
 
 // "Nice" tick step (1, 2 or 5 times a power of ten) for about n ticks over span.

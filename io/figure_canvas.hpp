@@ -11,17 +11,16 @@
 #include <string>
 #include <vector>
 
+#include "core/utf8.hpp"
 #include "io/figures.hpp"
 
 namespace fhd {
 namespace draw {
 
-// `s` with every byte that does not begin a well-formed UTF-8 sequence
-// (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF)
-// replaced by U+FFFD. Cairo's text must be UTF-8: one Latin-1 file name in
-// overview.png's captions put the context in an error state (nothing drawn
-// after it) and leaked (LeakSanitizer, the sanitized CI run).
-std::string valid_utf8(const std::string& s);
+// Cairo's text must be UTF-8 (core/utf8.hpp's valid_utf8 makes it so): one
+// Latin-1 file name in overview.png's captions put the context in an error
+// state (nothing drawn after it) and leaked (LeakSanitizer, the sanitized CI run).
+using fhd::valid_utf8;
 
 constexpr double kFont = 14;  // body text, pixels
 

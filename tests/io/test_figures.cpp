@@ -4,7 +4,10 @@
 #include <fstream>
 #include <iterator>
 
+#include <nlohmann/json.hpp>
+
 #include "catch.hpp"
+#include "core/utf8.hpp"
 #include "io/figure_canvas.hpp"
 #include "io/figures.hpp"
 #include "io_test_util.hpp"
@@ -201,7 +204,7 @@ TEST_CASE("figures are drawn from finite data only, with a bounded number of tic
   no_bad_numbers(render_bars({{"a", inf}, {"b", nan}, {"c", 1e308}}, {{"ceiling", inf}}, "ladder", "u"));
 }
 
-TEST_CASE("figure text is made valid UTF-8 before Cairo sees it", "[figures]") {
+TEST_CASE("figure text is made valid UTF-8 before Cairo sees it, by the rule JSON text has", "[figures]") {
   using fhd::draw::valid_utf8;
   const std::string r = "\xef\xbf\xbd";  // U+FFFD
   CHECK(valid_utf8("scan_\xc3\xa9t\xc3\xa9.h5") == "scan_\xc3\xa9t\xc3\xa9.h5");  // UTF-8 kept
@@ -212,4 +215,17 @@ TEST_CASE("figure text is made valid UTF-8 before Cairo sees it", "[figures]") {
   CHECK(valid_utf8("\xed\xa0\x80") == r + r + r);                        // a surrogate
   CHECK(valid_utf8("\xf4\x90\x80\x80") == r + r + r + r);                // past U+10FFFF
   CHECK(valid_utf8("ab\xe2\x82") == "ab" + r + r);                       // cut short
+  // is_utf8 (batch's test of a scan's name) agrees with the JSON library's
+  // own check, which refuses to write what is not UTF-8.
+  for (const std::string s : {"scan_\xc3\xa9t\xc3\xa9.h5", "\xf0\x9f\x98\x80", "u\xff.h5", "\xc0\xaf", "\xe0\x80\xaf",
+                              "\xed\xa0\x80", "\xf4\x90\x80\x80", "ab\xe2\x82", "\xef\xbf\xbd"}) {
+    bool dumps = true;
+    try {
+      (void)nlohmann::json(s).dump();
+    } catch (const nlohmann::json::type_error&) {
+      dumps = false;
+    }
+    CHECK(fhd::is_utf8(s) == dumps);
+    CHECK(fhd::is_utf8(valid_utf8(s)));
+  }
 }
