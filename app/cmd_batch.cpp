@@ -145,7 +145,7 @@ void add_batch_command(CLI::App& app) {
   sub->add_flag("--force", o->force, "reconstruct even scans whose outputs are up to date");
   sub->add_option("--scan-timeout", o->scan_timeout, "seconds one scan may take before it is killed (0 = no limit)")
       ->check(finite_number())
-      ->check(CLI::Range(0.0, 1e7))
+      ->check(number_in(0.0, 1e7))
       ->capture_default_str();
   sub->add_option("--gpus", o->gpus,
                   "one worker per GPU: all | N (the first N) | LIST (e.g. 0,2); default all where the host has "

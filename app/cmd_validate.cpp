@@ -57,7 +57,7 @@ void add_validate_command(CLI::App& app) {
          "--lambda", [&s](const std::string& v) { set_lambda(s, v); },
          "regularization: auto or a number relative to Q(0) (default: the preset's)")
       ->check(lambda_value());
-  sub->add_option("--tol", s.tol, "CG relative residual to stop at")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  sub->add_option("--tol", s.tol, "CG relative residual to stop at")->check(number_in(0.0, 1.0))->capture_default_str();
   sub->add_option("--dcf", s.dcf, "density compensation for gridding: auto | radial | pipe-menon")
       ->check(CLI::IsMember({"auto", "radial", "pipe-menon"}))
       ->capture_default_str();

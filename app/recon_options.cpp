@@ -47,7 +47,7 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
   cmd.add_option("--iters", o.iters, "CG iterations (at most)")->check(CLI::Range(0, 100000))->capture_default_str();
   cmd.add_option("--tol", o.tol, "CG stops when the relative residual falls below")
       ->check(finite_number())
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(number_in(0.0, 1.0))
       ->capture_default_str();
   cmd.add_option_function<std::string>(
          "--lambda", [&o](const std::string& v) { set_lambda(o, v); },
@@ -92,7 +92,7 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
                  "sense's maps (lowres, espirit, true) are zero where the low-resolution root sum of squares is below this "
                  "fraction of its peak (outside the object; 0 = nowhere)")
       ->check(finite_number())
-      ->check(CLI::Range(0.0, 0.9))
+      ->check(number_in(0.0, 0.9))
       ->capture_default_str();
   cmd.add_flag("--no-gridding", o.no_gridding, "skip the gridding baselines");
   cmd.add_option("--cache-dir", o.cache_dir, "where Q is cached per trajectory (default ~/.cache/fhdrecon)")

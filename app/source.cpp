@@ -37,7 +37,7 @@ void add_source_options(CLI::App& cmd, SourceOptions& o) {
       ->check(CLI::Range(std::size_t(1), std::size_t(1) << 32));
   cmd.add_option("--noise", o.noise, "complex Gaussian noise, sigma relative to the RMS of |D|")
       ->check(finite_number())
-      ->check(CLI::Range(0.0, 10.0));
+      ->check(number_in(0.0, 10.0));
   cmd.add_option("--seed", o.seed, "seed for noise and random trajectories (0 .. 2^64-1)")
       ->check(seed_value())
       ->capture_default_str();
@@ -53,15 +53,15 @@ void add_source_options(CLI::App& cmd, SourceOptions& o) {
   cmd.add_option("--off-resonance", o.off_resonance_hz,
                  "synthesized off-resonance: largest |field| in Hz (a gradient and two constant regions; 0 = none)")
       ->check(finite_number())
-      ->check(CLI::Range(0.0, 5000.0))
+      ->check(number_in(0.0, 5000.0))
       ->capture_default_str();
   cmd.add_option("--readout-ms", o.readout_ms, "duration of each synthesized readout, ms (sample times)")
       ->check(finite_number())
-      ->check(CLI::Range(0.01, 1000.0))
+      ->check(number_in(0.01, 1000.0))
       ->capture_default_str();
   cmd.add_option("--te-ms", o.te_ms, "time of each readout's first sample after excitation, ms")
       ->check(finite_number())
-      ->check(CLI::Range(0.0, 1000.0))
+      ->check(number_in(0.0, 1000.0))
       ->capture_default_str();
   cmd.add_option("--field-map", o.field_map, "HDF5 file whose /field_map (Hz, the image grid) is the scan's field map")
       ->check(CLI::ExistingFile);
