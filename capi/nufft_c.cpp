@@ -122,18 +122,14 @@ void check_opts(const fhd_nufft_opts& o) {
 // A NaN or infinite point has no place on the periodic domain: its wrapped
 // value is NaN, whose grid index is undefined (std::length_error or a
 // segfault at execute before this check).
-void check_finite_points(int dim, std::size_t m, const float* x, const float* y, const float* z) {
-  const float* src[3] = {x, y, z};
+[[noreturn]] void not_finite(int axis, std::size_t j, float v) {
   const char* names[3] = {"x", "y", "z"};
-  for (int a = 0; a < dim; ++a)
-    for (std::size_t j = 0; j < m; ++j)
-      if (!std::isfinite(src[a][j]))
-        fail(FHD_NUFFT_ERR_ARGUMENT, std::string(names[a]) + "[" + std::to_string(j) + "] = " +
-                                         (std::isnan(src[a][j]) ? "nan" : src[a][j] > 0 ? "inf" : "-inf") +
-                                         ": points must be finite");
+  fail(FHD_NUFFT_ERR_ARGUMENT, std::string(names[axis]) + "[" + std::to_string(j) + "] = " +
+                                   (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf") + ": points must be finite");
 }
 
-// Host points in radians -> the CPU plan's trajectory (cycles/FOV).
+// Host points in radians -> the CPU plan's trajectory (cycles/FOV); throws
+// on the first point that is not finite.
 fhd::Trajectory host_trajectory(const fhd_nufft_plan_s& p, std::size_t m, const float* x, const float* y,
                                 const float* z) {
   fhd::Trajectory t;
@@ -142,7 +138,10 @@ fhd::Trajectory host_trajectory(const fhd_nufft_plan_s& p, std::size_t m, const 
   const float* src[3] = {x, y, z};
   for (int a = 0; a < p.dim; ++a) {
     const double s = p.scale(a);
-    for (std::size_t j = 0; j < m; ++j) (*k[a])[j] = float(wrap_radians(p.sign() * src[a][j]) * s);
+    for (std::size_t j = 0; j < m; ++j) {
+      if (!std::isfinite(src[a][j])) not_finite(a, j, src[a][j]);
+      (*k[a])[j] = float(wrap_radians(p.sign() * src[a][j]) * s);
+    }
   }
   return t;
 }
@@ -215,13 +214,12 @@ int fhd_nufft_setpts(fhd_nufft_plan plan, int64_t M, const float* x, const float
       const double s[3] = {plan->scale(0), plan->scale(1), plan->scale(2)};
       fhd::capi::gpu_setpts(plan->gpu, plan->m, x, y, plan->dim == 3 ? z : nullptr, plan->sign(), s);
     } else {
-      check_finite_points(plan->dim, plan->m, x, y, z);
+      fhd::Trajectory t = host_trajectory(*plan, plan->m, x, y, z);
       fhd::nufft::Options opt;
       opt.tol = plan->tol;
       opt.sigma = plan->sigma;
       plan->cpu.reset();  // one fine grid at a time
-      plan->cpu = std::make_unique<fhd::nufft::CpuPlan>(host_trajectory(*plan, plan->m, x, y, z), plan->modes,
-                                                        plan->modes, opt);
+      plan->cpu = std::make_unique<fhd::nufft::CpuPlan>(t, plan->modes, plan->modes, opt);
     }
     plan->has_points = true;
   });
