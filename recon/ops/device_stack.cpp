@@ -1,90 +1,14 @@
 #include "recon/ops/device_stack.hpp"
 
-#include <unistd.h>
-
-#include <atomic>
-#include <condition_variable>
 #include <exception>
 #include <functional>
 #include <future>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
-#include <vector>
 
 namespace fhd {
 
-namespace {
-
-// Host threads kept for on_each: starting one per part and call cost 50-360 us
-// (two threads on the 2-core CPU machine: 360 us), paid on every iteration of
-// a CG split over GPUs. One on_each at a time uses them; a nested or
-// concurrent call, or one in a forked child (where the threads do not exist),
-// starts threads of its own as before. The caller runs no part itself, so its
-// thread's state (a GPU's current device) stays as it was.
-class KeptThreads {
- public:
-  // Never destroyed, its threads detached: an exit while a part runs (a
-  // worker's time limit, a signal) must not wait to join them.
-  static KeptThreads& get() {
-    static KeptThreads* k = new KeptThreads;
-    return *k;
-  }
-
-  // f(i) for i < n on the kept threads; false (nothing run) where they are in use.
-  bool run(std::size_t n, const std::function<void(std::size_t)>& f, std::exception_ptr& failed) {
-    if (getpid() != owner_ || busy_.exchange(true)) return false;
-    std::unique_lock<std::mutex> lock(m_);
-    try {
-      for (; threads_ < n; ++threads_) std::thread([this] { work(); }).detach();
-    } catch (...) {  // no thread to be had: free the kept ones for the next call
-      busy_ = false;
-      throw;
-    }
-    f_ = &f;
-    next_ = 0;
-    n_ = n;
-    failed_ = nullptr;
-    wake_.notify_all();
-    done_.wait(lock, [&] { return next_ >= n_ && running_ == 0; });
-    failed = failed_;
-    f_ = nullptr;
-    busy_ = false;
-    return true;
-  }
-
- private:
-  void work() {
-    std::unique_lock<std::mutex> lock(m_);
-    for (;;) {
-      wake_.wait(lock, [&] { return f_ && next_ < n_; });
-      const std::size_t i = next_++;
-      const std::function<void(std::size_t)>& f = *f_;  // kept until running_ is back to 0
-      ++running_;
-      lock.unlock();
-      std::exception_ptr e;
-      try {
-        f(i);
-      } catch (...) {
-        e = std::current_exception();
-      }
-      lock.lock();
-      if (e && !failed_) failed_ = e;
-      if (--running_ == 0 && next_ >= n_) done_.notify_all();
-    }
-  }
-
-  const pid_t owner_ = getpid();
-  std::atomic<bool> busy_{false};
-  std::mutex m_;
-  std::condition_variable wake_, done_;
-  const std::function<void(std::size_t)>* f_ = nullptr;
-  std::size_t next_ = 0, n_ = 0, running_ = 0;
-  std::exception_ptr failed_;
-  std::size_t threads_ = 0;
-};
-
-void on_new_threads(std::size_t n, const std::function<void(std::size_t)>& f) {
+void on_each(std::size_t n, const std::function<void(std::size_t)>& f) {
+  if (n == 1) return f(0);
   std::vector<std::future<void>> running;
   for (std::size_t i = 0; i < n; ++i) running.push_back(std::async(std::launch::async, [&f, i] { f(i); }));
   std::exception_ptr failed;
@@ -95,15 +19,6 @@ void on_new_threads(std::size_t n, const std::function<void(std::size_t)>& f) {
       if (!failed) failed = std::current_exception();
     }
   }
-  if (failed) std::rethrow_exception(failed);
-}
-
-}  // namespace
-
-void on_each(std::size_t n, const std::function<void(std::size_t)>& f) {
-  if (n == 1) return f(0);
-  std::exception_ptr failed;
-  if (!KeptThreads::get().run(n, f, failed)) return on_new_threads(n, f);
   if (failed) std::rethrow_exception(failed);
 }
 

@@ -5,13 +5,6 @@
 #include "recon/multi_checks.hpp"
 #include "recon/ops/device_stack.hpp"
 
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <stdexcept>
-#include <thread>
-
 using namespace fhd;
 
 namespace {
@@ -106,52 +99,4 @@ TEST_CASE("multi-device: SENSE split by coils gives one device's image (2 and 4 
     CpuDevices d(2, {0, 1});
     multi::sense_across(d.list, FhdMethod::Exact);
   }
-}
-
-namespace {
-
-// Parts that each wait until all n have started: run one after another they
-// would never all start, so this fails (after 10 s) instead of hanging.
-bool all_at_once(std::size_t n) {
-  std::mutex m;
-  std::condition_variable cv;
-  std::size_t started = 0;
-  std::atomic<std::size_t> together{0};
-  on_each(n, [&](std::size_t) {
-    std::unique_lock<std::mutex> lock(m);
-    ++started;
-    cv.notify_all();
-    if (cv.wait_for(lock, std::chrono::seconds(10), [&] { return started == n; })) ++together;
-  });
-  return together == n;
-}
-
-}  // namespace
-
-TEST_CASE("multi-device: on_each runs its parts side by side, each once, on kept threads and nested", "[multi]") {
-  for (std::size_t n : {2u, 3u, 2u}) CHECK(all_at_once(n));  // the kept threads, grown and reused
-  std::vector<std::atomic<int>> runs(4);
-  on_each(4, [&](std::size_t i) {
-    on_each(2, [&](std::size_t j) { runs[(2 * i + j) % 4] += 1; });  // nested: threads of its own
-  });
-  for (const auto& r : runs) CHECK(r == 2);
-  // Two callers at once: one gets the kept threads, the other its own.
-  bool a = false, b = false;
-  std::thread other([&] { a = all_at_once(2); });
-  b = all_at_once(3);
-  other.join();
-  CHECK(a);
-  CHECK(b);
-}
-
-TEST_CASE("multi-device: on_each ends every part before it rethrows the first failure", "[multi]") {
-  std::atomic<int> ended{0};
-  auto failing = [&](std::size_t i) {
-    if (i == 0) throw std::runtime_error("part 0 failed");
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    ++ended;
-  };
-  CHECK_THROWS_WITH(on_each(3, failing), "part 0 failed");
-  CHECK(ended == 2);
-  CHECK(all_at_once(2));  // the kept threads free again
 }
