@@ -127,30 +127,9 @@ std::vector<std::vector<std::complex<float>>> coil_maps(const CoilArray& coils, 
 std::vector<std::vector<std::complex<float>>> synthesize_coils(const Phantom& p, const CoilArray& coils,
                                                               const Trajectory& t, int nx, int ny, int nz) {
   check_synthesis_grid(p, nx, ny, nz);
-  if (coils.dims != p.dims())
-    throw std::invalid_argument("coil dims = " + std::to_string(coils.dims) + ": phantom " + p.name() + " is " +
-                                std::to_string(p.dims()) + "D");
-  const double scale = double(nx) * ny * nz;
-  const int nc = coils.coils();
-  const std::size_t nj = coils.freq.size();
-  const std::int64_t m = std::int64_t(t.size());
-  std::vector<std::vector<std::complex<float>>> data(nc, std::vector<std::complex<float>>(t.size()));
-#pragma omp parallel
-  {
-    std::vector<std::complex<double>> acc(nc);
-#pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < m; ++i) {
-      std::fill(acc.begin(), acc.end(), 0.0);
-      // S(k - g_j) is shared by every coil: one phantom transform per frequency.
-      for (std::size_t j = 0; j < nj; ++j) {
-        const auto& g = coils.freq[j];
-        const std::complex<double> s = p.kspace(t.kx[i] - g[0], t.ky[i] - g[1], t.kz[i] - g[2]);
-        for (int c = 0; c < nc; ++c) acc[c] += coils.coef[c][j] * s;
-      }
-      for (int c = 0; c < nc; ++c) data[c][i] = std::complex<float>(acc[c] * scale);
-    }
-  }
-  return data;
+  // S(k - g_j) is shared by every coil: one phantom transform per plane wave.
+  return coil_samples(p, coils, t, nx, ny, nz,
+                      [&](std::size_t, double kx, double ky, double kz) { return p.kspace(kx, ky, kz); });
 }
 
 std::vector<std::complex<double>> NoiseModel::covariance() const {

@@ -5,9 +5,12 @@
 // transform: no inverse crime. The plane waves are the truncated Fourier series
 // of a Gaussian bump centred at the coil; the coils sit around the object
 // (a circle in 2D, a Fibonacci sphere in 3D).
+#include <algorithm>
 #include <array>
 #include <complex>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "phantom/phantom.hpp"
@@ -45,6 +48,38 @@ std::vector<std::vector<std::complex<float>>> coil_maps(const CoilArray& coils, 
 // Same grid checks as synthesize(); the coils' dims must match the phantom's.
 std::vector<std::vector<std::complex<float>>> synthesize_coils(const Phantom& p, const CoilArray& coils,
                                                               const Trajectory& t, int nx, int ny, int nz);
+
+// The loop both coil syntheses share (with and without off-resonance), after
+// the grid checks: D_cm = N * sum_j a_cj signal(m, k_m - g_j), the signal of a
+// sample shared by every coil, so one per plane wave. Throws
+// std::invalid_argument where the coils' dims are not the phantom's.
+template <class Signal>
+std::vector<std::vector<std::complex<float>>> coil_samples(const Phantom& p, const CoilArray& coils,
+                                                          const Trajectory& t, int nx, int ny, int nz,
+                                                          Signal signal) {
+  if (coils.dims != p.dims())
+    throw std::invalid_argument("coil dims = " + std::to_string(coils.dims) + ": phantom " + p.name() + " is " +
+                                std::to_string(p.dims()) + "D");
+  const double scale = double(nx) * ny * nz;
+  const int nc = coils.coils();
+  const std::int64_t m = std::int64_t(t.size());
+  std::vector<std::vector<std::complex<float>>> data(nc, std::vector<std::complex<float>>(t.size()));
+#pragma omp parallel
+  {
+    std::vector<std::complex<double>> acc(nc);
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < m; ++i) {
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (std::size_t j = 0; j < coils.freq.size(); ++j) {
+        const auto& g = coils.freq[j];
+        const std::complex<double> s = signal(std::size_t(i), t.kx[i] - g[0], t.ky[i] - g[1], t.kz[i] - g[2]);
+        for (int c = 0; c < nc; ++c) acc[c] += coils.coef[c][j] * s;
+      }
+      for (int c = 0; c < nc; ++c) data[c][std::size_t(i)] = std::complex<float>(acc[c] * scale);
+    }
+  }
+  return data;
+}
 
 // Correlated receiver noise n = sigma * A z, z a vector of complex normals
 // (g1 + i g2 per coil, as add_noise), so E[n n^H] = 2 sigma^2 A A^H. A is

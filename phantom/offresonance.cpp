@@ -135,26 +135,9 @@ std::vector<std::vector<std::complex<float>>> synthesize_offresonance_coils(cons
                                                                            int nz) {
   check_synthesis_grid(p, nx, ny, nz);
   check_times(t, times);
-  const double scale = double(nx) * ny * nz;
-  const int nc = coils.coils();
-  const std::int64_t m = std::int64_t(t.size());
-  std::vector<std::vector<std::complex<float>>> data(nc, std::vector<std::complex<float>>(t.size()));
-#pragma omp parallel
-  {
-    std::vector<std::complex<double>> acc(nc);
-#pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < m; ++i) {
-      std::fill(acc.begin(), acc.end(), 0.0);
-      // s_c = sum_j a_cj e^{i 2 pi g_j . x}: one signal per plane wave, shared by every coil.
-      for (std::size_t j = 0; j < coils.freq.size(); ++j) {
-        const auto& g = coils.freq[j];
-        const std::complex<double> s = offres_sample(p, f, t.kx[i] - g[0], t.ky[i] - g[1], t.kz[i] - g[2], times[i]);
-        for (int c = 0; c < nc; ++c) acc[c] += coils.coef[c][j] * s;
-      }
-      for (int c = 0; c < nc; ++c) data[c][std::size_t(i)] = std::complex<float>(acc[c] * scale);
-    }
-  }
-  return data;
+  return coil_samples(p, coils, t, nx, ny, nz, [&](std::size_t i, double kx, double ky, double kz) {
+    return offres_sample(p, f, kx, ky, kz, times[i]);
+  });
 }
 
 }  // namespace fhd

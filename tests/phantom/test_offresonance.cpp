@@ -153,3 +153,27 @@ TEST_CASE("off-resonance: sample times run readout fastest", "[phantom][offres]"
   spec.max_hz = std::nan("");
   CHECK_THROWS_AS(fhd::phantom_field(*p, spec), std::invalid_argument);
 }
+
+TEST_CASE("off-resonance coils: a constant field is the coils' data times exp(-i 2 pi f0 t)", "[phantom][offres]") {
+  const fhd::Trajectory t = few_points();
+  auto p = fhd::make_phantom("shepp3d");
+  fhd::CoilSpec spec;
+  spec.coils = 3;
+  spec.dims = 3;
+  const fhd::CoilArray coils = fhd::make_coil_array(spec);
+  fhd::PhantomField f;
+  f.f0 = -41.0;
+  const std::vector<float> times = {0.f, 0.002f, 0.0051f, 0.011f, 0.019f};
+  const auto d = fhd::synthesize_offresonance_coils(*p, coils, t, times, f, 32, 32, 32);
+  const auto ref = fhd::synthesize_coils(*p, coils, t, 32, 32, 32);
+  REQUIRE(d.size() == 3);
+  for (int c = 0; c < 3; ++c)
+    for (std::size_t m = 0; m < t.size(); ++m) {
+      const std::complex<double> want =
+          std::complex<double>(ref[c][m]) * std::polar(1.0, -2 * kPi * f.f0 * double(times[m]));
+      CHECK(std::abs(std::complex<double>(d[c][m]) - want) <= 1e-5 * std::abs(std::complex<double>(ref[c][0])));
+    }
+  spec.dims = 2;  // coils of a 2D array on a 3D phantom
+  CHECK_THROWS_AS(fhd::synthesize_offresonance_coils(*p, fhd::make_coil_array(spec), t, times, f, 32, 32, 32),
+                  std::invalid_argument);
+}
