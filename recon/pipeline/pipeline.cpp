@@ -98,14 +98,15 @@ HostWork prepare_host_work(const std::vector<const Scan*>& coils, const ReconOpt
   // the coil maps stage (20-26 ms of host work at 8 coils of 1M samples).
   if (uses_sense(coils.size(), opt) && maps_from_calibration(opt))
     w.calibration = std::make_shared<const CalibrationSamples>(calibration_samples(coils, opt.calibration, opt.dcf));
+  w.checked = coils;
   w.done = true;
   return w;
 }
 
 ReconResult reconstruct_coils(Device& dev, const std::vector<const Scan*>& coils, const ReconOptions& opt,
                               HostWork host, const std::vector<Device*>& others) {
-  if (host.done)
-    check_scans(coils, opt);
+  if (host.done)  // the coils' trajectories compared again only for other coils than the host work's
+    check_scans(coils, opt, host.checked != coils);
   else
     host = prepare_host_work(coils, opt);
   const Scan& s0 = *coils[0];

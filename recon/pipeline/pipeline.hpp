@@ -28,6 +28,7 @@ struct HostWork {
   double dcf_seconds = 0.0;
   std::future<TimedImage> ceiling;  // not valid: not started
   std::shared_ptr<const CalibrationSamples> calibration;  // SENSE's estimated maps: their samples
+  std::vector<const Scan*> checked;  // the coils check_scans compared, in order
 };
 // Checks the coils and options first (check_scans).
 HostWork prepare_host_work(const std::vector<const Scan*>& coils, const ReconOptions& opt, bool beside_gpu = false);

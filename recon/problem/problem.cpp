@@ -191,11 +191,11 @@ bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
 
 }  // namespace
 
-void check_scans(const std::vector<const Scan*>& coils, const ReconOptions& opt) {
+void check_scans(const std::vector<const Scan*>& coils, const ReconOptions& opt, bool compare_coils) {
   validate(opt);
   if (coils.empty()) throw InputError("coils: no coil data");
   const Scan& a = *coils[0];
-  for (std::size_t c = 1; c < coils.size(); ++c) {
+  for (std::size_t c = 1; compare_coils && c < coils.size(); ++c) {
     const Scan& b = *coils[c];
     if (!(a.grid == b.grid) || !same_bits(a.traj.kx, b.traj.kx) || !same_bits(a.traj.ky, b.traj.ky) ||
         !same_bits(a.traj.kz, b.traj.kz) || !same_bits(a.phi, b.phi))

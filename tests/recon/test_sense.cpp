@@ -86,6 +86,15 @@ TEST_CASE("sense: bad options are refused before any work", "[sense]") {
   opt.maps = "given";
   opt.given_maps = std::make_shared<const CoilData>(CoilData(3, std::vector<cfloat>(g.voxels())));
   CHECK_THROWS_AS(reconstruct_coils(*be, {&a, &b}, opt), InputError);  // 3 maps for 2 coils
+  // Host work made for other coils: the coils given now are compared again.
+  opt.maps = "lowres";
+  opt.given_maps.reset();
+  Scan moved = a;
+  moved.traj.kx[17] += 0.25f;
+  CHECK_THROWS_AS(reconstruct_coils(*be, {&a, &moved}, opt, prepare_host_work({&a, &b}, opt)), InputError);
+  HostWork checked = prepare_host_work({&a, &b}, opt);
+  CHECK(checked.checked == std::vector<const Scan*>{&a, &b});
+  CHECK_NOTHROW(reconstruct_coils(*be, {&a, &b}, opt, std::move(checked)));  // the same coils: no comparison
 }
 
 TEST_CASE("sense: the batched normal equals the per-coil sum of S^H T S", "[sense]") {
