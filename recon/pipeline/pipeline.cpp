@@ -1,5 +1,7 @@
 #include "recon/pipeline/pipeline.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 
 #include "core/clock.hpp"
@@ -113,6 +115,7 @@ ReconResult reconstruct_coils(Device& dev, const std::vector<const Scan*>& coils
   std::future<TimedImage> ceiling_image =
       host.ceiling.valid() ? std::move(host.ceiling) : start_ceiling(opt, s0.grid, dev.is_gpu());
   const std::shared_ptr<Plan> plan = Plan::make(dev, s0.traj, s0.grid, plan_options(s0, opt), others);
+  spdlog::debug("plan made");  // before the first stage: its time lies outside the stage table
   std::vector<float> reference = std::move(host.reference);
   ReconResult density;
   const double dcf_s = opt.gridding ? density_stage(*plan, opt, host, density) : 0.0;
