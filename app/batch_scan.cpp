@@ -27,6 +27,7 @@ ReadScan read_batch_scan(const ScanJob& job) {
   so.input = job.file;
   so.traj_file = bart_traj_for(job.file);
   ReadScan scan;
+  scan.file = job.file;
   scan.source = std::make_unique<Source>(make_source(so));
   check_dcf_option(job.solver.dcf, !job.solver.no_gridding, scan.source->scan, job.file);
   OutputOptions oo;
@@ -40,7 +41,7 @@ ReadScan read_batch_scan(const ScanJob& job) {
 }
 
 void prepare_batch_scan(ReadScan& scan, bool beside_gpu) {
-  scan.host = prepare_host_work(scan.coils, scan.options, beside_gpu);
+  scan.host = host_work_for(scan.file, scan.coils, scan.options, beside_gpu);
   // Reading a cached Q (134 MB at 128^3) took 0.12 s of each scan's GPU turn;
   // here it overlaps the previous scan. Kept until this scan's plan has used it.
   const Scan& s0 = *scan.coils[0];

@@ -31,6 +31,7 @@ struct ScanJob {
 // weights, with beside_gpu the band-limited ceiling begun), so a warm worker
 // does all of it while the previous scan is reconstructed.
 struct ReadScan {
+  std::string file;                    // the scan file, named by its errors
   std::unique_ptr<Source> source;      // the options' truth points into it: it never moves
   OutputPlan plan;
   std::unique_ptr<Progress> progress;  // the options' observer draws on it

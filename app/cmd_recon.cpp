@@ -81,7 +81,8 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
   });
   Source src = make_source(c.source);
   spdlog::info("source: {}", src.description);
-  check_dcf_option(c.solver.dcf, !c.solver.no_gridding, src.scan, c.source.input.empty() ? "--phantom" : c.source.input);
+  const std::string source = c.source.input.empty() ? "--phantom" : c.source.input;
+  check_dcf_option(c.solver.dcf, !c.solver.no_gridding, src.scan, source);
   Progress progress(!global_options().quiet);
   ReconOptions ro = make_recon_options(c.solver, &src, progress);
   const std::vector<const Scan*> coils = coil_list(src);
@@ -94,7 +95,7 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
                      : std::vector<int>{};
   std::future<Devices> extra;
   if (!more.empty()) extra = std::async(std::launch::async, [&more, &dev] { return more_gpus(more, dev); });
-  HostWork host = prepare_host_work(coils, ro, c.device == "gpu");  // while the GPU's context is made
+  HostWork host = host_work_for(source, coils, ro, c.device == "gpu");  // while the GPU's context is made
   spdlog::debug("reference image and density weights made");
   Devices devs = devices.get();
   if (!device_note.empty()) spdlog::info("{}", device_note);

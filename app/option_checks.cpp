@@ -79,6 +79,17 @@ void check_dcf_option(const std::string& dcf, bool gridding, const Scan& scan, c
                        ": use --dcf pipe-menon or auto (or --no-gridding)");
 }
 
+HostWork host_work_for(const std::string& source, const std::vector<const Scan*>& coils, const ReconOptions& ro,
+                       bool beside_gpu) {
+  try {
+    return prepare_host_work(coils, ro, beside_gpu);
+  } catch (const DcfError& e) {
+    throw InputError(source, "--dcf", ro.dcf,
+                     "radial weights for this " + e.kind() + " trajectory: " + e.problem() +
+                         "; use --dcf pipe-menon (or --no-gridding)");
+  }
+}
+
 std::string flag_of(const std::string& field) {
   std::string flag = "--" + field;
   for (char& c : flag)

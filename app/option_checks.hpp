@@ -4,6 +4,9 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include <vector>
+
+#include "recon/pipeline/pipeline.hpp"
 #include "recon/problem/scan.hpp"
 
 namespace fhd::app {
@@ -30,6 +33,13 @@ const CLI::Validator& non_empty_path();
 // value and the source, before FhD and Q are computed. A scan with its own
 // density weights ignores --dcf.
 void check_dcf_option(const std::string& dcf, bool gridding, const Scan& scan, const std::string& source);
+
+// recon's host work (prepare_host_work: density weights, calibration samples)
+// for the scan read from `source`. A trajectory the radial weights cannot take
+// (DcfError: one radius, samples that share no radii) is one line naming the
+// source and --dcf like every other scan error; the library knows no file names.
+HostWork host_work_for(const std::string& source, const std::vector<const Scan*>& coils, const ReconOptions& ro,
+                       bool beside_gpu);
 
 // The command-line flag of a library option's field (recon/problem/options.hpp):
 // "maps_crop" -> "--maps-crop".

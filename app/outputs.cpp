@@ -235,8 +235,26 @@ std::vector<OutputTask> output_tasks(const OutputPlan& plan, const ReconResult& 
   return tasks;
 }
 
+namespace {
+
+// A method whose image holds NaN or Inf (arithmetic that overflowed despite the
+// readers' bounds) fails the run: writing it showed an empty image with exit 0.
+void check_images_finite(const ReconResult& res) {
+  for (const MethodResult& m : res.methods) {
+    std::size_t bad = 0;
+    for (const cfloat& v : m.image) bad += !(std::isfinite(v.real()) && std::isfinite(v.imag()));
+    if (bad)
+      throw std::runtime_error("the " + m.name + " image has " + std::to_string(bad) + " of " +
+                               std::to_string(m.image.size()) +
+                               " voxels not finite (NaN or Inf): the reconstruction overflowed; nothing written");
+  }
+}
+
+}  // namespace
+
 void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohmann::json& report,
                    const std::optional<ScanGeometry>& geometry) {
+  check_images_finite(res);
   OutputSet& set = *plan.set;
   nlohmann::json j = report;
   nlohmann::json files = nlohmann::json::object();

@@ -57,8 +57,10 @@ typedef struct fhd_nufft_plan_s* fhd_nufft_plan;
 
 void fhd_nufft_default_opts(fhd_nufft_opts* opts);
 
-/* n_modes: dim values (N1, N2[, N3]), first fastest. isign: +1 or -1 (0 takes
- * the default of the type). opts may be NULL (defaults). */
+/* n_modes: dim values (N1, N2[, N3]), first fastest, each 1..65536. An axis of
+ * 1 mode (k = 0 alone) is taken as FINUFFT takes it, and its points are not read;
+ * at least two axes need 2 or more modes. isign: +1 or -1 (0 takes the default
+ * of the type). opts may be NULL (defaults). */
 int fhd_nufft_makeplan(int type, int dim, const int64_t* n_modes, int isign, int n_trans, double tol, int device,
                        fhd_nufft_plan* plan, const fhd_nufft_opts* opts);
 

@@ -78,7 +78,11 @@ struct fhd_nufft_plan_s {
   double tol = 1e-6;
   double sigma = 2.0;
   int device = FHD_NUFFT_CPU;
-  ImageGrid modes;  // N1 = nx (fastest), N2 = ny, N3 = nz (1 in 2D)
+  ImageGrid modes;  // the computed axes' modes: N1 = nx (fastest), N2 = ny, N3 = nz (1 in 2D)
+  // The axes computed are the caller's axes of 2 or more modes, in order:
+  // axis[i] is the caller's axis (0 = x) of computed axis i, `used` of them.
+  int used = 2;
+  int axis[3] = {0, 1, 2};
   std::size_t m = 0;
   bool has_points = false;
   std::unique_ptr<fhd::nufft::CpuPlan> cpu;
@@ -111,6 +115,28 @@ void check_plan_args(int type, int dim, const int64_t* n_modes, int isign, int n
     fail(FHD_NUFFT_ERR_TOLERANCE, "tol = " + std::to_string(tol) + ": must lie in (0, 0.1]");
 }
 
+// An axis of one mode holds k = 0 alone, where exp(i k x) = 1 for every point,
+// so it is dropped, as if absent: FINUFFT takes n_modes of 1, our NUFFT needs 2 or
+// more along x and y (it failed at setpts with "internal error"). A dropped axis
+// has stride 0 in the mode array, so its memory order stays. Two axes must remain.
+void compact_axes(fhd_nufft_plan_s& p, int dim, const int64_t* n_modes) {
+  int n[3] = {1, 1, 1};
+  std::string all;
+  p.used = 0;
+  for (int a = 0; a < dim; ++a) {
+    all += (a ? ", " : "") + std::to_string(n_modes[a]);
+    if (n_modes[a] > 1) {
+      p.axis[p.used] = a;
+      n[p.used++] = int(n_modes[a]);
+    }
+  }
+  if (p.used < 2)
+    fail(FHD_NUFFT_ERR_ARGUMENT, "n_modes = (" + all +
+                                     "): at least two axes need 2 or more modes (an axis of 1 mode is dropped; "
+                                     "a 1D transform is not offered)");
+  p.modes = {n[0], n[1], n[2]};
+}
+
 void check_opts(const fhd_nufft_opts& o) {
   if (o.modeord != 0)
     fail(FHD_NUFFT_ERR_ARGUMENT,
@@ -122,24 +148,23 @@ void check_opts(const fhd_nufft_opts& o) {
 // A NaN or infinite point has no place on the periodic domain: its wrapped
 // value is NaN, whose grid index is undefined (std::length_error or a
 // segfault at execute before this check).
-[[noreturn]] void not_finite(int axis, std::size_t j, float v) {
-  const char* names[3] = {"x", "y", "z"};
-  fail(FHD_NUFFT_ERR_ARGUMENT, std::string(names[axis]) + "[" + std::to_string(j) + "] = " +
+[[noreturn]] void not_finite(char name, std::size_t j, float v) {
+  fail(FHD_NUFFT_ERR_ARGUMENT, std::string(1, name) + "[" + std::to_string(j) + "] = " +
                                    (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf") + ": points must be finite");
 }
 
-// Host points in radians -> the CPU plan's trajectory (cycles/FOV); throws
-// on the first point that is not finite.
-fhd::Trajectory host_trajectory(const fhd_nufft_plan_s& p, std::size_t m, const float* x, const float* y,
-                                const float* z) {
+// Host points in radians -> the CPU plan's trajectory (cycles/FOV); throws on
+// the first point that is not finite. src: the computed axes' points, names[a]
+// the caller's name of src[a].
+fhd::Trajectory host_trajectory(const fhd_nufft_plan_s& p, std::size_t m, const float* const src[3],
+                                const char* names) {
   fhd::Trajectory t;
   t.resize(m);
   std::vector<float>* k[3] = {&t.kx, &t.ky, &t.kz};
-  const float* src[3] = {x, y, z};
-  for (int a = 0; a < p.dim; ++a) {
+  for (int a = 0; a < p.used; ++a) {
     const double s = p.scale(a);
     for (std::size_t j = 0; j < m; ++j) {
-      if (!std::isfinite(src[a][j])) not_finite(a, j, src[a][j]);
+      if (!std::isfinite(src[a][j])) not_finite(names[a], j, src[a][j]);
       (*k[a])[j] = float(wrap_radians(p.sign() * src[a][j]) * s);
     }
   }
@@ -186,7 +211,7 @@ int fhd_nufft_makeplan(int type, int dim, const int64_t* n_modes, int isign, int
     p->mirror = isign != 0 && isign != ours;
     p->tol = std::max(tol, kMinTol);
     p->sigma = o.upsampfac == 0 ? 2.0 : o.upsampfac;
-    p->modes = {int(n_modes[0]), int(n_modes[1]), dim == 3 ? int(n_modes[2]) : 1};
+    compact_axes(*p, dim, n_modes);
     p->device = device;
     if (device < FHD_NUFFT_CPU)
       fail(FHD_NUFFT_ERR_ARGUMENT, "device = " + std::to_string(device) + ": must be -1 (CPU) or a GPU id >= 0");
@@ -210,11 +235,16 @@ int fhd_nufft_setpts(fhd_nufft_plan plan, int64_t M, const float* x, const float
       fail(FHD_NUFFT_ERR_ARGUMENT, "points: x, y" + std::string(plan->dim == 3 ? " and z" : "") + " must not be NULL");
     plan->has_points = false;
     plan->m = std::size_t(M);
+    // The computed axes' points; an axis of one mode's are not read (exp(i 0 x) = 1).
+    const float* given[3] = {x, y, z};
+    const float* pts[3] = {nullptr, nullptr, nullptr};
+    char names[4] = "xyz";
+    for (int a = 0; a < plan->used; ++a) pts[a] = given[plan->axis[a]], names[a] = "xyz"[plan->axis[a]];
     if (plan->gpu) {
       const double s[3] = {plan->scale(0), plan->scale(1), plan->scale(2)};
-      fhd::capi::gpu_setpts(plan->gpu, plan->m, x, y, plan->dim == 3 ? z : nullptr, plan->sign(), s);
+      fhd::capi::gpu_setpts(plan->gpu, plan->m, pts, names, plan->sign(), s);
     } else {
-      fhd::Trajectory t = host_trajectory(*plan, plan->m, x, y, z);
+      fhd::Trajectory t = host_trajectory(*plan, plan->m, pts, names);
       fhd::nufft::Options opt;
       opt.tol = plan->tol;
       opt.sigma = plan->sigma;
@@ -271,7 +301,7 @@ int fhd_nufft_has_cuda(void) {
 // The CPU-only build: makeplan refuses device >= 0 before these are reached.
 namespace fhd::capi {
 GpuNufft* gpu_make(int, const ImageGrid&, double, double, void*) { fail(FHD_NUFFT_ERR_NO_GPU, "no CUDA"); }
-void gpu_setpts(GpuNufft*, std::size_t, const float*, const float*, const float*, double, const double*) {
+void gpu_setpts(GpuNufft*, std::size_t, const float* const*, const char*, double, const double*) {
   fail(FHD_NUFFT_ERR_NO_GPU, "no CUDA");
 }
 void gpu_execute(GpuNufft*, int, int, float*, float*) { fail(FHD_NUFFT_ERR_NO_GPU, "no CUDA"); }

@@ -77,11 +77,10 @@ GpuNufft* gpu_make(int device, const ImageGrid& modes, double tol, double sigma,
   return p.release();
 }
 
-void gpu_setpts(GpuNufft* p, std::size_t m, const float* x, const float* y, const float* z, double sign,
+void gpu_setpts(GpuNufft* p, std::size_t m, const float* const src[3], const char* names, double sign,
                 const double scale[3]) {
   DeviceScope scope(p->device);
-  const float* src[3] = {x, y, z};
-  const char* names[3] = {"NUFFT points kx", "NUFFT points ky", "NUFFT points kz"};
+  const char* what[3] = {"NUFFT points kx", "NUFFT points ky", "NUFFT points kz"};
   gpu::DeviceBuffer<unsigned long long> bad(3, "NUFFT points' first non-finite index");
   CUDA_CHECK(cudaMemsetAsync(bad.get(), 0xff, bad.bytes(), p->stream));
   p->m = 0;  // no points until these are checked
@@ -90,7 +89,7 @@ void gpu_setpts(GpuNufft* p, std::size_t m, const float* x, const float* y, cons
       p->k[a].release();
       continue;
     }
-    p->k[a].allocate(m, names[a]);
+    p->k[a].allocate(m, what[a]);
     if (m == 0) continue;
     constexpr int threads = 256;
     radians_to_cycles<<<unsigned((m + threads - 1) / threads), threads, 0, p->stream>>>(src[a], p->k[a].get(), m,
@@ -102,7 +101,7 @@ void gpu_setpts(GpuNufft* p, std::size_t m, const float* x, const float* y, cons
   CUDA_CHECK(cudaStreamSynchronize(p->stream));
   for (int a = 0; a < 3; ++a)
     if (src[a] && first[a] < m)
-      throw InputError("nufft", std::string(1, "xyz"[a]) + "[" + std::to_string(first[a]) + "]", "not finite",
+      throw InputError("nufft", std::string(1, names[a]) + "[" + std::to_string(first[a]) + "]", "not finite",
                        "points must be finite");
   p->m = m;
   p->plan->set_points(p->k[0].get(), p->k[1].get(), p->k[2].get(), m);

@@ -56,9 +56,16 @@ void check_traj(const Trajectory& t, const ImageGrid& g, const std::string& file
 }
 
 void check_finite(const std::vector<cfloat>& v, const std::string& file, const std::string& field) {
-  for (std::size_t m = 0; m < v.size(); ++m)
+  for (std::size_t m = 0; m < v.size(); ++m) {
     if (!std::isfinite(v[m].real()) || !std::isfinite(v[m].imag()))
       throw InputError(file, at(field, m), cnum(v[m]), "not a finite number");
+    // In double: the magnitude of a float near FLT_MAX overflows float.
+    const double mag = std::hypot(double(v[m].real()), double(v[m].imag()));
+    if (mag > kMaxSampleMagnitude)
+      throw InputError(file, at(field, m), cnum(v[m]),
+                       "magnitude " + num(mag) + " exceeds " + num(kMaxSampleMagnitude) +
+                           ", the most a sample may have (sums over the samples would overflow float32)");
+  }
 }
 
 void check_dcf(const std::vector<float>& v, const std::string& file, const std::string& field) {

@@ -17,9 +17,18 @@ constexpr std::size_t kMaxCoils = 1024;
 // sample placed exactly on the band edge must not be rejected.
 constexpr double kBandTolerance = 1e-3;
 
+// The largest |value| a k-space, phi or noise sample may have. Every voxel of
+// the reconstruction sums all samples (FhD, gridding) in float32, and CG and the
+// FFTs multiply and sum those sums again; with at most 2^32 samples, 1e12 keeps
+// |value| x samples at 4.3e21, seventeen orders of magnitude below FLT_MAX
+// (3.4e38) for the rest. Scanner data lie many orders below it. A sample of 3e38
+// is finite, yet overflowed to Inf/NaN and gave an empty image with exit 0.
+// docs/robustness.md "Sample magnitudes".
+constexpr double kMaxSampleMagnitude = 1e12;
+
 // Throws InputError naming `file`, the field (e.g. "/trajectory[17].ky") and the value when:
 // the grid is not positive, sizes differ (trajectory, data, phi, dcf), a value is NaN/Inf,
-// or a sample lies outside the band. `fields` names the datasets in this format.
+// a data or phi value's magnitude exceeds kMaxSampleMagnitude, or a sample lies outside the band. `fields` names the datasets in this format.
 struct ScanFields {
   std::string traj = "trajectory", data = "kspace", phi = "phi", dcf = "dcf", matrix = "matrix";
 };
@@ -28,6 +37,7 @@ void validate_scan(const Scan& scan, const std::string& file, const ScanFields& 
 // The pieces of validate_scan, for formats that keep trajectory and data in different files.
 void validate_grid(const ImageGrid& g, const std::string& file, const std::string& field);
 void validate_trajectory(const Trajectory& t, const ImageGrid& g, const std::string& file, const std::string& field);
+// Every value finite and of magnitude at most kMaxSampleMagnitude.
 void validate_finite(const std::vector<cfloat>& v, const std::string& file, const std::string& field);
 
 // ---- sizes before allocation (a file's claims are never trusted) ----

@@ -10,6 +10,7 @@ Single precision (complex64), as cufinufft's default. The plan runs where its
 arrays are: NumPy on the CPU, CuPy or PyTorch CUDA arrays on their GPU, or
 where the option device= says.
 """
+import operator
 import re
 
 import numpy as np
@@ -26,6 +27,28 @@ _IGNORED = {
     "gpu_obinsizex", "gpu_obinsizey", "gpu_obinsizez", "gpu_binsizex", "gpu_binsizey", "gpu_binsizez",
     "gpu_maxbatchsize", "gpu_np", "gpu_device_id_", "nthreads", "spread_simd", "hint_nj",
 }
+
+
+# The C interface's bounds: modes per axis (1 is an axis of one mode, k = 0, as
+# in FINUFFT), and what its int arguments hold.
+_MAX_MODES = 65536
+_INT_MAX = 2**31 - 1
+
+
+def _whole(name, value, lo, hi):
+    """value as an int in lo..hi, else ValueError naming it: int() truncated
+    2.5 to 2, and a value beyond int32 reached the compiled module as a TypeError
+    about its signature."""
+    try:
+        n = operator.index(value)
+    except TypeError:
+        f = float(value) if isinstance(value, (float, np.floating)) else None
+        if f is None or not f.is_integer():
+            raise ValueError(f"{name} = {value!r}: must be a whole number") from None
+        n = int(f)
+    if not lo <= n <= hi:
+        raise ValueError(f"{name} = {n}: must lie in {lo}..{hi}")
+    return n
 
 
 def _caller_axes(message, dim):
@@ -69,25 +92,30 @@ class Plan:
         if nufft_type not in (1, 2):
             raise ValueError(f"nufft_type = {nufft_type}: fhdrecon offers types 1 and 2")
         if np.ndim(n_modes) == 0:
-            n_modes = (int(n_modes),)
-        n_modes = tuple(int(n) for n in n_modes)
+            n_modes = (n_modes,)
+        n_modes = tuple(_whole(f"n_modes[{a}]", n, 1, _MAX_MODES) for a, n in enumerate(n_modes))
         if len(n_modes) not in (2, 3):
             raise ValueError(f"n_modes = {n_modes}: fhdrecon offers 2 and 3 dimensions")
         if np.dtype(dtype) != np.complex64:
             raise TypeError(f"dtype = {dtype}: fhdrecon computes in single precision (complex64)")
-        if int(n_trans) < 1:
-            raise ValueError(f"n_trans = {n_trans}: must be >= 1")
         self.type = int(nufft_type)
         self.n_modes = n_modes
         self.dim = len(n_modes)
-        self.n_trans = int(n_trans)
+        self.n_trans = _whole("n_trans", n_trans, 1, _INT_MAX)
         self.eps = float(eps)
-        self.isign = (1 if self.type == 1 else -1) if isign is None else int(isign)
+        if isign is None:
+            self.isign = 1 if self.type == 1 else -1
+        elif _whole("isign", isign, -1, 1) == 0:
+            raise ValueError("isign = 0: must be +1 or -1")
+        else:
+            self.isign = int(isign)
         self.dtype = np.dtype(np.complex64)
         self.real_dtype = np.dtype(np.float32)
         self._device = _device_option(kwargs)
         self._upsampfac = float(kwargs.pop("upsampfac", kwargs.pop("gpu_upsampfac", 0.0)) or 0.0)
         self._stream = kwargs.pop("gpu_stream", None)
+        if self._stream is not None:
+            self._stream = _whole("gpu_stream", self._stream, 0, 2**64 - 1)  # a cudaStream_t
         modeord = kwargs.pop("modeord", kwargs.pop("gpu_modeord", 0))
         if modeord != 0:
             raise ValueError(f"modeord = {modeord}: fhdrecon supports 0 only (modes -N/2 .. N/2-1)")
@@ -187,16 +215,21 @@ def _device_option(kwargs):
     d = kwargs.pop("device", None)
     gid = kwargs.pop("gpu_device_id", None)
     if d is None and gid is not None:
-        return int(gid)
+        return _gpu(gid)
     if d is None:
         return None
     if isinstance(d, (int, np.integer)):
-        return int(d)
+        return _gpu(d)
     d = str(d)
     if d == "cpu":
         return "cpu"
     if d in ("cuda", "gpu"):
-        return 0 if gid is None else int(gid)
-    if d.startswith(("cuda:", "gpu:")):
-        return int(d.split(":")[1])
+        return 0 if gid is None else _gpu(gid)
+    if d.startswith(("cuda:", "gpu:")) and d.split(":")[1].isdigit():
+        return _gpu(int(d.split(":")[1]))
     raise ValueError(f"device = {d}: expected 'cpu', 'cuda', 'cuda:N' or a GPU id")
+
+
+def _gpu(gid):
+    """A GPU id, 0 .. INT_MAX."""
+    return _whole("device", gid, 0, _INT_MAX)

@@ -83,3 +83,17 @@ def test_coil_helpers_check_their_arguments(call, message):
     accepted and k=99 ignored before."""
     with pytest.raises(ValueError, match=message):
         call(correlated_scan())
+
+
+def test_whitening_matrix_refuses_a_covariance_that_is_not_hermitian_positive_definite():
+    psi = np.array([[2, 0.5 - 0.25j], [0.5 + 0.25j, 1]])
+    assert fhdrecon.whitening_matrix(psi).shape == (2, 2)
+    symmetric = np.array([[2, 0.5 + 0.25j], [0.5 + 0.25j, 1]])  # n n^T: the conjugate forgotten
+    with pytest.raises(ValueError, match=r"covariance\[1\]\[0\] = \(0.5, 0.25\): not Hermitian"):
+        fhdrecon.whitening_matrix(symmetric)
+    with pytest.raises(ValueError, match="not positive definite"):
+        fhdrecon.whitening_matrix(-psi)
+    with pytest.raises(ValueError, match="must be a square"):
+        fhdrecon.whitening_matrix(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="not a finite number"):
+        fhdrecon.whitening_matrix(np.array([[1, np.nan], [np.nan, 1]]))

@@ -163,9 +163,8 @@ def test_refused_plans(args, kwargs, error):
 
 
 def test_refusals_name_the_value():
-    plan = fhdrecon.Plan(1, (8, 0))
-    with pytest.raises(ValueError, match=r"n_modes\[0\] = 0"):
-        plan.setpts(*points(10, 2))
+    with pytest.raises(ValueError, match=r"n_modes\[1\] = 0: must lie in 1..65536"):
+        fhdrecon.Plan(1, (8, 0))  # the caller's axis (the C side's is reversed), at once
     plan = fhdrecon.Plan(1, (8, 8), eps=0.5)
     with pytest.raises(ValueError, match="tol"):
         plan.setpts(*points(10, 2))
@@ -175,6 +174,62 @@ def test_refusals_name_the_value():
     plan.setpts(*points(10, 2))
     with pytest.raises(ValueError, match="shape"):
         plan.execute(cvec(11))
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, message",
+    [
+        ((1, (2**40, 8)), {}, r"n_modes\[0\] = 1099511627776: must lie in 1..65536"),
+        ((1, (8, 2**64)), {}, r"n_modes\[1\] = 18446744073709551616: must lie in 1..65536"),
+        ((1, (8, -3)), {}, r"n_modes\[1\] = -3: must lie in 1..65536"),
+        ((1, (8, 2.5)), {}, r"n_modes\[1\] = 2.5: must be a whole number"),
+        ((1, (8, "8")), {}, r"n_modes\[1\] = '8': must be a whole number"),
+        ((1, (8, 8)), {"n_trans": 2**31}, r"n_trans = 2147483648: must lie in 1..2147483647"),
+        ((1, (8, 8)), {"n_trans": -1}, r"n_trans = -1: must lie in 1"),
+        ((1, (8, 8)), {"isign": 2**40}, r"isign = 1099511627776: must lie in -1..1"),
+        ((1, (8, 8)), {"isign": 0}, r"isign = 0: must be \+1 or -1"),
+        ((1, (8, 8)), {"device": 2**40}, r"device = 1099511627776: must lie in 0..2147483647"),
+        ((1, (8, 8)), {"gpu_device_id": -1}, r"device = -1: must lie in 0"),
+        ((1, (8, 8)), {"device": "cuda:x"}, r"device = cuda:x: expected"),
+        ((1, (8, 8)), {"gpu_stream": -1}, r"gpu_stream = -1: must lie in 0"),
+    ],
+)
+def test_integers_out_of_range_are_value_errors(args, kwargs, message):
+    """Each int the C interface takes is checked by name first: int(2.5) gave 2
+    silently, and a value beyond int32 reached the compiled module as a
+    TypeError about its signature."""
+    with pytest.raises(ValueError, match=message):
+        fhdrecon.Plan(*args, **kwargs)
+
+
+def test_whole_floats_and_numpy_integers_are_taken():
+    plan = fhdrecon.Plan(np.int64(1), (np.int32(8), 8.0), n_trans=np.uint8(2), isign=-1.0)
+    assert plan.n_modes == (8, 8) and plan.n_trans == 2 and plan.isign == -1
+    assert all(type(n) is int for n in plan.n_modes)
+
+
+@pytest.mark.parametrize("n_modes", [(6, 5, 1), (6, 1, 5), (1, 6, 5), (2, 1, 3)])
+@pytest.mark.parametrize("nufft_type", [1, 2])
+def test_axes_of_one_mode_as_finufft(nufft_type, n_modes, lib):
+    """FINUFFT takes n_modes of 1 on an axis (the mode k = 0 alone); so does
+    the plan, and it computes the same sum. (It failed at setpts with
+    "internal error: nufft: x and y need at least 2 voxels".)"""
+    m = 150
+    pts = points(m, len(n_modes))
+    data = cvec(m) if nufft_type == 1 else cvec(n_modes)
+    plan = fhdrecon.Plan(nufft_type, n_modes, eps=1e-6)
+    plan.setpts(*[lib.put(p) for p in pts])
+    got = lib.get(plan.execute(lib.put(data)))
+    assert got.shape == (n_modes if nufft_type == 1 else (m,))
+    assert rel(got, direct(nufft_type, n_modes, pts, data, plan.isign)) < 1e-5
+
+
+@pytest.mark.parametrize("n_modes", [(1, 9), (9, 1), (1, 1), (1, 4, 1), (1, 1, 1)])
+def test_fewer_than_two_axes_of_two_modes_is_a_value_error(n_modes):
+    """What is left after the axes of one mode must be 2D or 3D: no 1D transform."""
+    plan = fhdrecon.Plan(1, n_modes)
+    with pytest.raises(ValueError, match=r"at least two axes need 2 or more modes"):
+        plan.setpts(*points(10, len(n_modes)))
 
 
 def test_speed_options_of_finufft_are_accepted():

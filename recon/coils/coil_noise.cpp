@@ -1,12 +1,53 @@
 #include "recon/coils/coil_noise.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "core/error.hpp"
 
 namespace fhd {
+namespace {
+
+std::string to_text(double v) {
+  std::ostringstream s;
+  s.precision(9);
+  s << v;
+  return s.str();
+}
+std::string to_text(cdouble v) { return "(" + to_text(v.real()) + ", " + to_text(v.imag()) + ")"; }
+
+std::string entry(int i, int j) { return "covariance[" + std::to_string(i) + "][" + std::to_string(j) + "]"; }
+
+// A covariance is square, finite and Hermitian. Cholesky reads the lower
+// triangle only, so a matrix that is not Hermitian (an estimate summed as
+// n n^T, the conjugate forgotten) used to give some W without a word. The tolerance is
+// relative to the largest diagonal entry: a covariance computed in float32
+// and widened to complex128 differs from its adjoint by rounding, about 1e-7.
+void check_covariance(const CMatrix& psi) {
+  if (psi.rows < 1 || psi.rows != psi.cols)
+    throw InputError("noise", "covariance", std::to_string(psi.rows) + "x" + std::to_string(psi.cols),
+                     "must be a square coils x coils matrix");
+  double largest = 0;
+  for (int i = 0; i < psi.rows; ++i)
+    for (int j = 0; j < psi.cols; ++j) {
+      if (!std::isfinite(psi(i, j).real()) || !std::isfinite(psi(i, j).imag()))
+        throw InputError("noise", entry(i, j), to_text(psi(i, j)), "not a finite number");
+      if (i == j) largest = std::max(largest, std::abs(psi(i, i)));
+    }
+  for (int i = 0; i < psi.rows; ++i)
+    for (int j = 0; j <= i; ++j)
+      if (std::abs(psi(i, j) - std::conj(psi(j, i))) > kHermitianTolerance * largest)
+        throw InputError("noise", entry(i, j), to_text(psi(i, j)),
+                         "not Hermitian: " + entry(j, i) + " = " + to_text(psi(j, i)) +
+                             " is not its conjugate (tolerance " + to_text(kHermitianTolerance) +
+                             " x the largest diagonal entry)");
+}
+
+}  // namespace
 
 CMatrix noise_covariance(const CoilData& noise) {
   if (noise.empty() || noise[0].empty())
@@ -23,6 +64,7 @@ CMatrix noise_covariance(const CoilData& noise) {
 }
 
 CMatrix whitening_matrix(const CMatrix& psi, bool keep_scale) {
+  check_covariance(psi);
   CMatrix l;
   try {
     l = cholesky(psi);

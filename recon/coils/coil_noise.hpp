@@ -17,9 +17,14 @@ using CoilData = std::vector<std::vector<cfloat>>;
 // Throws InputError when there are no coils or samples, or the coils' counts differ.
 CMatrix noise_covariance(const CoilData& noise);
 
+// How far Psi may be from Hermitian: |Psi(i,j) - conj(Psi(j,i))| at most this
+// times the largest |Psi(i,i)| (float32 rounding of an estimate passes).
+constexpr double kHermitianTolerance = 1e-6;
+
 // W with W Psi W^H = I. keep_scale: W Psi W^H = mean(diag Psi) I instead, so the
 // data keep their magnitude (images stay comparable with the phantom).
-// Throws InputError when Psi is not positive definite (a dead or duplicated channel).
+// Throws InputError when Psi is not square, not finite, not Hermitian (within
+// kHermitianTolerance) or not positive definite (a dead or duplicated channel).
 CMatrix whitening_matrix(const CMatrix& psi, bool keep_scale);
 
 // data <- m data: output coil i = sum_j m(i,j) coil j. m.rows may be fewer

@@ -34,7 +34,7 @@ double ball(double r, int dim) { return dim == 3 ? 4.0 / 3.0 * kPi * r * r * r :
 // samples a sort of the indices through r took 94 ms of the GPU machine's
 // sixteen cores, most of this stage.
 void shell_weights(const std::vector<std::size_t>& idx, const std::vector<double>& r, int dim, double factor,
-                   std::vector<float>& w) {
+                   const std::string& kind, std::vector<float>& w) {
   std::vector<double> sorted(idx.size());
   for (std::size_t i = 0; i < idx.size(); ++i) sorted[i] = r[idx[i]];
   __gnu_parallel::sort(sorted.begin(), sorted.end());
@@ -49,10 +49,9 @@ void shell_weights(const std::vector<std::size_t>& idx, const std::vector<double
     ++count.back();
   }
   const std::size_t nlev = level.size();
-  if (nlev < 2) throw InputError("radial DCF: a group of samples has only one radius; use pipe-menon");
+  if (nlev < 2) throw DcfError(kind, "a group of samples has only one radius");
   if (nlev > idx.size() / 2)
-    throw InputError("radial DCF: the trajectory does not look radial (few samples share a radius); "
-                     "use pipe-menon");
+    throw DcfError(kind, "the samples do not look radial (few of them share a radius)");
   std::vector<float> wl(nlev);
   for (std::size_t l = 0; l < nlev; ++l) {
     double inner = l == 0 ? 0.0 : 0.5 * (level[l - 1] + level[l]);
@@ -150,8 +149,7 @@ std::string effective_kind(const Trajectory& t, const std::string& traj_kind) {
 
 std::vector<float> radial_weights(const Trajectory& t, const std::string& traj_kind) {
   if (!is_radial_kind(traj_kind))
-    throw InputError("density compensation", "trajectory kind", traj_kind,
-                     "radial weights need radial3d, radial2d or stack-of-stars");
+    throw DcfError(traj_kind, "radial weights need radial3d, radial2d or stack-of-stars");
   std::vector<float> w(t.size());
   std::vector<double> r(t.size());
   const bool volume = traj_kind == "radial3d";
@@ -164,11 +162,11 @@ std::vector<float> radial_weights(const Trajectory& t, const std::string& traj_k
   if (volume || traj_kind == "radial2d") {
     std::vector<std::size_t> all(t.size());
     std::iota(all.begin(), all.end(), 0);
-    shell_weights(all, r, volume ? 3 : 2, 1.0, w);
+    shell_weights(all, r, volume ? 3 : 2, 1.0, traj_kind, w);
     return w;
   }
   double dkz = 1.0;
-  for (auto& part : kz_partitions(t, dkz)) shell_weights(part, r, 2, dkz, w);
+  for (auto& part : kz_partitions(t, dkz)) shell_weights(part, r, 2, dkz, traj_kind, w);
   return w;
 }
 

@@ -6,16 +6,34 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "recon/problem/scan.hpp"
 
 namespace fhd {
+
+// A trajectory the radial weights cannot take (a non-radial kind, one radius,
+// samples that do not share radii). The library knows no file names: a front
+// end catches it to name its own source and option (the CLI: the scan file and
+// --dcf); problem() is the reason alone, kind() the trajectory kind used.
+class DcfError : public InputError {
+ public:
+  DcfError(const std::string& kind, const std::string& problem)
+      : InputError("density compensation", "radial weights for a trajectory of kind", kind,
+                   problem + "; use pipe-menon"),
+        kind_(kind), problem_(problem) {}
+  const std::string& kind() const { return kind_; }
+  const std::string& problem() const { return problem_; }
+
+ private:
+  std::string kind_, problem_;
+};
 
 // method: "radial" (analytic shells, radial kinds only), "pipe-menon"
 // (iterative, any trajectory) or "auto" (radial for radial3d, radial2d and
 // stack-of-stars, else Pipe-Menon). traj_kind names the trajectory as in
 // trajectory_kinds(); "" (an imported file) means: detect it from the samples.
-// Throws InputError for an unknown method, "radial" on a non-radial kind, or a
-// trajectory that does not look radial.
+// Throws InputError for an unknown method, DcfError for "radial" on a
+// non-radial kind or a trajectory that does not look radial.
 // The kinds radial weights apply to (radial3d, radial2d, stack-of-stars).
 bool is_radial_kind(const std::string& kind);
 

@@ -277,10 +277,13 @@ bool store_q(const std::string& dir, const std::string& key, const SharedQ& shar
       return fail("write failed (disk full?)");
     }
   }
-  fs::rename(tmp, path, ec);
-  if (ec) {
+  // The rename's own error, kept apart: removing the temporary reuses no
+  // error_code of it (that reset it, and the warning said "rename failed: Success").
+  std::error_code renamed;
+  fs::rename(tmp, path, renamed);
+  if (renamed) {
     fs::remove(tmp, ec);
-    return fail("rename failed: " + ec.message());
+    return fail("renaming " + tmp + " to it failed: " + renamed.message());
   }
   return true;
 }

@@ -4,6 +4,7 @@
 // mistakes. Each is one line naming the file or option and value, exit 2.
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -143,6 +144,31 @@ TEST_CASE("--dcf radial on an imported trajectory is refused before FhD and Q", 
   CHECK(!fs::exists(d / "o"));
   // --no-gridding needs no weights: the same options then run.
   CHECK(run_cli("--input " + f + " --dcf radial --no-gridding --iters 2 --no-cache --quiet --out " +
+                (d / "o").string()).code == 0);
+  fs::remove_all(d);
+}
+
+TEST_CASE("radial weights a radial file's samples cannot take name the file and --dcf", "[cli][hostile]") {
+  // Provenance says radial2d, but every sample lies on one circle: one radius,
+  // no shells. The error used to be "radial DCF: ..." with no file named.
+  const fs::path d = fhd::test::fresh_temp_dir("hostile", "dcf-shells");
+  fs::create_directories(d);
+  const std::string f = (d / "ring.h5").string();
+  fhd::Scan s = small_scan({16, 16, 1}, 64);
+  for (std::size_t i = 0; i < 64; ++i) {
+    const double a = 2 * 3.14159265358979 * double(i) / 64;
+    s.traj.kx[i] = float(4 * std::cos(a)), s.traj.ky[i] = float(4 * std::sin(a));
+  }
+  s.provenance = {{"trajectory", "radial2d"}};
+  fhd::write_scan(f, s);
+  for (const char* dcf : {"auto", "radial"}) {
+    const CliRun r = run_cli("--input " + f + " --dcf " + dcf + " --iters 2 --no-cache --quiet --out " +
+                             (d / "o").string());
+    one_line_error(r, f + ": --dcf = " + dcf + ": radial weights for this radial2d trajectory: "
+                          "a group of samples has only one radius; use --dcf pipe-menon");
+    CHECK(!fs::exists(d / "o"));
+  }
+  CHECK(run_cli("--input " + f + " --dcf pipe-menon --iters 2 --no-cache --quiet --save none --out " +
                 (d / "o").string()).code == 0);
   fs::remove_all(d);
 }

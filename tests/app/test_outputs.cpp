@@ -9,12 +9,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "app/outputs.hpp"
 #include "catch.hpp"
 #include "recon/plan/qcache.hpp"
 #include "output_test_util.hpp"
@@ -85,6 +87,28 @@ void require_clean_failure(const std::string& out) {
 }
 
 }  // namespace
+
+TEST_CASE("an image that is not finite fails the write: no empty image, the previous set kept", "[outputs]") {
+  const fs::path d = fresh("nonfinite");
+  fhd::app::OutputOptions o;
+  o.dir = (d / "out").string();
+  fhd::ReconResult res;
+  res.grid = {4, 4, 1};
+  res.methods.push_back({"iterative", std::vector<fhd::cfloat>(16, {1, 0})});
+  res.methods[0].image[5] = {std::numeric_limits<float>::quiet_NaN(), 0};
+  {
+    fhd::app::OutputPlan plan = fhd::app::plan_outputs(o);
+    CHECK_THROWS_WITH(fhd::app::write_outputs(plan, res, nlohmann::json::object()),
+                      Catch::Contains("the iterative image has 1 of 16 voxels not finite"));
+    fhd::app::discard_outputs(plan);
+  }
+  CHECK(!fs::exists(d / "out" / "images.h5"));
+  res.methods[0].image[5] = {2, 0};  // the same set, finite, is written
+  fhd::app::OutputPlan plan = fhd::app::plan_outputs(o);
+  fhd::app::write_outputs(plan, res, nlohmann::json::object());
+  CHECK(fs::exists(d / "out" / "images.h5"));
+  fs::remove_all(d);
+}
 
 TEST_CASE("a full disk (RLIMIT_FSIZE) fails with one line and keeps the previous set", "[outputs]") {
   const fs::path d = fresh("full");

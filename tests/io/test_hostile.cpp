@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "bench_util.hpp"
 #include "catch.hpp"
@@ -230,6 +231,70 @@ TEST_CASE("hostile BART files: dimension products that overflow or that the .cfl
     CHECK(seen == 32);
     CHECK(coils == 1);
   }
+}
+
+namespace {
+
+// Overwrites the first stored copy of float `from` in `path` with `to`: a value
+// our writers refuse, put where a hostile file would hold it.
+void patch_float(const std::string& path, float from, float to) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::size_t at = bytes.find(std::string(reinterpret_cast<const char*>(&from), sizeof from));
+  REQUIRE(at != std::string::npos);
+  f.seekp(std::streamoff(at));
+  f.write(reinterpret_cast<const char*>(&to), sizeof to);
+}
+
+}  // namespace
+
+TEST_CASE("samples beyond the magnitude bound are refused by every reader, naming file, field and value",
+          "[io][hostile]") {
+  // 3e38 is finite, but sums over the samples overflow float32: the run gave
+  // an empty image with exit 0.
+  TempDir dir;
+  Scan s = random_scan({16, 16, 1}, 64);
+  s.data[5] = {0.71875f, 0.25f};  // a value no other sample has, to find in the file
+  const std::string why = "exceeds 1e+12, the most a sample may have";
+  SECTION("HDF5 scan") {
+    const std::string f = dir.file("top.h5");
+    write_scan(f, s);
+    patch_float(f, 0.71875f, 3e38f);
+    const std::string e = error_of([&] { read_scan(f); });
+    CHECK(contains(e, f + ": /kspace[5] = (3.00000001e+38, 0.25): magnitude 3.00000001e+38 " + why));
+  }
+  SECTION("BART") {
+    write_bart_scan(dir.file("t"), dir.file("k"), {s});
+    {
+      std::fstream f(dir.file("k.cfl"), std::ios::in | std::ios::out | std::ios::binary);
+      const float top[2] = {-3e38f, 0.0f};
+      f.write(reinterpret_cast<const char*>(top), sizeof top);  // sample 0 of coil 0
+    }
+    const std::string e = error_of([&] { read_bart_scan(dir.file("t"), dir.file("k"), s.grid); });
+    CHECK(contains(e, dir.file("k.cfl") + ": sample[0] = (-3.00000001e+38, 0): magnitude 3.00000001e+38 " + why));
+  }
+  SECTION("just below the bound is read") {
+    s.data[5] = {1e12f * 0.999f, 0};
+    const std::string f = dir.file("edge.h5");
+    write_scan(f, s);
+    CHECK(read_scan(f).data[5] == s.data[5]);
+  }
+  SECTION("writers refuse it too") {
+    s.data[5] = {0, 2e12f};
+    const std::string e = error_of([&] { write_scan(dir.file("w.h5"), s); });
+    INFO(e);
+    CHECK(contains(e, "w.h5: kspace[5] = (0, 1.99999999e+12): magnitude"));
+  }
+#if defined(FHD_HAVE_ISMRMRD)
+  SECTION("ISMRMRD") {
+    const std::string f = dir.file("top.mrd");
+    write_ismrmrd(f, {s}, 16);
+    patch_float(f, 0.71875f, 3e38f);
+    const std::string e = error_of([&] { read_ismrmrd(f); });
+    CHECK(contains(e, f + ": /dataset/data sample"));
+    CHECK(contains(e, "magnitude 3.00000001e+38 " + why));
+  }
+#endif
 }
 
 TEST_CASE("trajectory checks name the first bad sample in file order", "[io][hostile]") {

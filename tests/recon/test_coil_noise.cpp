@@ -187,3 +187,48 @@ TEST_CASE("prewhiten on scans: data and noise mixed alike, bad noise refused", "
   CHECK_THROWS_AS(prewhiten(dead), InputError);
   CHECK(dead[0].data == before[0].data);  // refused before touching anything
 }
+
+TEST_CASE("whitening_matrix refuses a covariance that is not square, finite, Hermitian or positive definite",
+          "[recon][coils]") {
+  const auto error_of = [](const CMatrix& psi) -> std::string {
+    try {
+      whitening_matrix(psi, true);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const auto has = [](const std::string& s, const std::string& what) {
+    INFO(s);
+    return s.find(what) != std::string::npos;
+  };
+  CMatrix psi(2, 2);
+  psi(0, 0) = 2, psi(1, 1) = 1, psi(1, 0) = {0.5, 0.25}, psi(0, 1) = {0.5, -0.25};
+  REQUIRE(error_of(psi) == "no error");
+
+  SECTION("not Hermitian: cholesky reads one triangle and used to give some W") {
+    CMatrix bad = psi;
+    bad(0, 1) = {0.5, 0.25};  // the transpose's value, not the adjoint's
+    CHECK(has(error_of(bad), "noise: covariance[1][0] = (0.5, 0.25): not Hermitian: covariance[0][1] = (0.5, 0.25)"));
+    bad = psi;
+    bad(1, 1) = {1, 0.01};  // a diagonal entry that is not real
+    CHECK(has(error_of(bad), "covariance[1][1] = (1, 0.01): not Hermitian"));
+  }
+  SECTION("rounding within the tolerance passes") {
+    CMatrix near = psi;
+    near(0, 1) += cdouble(0.5e-6, 0);  // 0.25 x the tolerance x the largest diagonal entry
+    CHECK(error_of(near) == "no error");
+  }
+  SECTION("not positive definite") {
+    CMatrix neg = psi;
+    neg(0, 0) = -2, neg(1, 1) = -1;
+    CHECK(has(error_of(neg), "not positive definite"));
+  }
+  SECTION("not finite, not square, empty") {
+    CMatrix nan = psi;
+    nan(1, 0) = {std::nan(""), 0};
+    CHECK(has(error_of(nan), "covariance[1][0] = (nan, 0): not a finite number"));
+    CHECK(has(error_of(CMatrix(2, 3)), "noise: covariance = 2x3: must be a square"));
+    CHECK(has(error_of(CMatrix()), "noise: covariance = 0x0: must be a square"));
+  }
+}

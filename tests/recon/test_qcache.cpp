@@ -1,5 +1,6 @@
 // The Q cache: round trip, key sensitivity, corrupt and mismatched files.
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -8,7 +9,12 @@
 #include <iterator>
 #include <memory>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
+
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "catch.hpp"
 #include "recon/device/device.hpp"
@@ -259,6 +265,30 @@ TEST_CASE("Q cache ignores corrupt, truncated and foreign files", "[qcache]") {
     CHECK(!store_q(d, key, nullptr));
     CHECK(loads(d, key, q));  // the good file is untouched
   }
+}
+
+TEST_CASE("Q cache: a failed rename says why, not \"Success\", and leaves no temporary", "[qcache]") {
+  TempDir dir;
+  const ImageGrid g{4, 4, 1};
+  const std::string key = q_key(small_traj(), {}, g, TrigMode::Single);
+  // A non-empty directory where the file should go: the rename fails (EISDIR).
+  const fs::path blocker = dir.path / (key + ".q");
+  fs::create_directories(blocker);
+  std::ofstream(blocker / "keep") << "x";
+  std::ostringstream log;
+  auto old = spdlog::default_logger();
+  spdlog::set_default_logger(
+      std::make_shared<spdlog::logger>("t", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  const bool stored = store_q(dir.path.string(), key, some_q(g));
+  spdlog::set_default_logger(old);
+  INFO(log.str());
+  CHECK_FALSE(stored);
+  CHECK(log.str().find("renaming " + blocker.string() + ".tmp.") != std::string::npos);
+  CHECK(log.str().find(std::error_code(EISDIR, std::generic_category()).message()) != std::string::npos);
+  CHECK(log.str().find("Success") == std::string::npos);
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir.path)) files += e.path() != blocker;
+  CHECK(files == 0);  // the temporary was removed
 }
 
 TEST_CASE("a plan stores the Q it computed, a later one loads it; with a Q memory all share one copy", "[qcache]") {
