@@ -56,15 +56,17 @@ void check_traj(const Trajectory& t, const ImageGrid& g, const std::string& file
 }
 
 void check_finite(const std::vector<cfloat>& v, const std::string& file, const std::string& field) {
+  // One comparison a sample, in double (a float near FLT_MAX squared
+  // overflows float); NaN fails it too. hypot per sample cost 12x as much
+  // (8M samples, 8 coils of 1M: 52 ms against 4.4 ms on the 2-core machine).
+  constexpr double max2 = kMaxSampleMagnitude * kMaxSampleMagnitude;
   for (std::size_t m = 0; m < v.size(); ++m) {
-    if (!std::isfinite(v[m].real()) || !std::isfinite(v[m].imag()))
-      throw InputError(file, at(field, m), cnum(v[m]), "not a finite number");
-    // In double: the magnitude of a float near FLT_MAX overflows float.
-    const double mag = std::hypot(double(v[m].real()), double(v[m].imag()));
-    if (mag > kMaxSampleMagnitude)
-      throw InputError(file, at(field, m), cnum(v[m]),
-                       "magnitude " + num(mag) + " exceeds " + num(kMaxSampleMagnitude) +
-                           ", the most a sample may have (sums over the samples would overflow float32)");
+    const double re = v[m].real(), im = v[m].imag();
+    if (re * re + im * im <= max2) continue;
+    if (!std::isfinite(re) || !std::isfinite(im)) throw InputError(file, at(field, m), cnum(v[m]), "not a finite number");
+    throw InputError(file, at(field, m), cnum(v[m]),
+                     "magnitude " + num(std::hypot(re, im)) + " exceeds " + num(kMaxSampleMagnitude) +
+                         ", the most a sample may have (sums over the samples would overflow float32)");
   }
 }
 
