@@ -430,9 +430,12 @@ TEST_CASE("gpu lowres coil maps equal the host's maps_lowres", "[gpu][backend][c
   FHD_NEED_GPU();
   auto be = make_gpu_device();
   auto cpu = make_cpu_device();
-  // Odd and even sizes (the centring phase and the FFT positions per axis), 3D and 2D.
+  // Odd and even sizes (the centring phase and the FFT positions per axis), 3D
+  // and 2D: by cuFFT, and by line FFTs where every axis is a power of two.
   for (const auto& [cal_size, grid] : {std::pair{ImageGrid{10, 9, 8}, ImageGrid{32, 27, 20}},
-                                       std::pair{ImageGrid{12, 12, 1}, ImageGrid{40, 36, 1}}}) {
+                                       std::pair{ImageGrid{12, 12, 1}, ImageGrid{40, 36, 1}},
+                                       std::pair{ImageGrid{9, 10, 7}, ImageGrid{32, 64, 16}},
+                                       std::pair{ImageGrid{11, 16, 1}, ImageGrid{64, 16, 1}}}) {
     INFO(grid_name(grid));
     Calibration cal;
     cal.size = cal_size;
