@@ -7,18 +7,13 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 
 namespace fhd {
 namespace {
 
-std::string num(double v) {
-  std::ostringstream s;
-  s.precision(9);
-  s << v;
-  return s.str();
-}
-
-std::string cnum(cfloat v) { return "(" + num(v.real()) + ", " + num(v.imag()) + ")"; }
+std::string num(double v) { return number_text(v); }
+std::string cnum(cfloat v) { return complex_text(v); }
 
 std::string at(const std::string& field, std::size_t m) { return field + "[" + std::to_string(m) + "]"; }
 

@@ -3,22 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 
 namespace fhd {
 namespace {
-
-std::string to_text(double v) {
-  std::ostringstream s;
-  s.precision(9);
-  s << v;
-  return s.str();
-}
-std::string to_text(cdouble v) { return "(" + to_text(v.real()) + ", " + to_text(v.imag()) + ")"; }
 
 std::string entry(int i, int j) { return "covariance[" + std::to_string(i) + "][" + std::to_string(j) + "]"; }
 
@@ -35,15 +27,15 @@ void check_covariance(const CMatrix& psi) {
   for (int i = 0; i < psi.rows; ++i)
     for (int j = 0; j < psi.cols; ++j) {
       if (!std::isfinite(psi(i, j).real()) || !std::isfinite(psi(i, j).imag()))
-        throw InputError("noise", entry(i, j), to_text(psi(i, j)), "not a finite number");
+        throw InputError("noise", entry(i, j), complex_text(psi(i, j)), "not a finite number");
       if (i == j) largest = std::max(largest, std::abs(psi(i, i)));
     }
   for (int i = 0; i < psi.rows; ++i)
     for (int j = 0; j <= i; ++j)
       if (std::abs(psi(i, j) - std::conj(psi(j, i))) > kHermitianTolerance * largest)
-        throw InputError("noise", entry(i, j), to_text(psi(i, j)),
-                         "not Hermitian: " + entry(j, i) + " = " + to_text(psi(j, i)) +
-                             " is not its conjugate (tolerance " + to_text(kHermitianTolerance) +
+        throw InputError("noise", entry(i, j), complex_text(psi(i, j)),
+                         "not Hermitian: " + entry(j, i) + " = " + complex_text(psi(j, i)) +
+                             " is not its conjugate (tolerance " + number_text(kHermitianTolerance) +
                              " x the largest diagonal entry)");
 }
 
