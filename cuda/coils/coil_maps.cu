@@ -94,13 +94,8 @@ __global__ void normalize_kernel(float2* const* __restrict__ img, int coils, int
   }
 }
 
-// The inverse FFT of one coil's c-sized data, centred (centre_kernel), into
-// its n-sized image by line FFTs: along x for the c.y x c.z lines that hold
-// data, along y for the c.z planes, along z for all; each pass reads only the
-// positions that hold values, writes every one, so nothing is zeroed. With
-// cuFFT (its plan for the whole grid made per call, every voxel zeroed and
-// transformed) this part of the stage took 7-13 ms at 8 coils on 128^3, 5-8 ms
-// so (docs/performance.md).
+// Whether lines_inverse takes these sizes: every axis of the grid (a 2D
+// grid's z aside) a length the line FFTs take, and the calibration no larger.
 bool line_path(const ImageGrid& cal, const ImageGrid& grid) {
   const int c[3] = {cal.nx, cal.ny, cal.nz}, n[3] = {grid.nx, grid.ny, grid.nz};
   for (int a = 0; a < 3; ++a) {
@@ -110,6 +105,13 @@ bool line_path(const ImageGrid& cal, const ImageGrid& grid) {
   return true;
 }
 
+// The inverse FFT of one coil's c-sized data, centred (centre_kernel), into
+// its n-sized image by line FFTs: along x for the c.y x c.z lines that hold
+// data, along y for the c.z planes, along z for all; each pass reads only the
+// positions that hold values, writes every one, so nothing is zeroed. With
+// cuFFT (its plan for the whole grid made per call, every voxel zeroed and
+// transformed) this part of the stage took 7-13 ms at 8 coils on 128^3, 5-8 ms
+// so (docs/performance.md).
 void lines_inverse(const float2* small, const ImageGrid& cal, const ImageGrid& grid, float2* out, cudaStream_t s) {
   using lines::Lines;
   const long long nx = grid.nx, nxy = nx * grid.ny, cx = cal.nx, cxy = cx * cal.ny;
