@@ -17,11 +17,6 @@
 namespace fhd {
 namespace draw {
 
-// Cairo's text must be UTF-8 (core/utf8.hpp's valid_utf8 makes it so): one
-// Latin-1 file name in overview.png's captions put the context in an error
-// state (nothing drawn after it) and leaked (LeakSanitizer, the sanitized CI run).
-using fhd::valid_utf8;
-
 constexpr double kFont = 14;  // body text, pixels
 
 class Canvas {
@@ -62,6 +57,9 @@ class Canvas {
   // Text with its top-left (align 0), centre (0.5) or right end (1) at x; y is the top.
   double text(const std::string& raw, double x, double y, double size = kFont, double align = 0, bool bold = false,
               Rgb c = {0, 0, 0}, bool vertical = false) {
+    // Cairo's text must be UTF-8 (core/utf8.hpp): one Latin-1 file name in
+    // overview.png's captions put the context in an error state (nothing drawn
+    // after it) and leaked (LeakSanitizer, the sanitized CI run).
     const std::string s = valid_utf8(raw);
     cairo_select_font_face(cr_, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
                            bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
@@ -153,8 +151,8 @@ std::vector<double> ticks(double lo, double hi, int n);
 // ------------------------------------------------------------ line plots
 
 struct Axes {
-  double x, y, w, h;        // plot area in pixels
-  double x0, x1, y0, y1;    // data range
+  double x, y, w, h;      // plot area in pixels
+  double x0, x1, y0, y1;  // data range
   bool log_y = false;
   double px(double v) const { return x + w * (v - x0) / (x1 - x0); }
   double py(double v) const {

@@ -12,9 +12,6 @@
 namespace fhd {
 namespace {
 
-std::string num(double v) { return number_text(v); }
-std::string cnum(cfloat v) { return complex_text(v); }
-
 std::string at(const std::string& field, std::size_t m) { return field + "[" + std::to_string(m) + "]"; }
 
 void check_grid(const ImageGrid& g, const std::string& file, const std::string& field) {
@@ -25,8 +22,7 @@ void check_grid(const ImageGrid& g, const std::string& file, const std::string& 
                        "matrix size must be in 1..65536");
 }
 
-void check_size(std::size_t got, std::size_t want, bool optional, const std::string& file,
-                const std::string& field) {
+void check_size(std::size_t got, std::size_t want, bool optional, const std::string& file, const std::string& field) {
   if (optional && got == 0) return;
   if (got != want)
     throw InputError(file, field + " length", std::to_string(got),
@@ -42,10 +38,10 @@ void check_traj(const Trajectory& t, const ImageGrid& g, const std::string& file
     for (int a = 0; a < 3; ++a) {
       const double band = n[a] / 2.0 + kBandTolerance;
       float v = (*k[a])[m];
-      if (!std::isfinite(v)) throw InputError(file, at(field, m) + axis[a], num(v), "not a finite number");
+      if (!std::isfinite(v)) throw InputError(file, at(field, m) + axis[a], number_text(v), "not a finite number");
       if (std::fabs(v) > band)
-        throw InputError(file, at(field, m) + axis[a], num(v),
-                         "outside the band |k| <= N/2 = " + num(n[a] / 2.0) + " cycles/FOV");
+        throw InputError(file, at(field, m) + axis[a], number_text(v),
+                         "outside the band |k| <= N/2 = " + number_text(n[a] / 2.0) + " cycles/FOV");
     }
   }
 }
@@ -58,9 +54,10 @@ void check_finite(const std::vector<cfloat>& v, const std::string& file, const s
   for (std::size_t m = 0; m < v.size(); ++m) {
     const double re = v[m].real(), im = v[m].imag();
     if (re * re + im * im <= max2) continue;
-    if (!std::isfinite(re) || !std::isfinite(im)) throw InputError(file, at(field, m), cnum(v[m]), "not a finite number");
-    throw InputError(file, at(field, m), cnum(v[m]),
-                     "magnitude " + num(std::hypot(re, im)) + " exceeds " + num(kMaxSampleMagnitude) +
+    if (!std::isfinite(re) || !std::isfinite(im))
+      throw InputError(file, at(field, m), complex_text(v[m]), "not a finite number");
+    throw InputError(file, at(field, m), complex_text(v[m]),
+                     "magnitude " + number_text(std::hypot(re, im)) + " exceeds " + number_text(kMaxSampleMagnitude) +
                          ", the most a sample may have (sums over the samples would overflow float32)");
   }
 }
@@ -68,7 +65,7 @@ void check_finite(const std::vector<cfloat>& v, const std::string& file, const s
 void check_dcf(const std::vector<float>& v, const std::string& file, const std::string& field) {
   for (std::size_t m = 0; m < v.size(); ++m)
     if (!std::isfinite(v[m]) || v[m] < 0)
-      throw InputError(file, at(field, m), num(v[m]), "density weights must be finite and >= 0");
+      throw InputError(file, at(field, m), number_text(v[m]), "density weights must be finite and >= 0");
 }
 
 std::size_t mem_available_from_proc() {
@@ -89,8 +86,11 @@ std::size_t limit_from_env() {
   char* end = nullptr;
   double x = std::strtod(v, &end);
   const std::string suffix = end ? end : "";
-  const double scale = suffix.empty() ? 1.0 : suffix == "K" ? 1024.0 : suffix == "M" ? 1048576.0
-                       : suffix == "G" ? 1073741824.0 : -1.0;
+  const double scale = suffix.empty()  ? 1.0
+                       : suffix == "K" ? 1024.0
+                       : suffix == "M" ? 1048576.0
+                       : suffix == "G" ? 1073741824.0
+                                       : -1.0;
   if (!(x > 0) || scale < 0 || !std::isfinite(x)) return 0;
   return std::size_t(std::min(x * scale, 1.8e19));
 }
@@ -113,8 +113,9 @@ std::size_t available_host_bytes() {
 void check_allocation(double bytes, const std::string& file, const std::string& field, const std::string& value) {
   const double have = double(available_host_bytes());
   if (have > 0 && bytes > have)
-    throw InputError(file, field, value, "needs about " + gib(bytes) + " GiB of memory, " + gib(have) +
-                                             " GiB available (MemAvailable or FHDRECON_MEMORY_LIMIT)");
+    throw InputError(file, field, value,
+                     "needs about " + gib(bytes) + " GiB of memory, " + gib(have) +
+                         " GiB available (MemAvailable or FHDRECON_MEMORY_LIMIT)");
 }
 
 void validate_grid(const ImageGrid& g, const std::string& file, const std::string& field) {

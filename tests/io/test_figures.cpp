@@ -205,7 +205,7 @@ TEST_CASE("figures are drawn from finite data only, with a bounded number of tic
 }
 
 TEST_CASE("figure text is made valid UTF-8 before Cairo sees it, by the rule JSON text has", "[figures]") {
-  using fhd::draw::valid_utf8;
+  using fhd::valid_utf8;
   const std::string r = "\xef\xbf\xbd";  // U+FFFD
   CHECK(valid_utf8("scan_\xc3\xa9t\xc3\xa9.h5") == "scan_\xc3\xa9t\xc3\xa9.h5");  // UTF-8 kept
   CHECK(valid_utf8("\xf0\x9f\x98\x80 \xe2\x82\xac") == "\xf0\x9f\x98\x80 \xe2\x82\xac");
