@@ -103,12 +103,9 @@ class Plan:
         self.dim = len(n_modes)
         self.n_trans = _whole("n_trans", n_trans, 1, _INT_MAX)
         self.eps = float(eps)
-        if isign is None:
-            self.isign = 1 if self.type == 1 else -1
-        elif _whole("isign", isign, -1, 1) == 0:
+        self.isign = (1 if self.type == 1 else -1) if isign is None else _whole("isign", isign, -1, 1)
+        if self.isign == 0:
             raise ValueError("isign = 0: must be +1 or -1")
-        else:
-            self.isign = int(isign)
         self.dtype = np.dtype(np.complex64)
         self.real_dtype = np.dtype(np.float32)
         self._device = _device_option(kwargs)
