@@ -9,6 +9,11 @@
 # --force). Then the same through resident servers (`fhdrecon serve`, one on
 # 1 GPU and one on all, started before the timed batches, whose workers keep
 # their devices and Qs in memory from one batch to the next): "served" columns.
+# Each server first serves one untimed batch of a ninth scan (another
+# trajectory, the same options), so the served columns are a resident server's
+# steady state: warm workers that know none of the eight Qs in the computed
+# regime (a server's very first batch also starts its workers, as a warm batch
+# does).
 #   scripts/bench-batch-gpus.sh FHDRECON [MATRIX] [SAMPLES]   (default 128, 1048576)
 # DEVICE=cpu runs the same on the CPU (1 worker, then --jobs = cores), for the
 # warm-against-process figures of a machine without a GPU, e.g.
@@ -33,9 +38,11 @@ else
   one=(--jobs 1) all=(--jobs "$gpus") what="$gpus CPU cores, --jobs $gpus for all"
   extra=()
 fi
-for i in 0 1 2 3 4 5 6 7; do  # 8 trajectories: a sample count each
+mkdir -p "$T/warmup"
+for i in 0 1 2 3 4 5 6 7 8; do  # 8 trajectories: a sample count each, and the servers' warm-up
+  dir=$T/in; [[ $i == 8 ]] && dir=$T/warmup
   "$exe" --quiet synth --phantom shepp3d --matrix "$matrix" --traj radial3d --samples $((samples + 4096 * i)) \
-    --noise 0.02 --seed "$i" -o "$T/in/scan$i.h5"
+    --noise 0.02 --seed "$i" -o "$dir/scan$i.h5"
 done
 serve() {  # serve NAME [serve options]: a resident server on $T/NAME.sock
   local name=$1
@@ -58,6 +65,11 @@ run() {  # run LABEL [batch options]: prints seconds
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }'
 }
+for name in one all; do  # the servers' workers started, untimed (the computed regime's options)
+  "$exe" --quiet batch "$T"/warmup/scan8.h5 --out "$T/out-warmup-$name" --device "$device" "${extra[@]}" \
+    --cache-dir "$T/cache-warmup-$name" --server "$T/$name.sock" > "$T/warmup-$name.log" 2>&1 ||
+    { echo "warm-up batch on server $name failed:" >&2; tail -20 "$T/warmup-$name.log" >&2; exit 1; }
+done
 echo "batch of 8 scans, ${matrix}^3, ~${samples} 3D radial samples each, $device, $what"
 printf "%-12s %14s %10s %10s %9s %10s %11s %9s  %s\n" regime "per scan, 1" "warm, 1" "warm, all" speed-up \
   "served, 1" "served, all" speed-up goals
