@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <future>
 
 #include "core/clock.hpp"
 #include "recon/coils/coil_maps.hpp"
@@ -45,23 +44,13 @@ void gridding(Plan& plan, const std::vector<cfloat>& data, const ReconOptions& o
   }
 }
 
-using Reference = std::shared_future<std::vector<float>>;
-
-// The reference image (empty without a truth), waited for if still being made.
-std::vector<float> reference_image(const Reference& r) { return r.valid() ? r.get() : std::vector<float>{}; }
-
-// The iterative method for these coils (one, or all of them with SENSE),
-// scored per iteration against `reference`: taken once the problem is built,
-// so a reference made on a host thread overlaps the device's FhD and Q.
+// The iterative method for these coils (one, or all of them with SENSE).
 void iterative(Plan& plan, const std::vector<const Scan*>& coils, bool sense, const ReconOptions& opt,
-               const Reference& reference, ReconResult& res) {
+               ReconResult& res) {
   const std::size_t first = res.stages.size();
   StageClock clock(plan.device());
   const auto t0 = std::chrono::steady_clock::now();
   Problem p = build_problem(plan, coils, sense, opt, res, clock);
-  const auto wait = std::chrono::steady_clock::now();
-  res.reference = reference_image(reference);
-  res.scoring_seconds += seconds_since(wait);  // made here on the CPU (deferred), else waited for
   solve(plan, p, opt, res, clock);
   clock.resolve();
   res.method_wall = seconds_since(t0) - res.scoring_seconds;
@@ -70,10 +59,11 @@ void iterative(Plan& plan, const std::vector<const Scan*>& coils, bool sense, co
 
 // One coil through the plan: the iterative method, then the gridding baselines.
 ReconResult reconstruct_one(Plan& plan, const Scan& coil, const ReconOptions& opt, double dcf_s,
-                            const Reference& reference) {
+                            const std::vector<float>& reference) {
   ReconResult r;
   r.grid = plan.grid();
-  iterative(plan, {&coil}, false, opt, reference, r);
+  r.reference = reference;
+  iterative(plan, {&coil}, false, opt, r);
   if (opt.gridding) gridding(plan, coil.data, opt, dcf_s, r);
   return r;
 }
@@ -97,9 +87,8 @@ HostWork prepare_host_work(const std::vector<const Scan*>& coils, const ReconOpt
   const Scan& s0 = *coils[0];
   HostWork w;
   w.ceiling = start_ceiling(opt, s0.grid, beside_gpu);
-  if (opt.truth && opt.truth->image)
-    w.reference = std::async(beside_gpu ? std::launch::async : std::launch::deferred,
-                             [image = opt.truth->image, grid = s0.grid] { return image(grid); });
+  // The reference first: the iterative method records its PSNR per iteration against it.
+  if (opt.truth && opt.truth->image) w.reference = opt.truth->image(s0.grid);
   // Before the expensive stages, so a dcf the trajectory cannot take fails first.
   if (opt.gridding && s0.dcf.empty()) {
     const PlanOptions p = plan_options(s0, opt);
@@ -121,19 +110,19 @@ ReconResult reconstruct_coils(Device& dev, const std::vector<const Scan*>& coils
   if (host.done)  // the coils' trajectories compared again only for other coils than the host work's
     check_scans(coils, opt, host.checked != coils);
   else
-    host = prepare_host_work(coils, opt, dev.is_gpu());
+    host = prepare_host_work(coils, opt);
   const Scan& s0 = *coils[0];
   std::future<TimedImage> ceiling_image =
       host.ceiling.valid() ? std::move(host.ceiling) : start_ceiling(opt, s0.grid, dev.is_gpu());
   const std::shared_ptr<Plan> plan = Plan::make(dev, s0.traj, s0.grid, plan_options(s0, opt), others);
   spdlog::debug("plan made");  // before the first stage: its time lies outside the stage table
-  const Reference reference = host.reference;
+  std::vector<float> reference = std::move(host.reference);
   ReconResult density;
   const double dcf_s = opt.gridding ? density_stage(*plan, opt, host, density) : 0.0;
   const bool sense = uses_sense(coils.size(), opt);
   ReconResult acc = combine_rss(coils.size(), [&](std::size_t c) {
     const double s = c == 0 ? dcf_s : 0.0;
-    if (!sense) return reconstruct_one(*plan, *coils[c], opt, s, coils.size() == 1 ? reference : Reference{});
+    if (!sense) return reconstruct_one(*plan, *coils[c], opt, s, coils.size() == 1 ? reference : std::vector<float>{});
     ReconResult g;  // SENSE: only the gridding baselines go coil by coil
     g.grid = s0.grid;
     if (opt.gridding) gridding(*plan, coils[c]->data, opt, s, g);
@@ -142,16 +131,17 @@ ReconResult reconstruct_coils(Device& dev, const std::vector<const Scan*>& coils
   if (sense) {
     ReconResult r;
     r.grid = s0.grid;
+    r.reference = reference;
     ReconOptions o = opt;
     if (host.calibration) o.calibration_samples = host.calibration;
-    iterative(*plan, coils, true, o, reference, r);
+    iterative(*plan, coils, true, o, r);
     r.methods.insert(r.methods.end(), acc.methods.begin(), acc.methods.end());
     r.stages.insert(r.stages.end(), acc.stages.begin(), acc.stages.end());
     acc = std::move(r);
   }
   acc.grid = s0.grid;
   acc.stages.insert(acc.stages.begin(), density.stages.begin(), density.stages.end());
-  if (acc.reference.empty()) acc.reference = reference_image(reference);  // coils combined by RSS
+  acc.reference = std::move(reference);
   acc.plan = plan->counts();
   ceiling(ceiling_image, opt, s0.grid, acc);
   score(acc);

@@ -20,13 +20,10 @@ namespace fhd {
 // reference image (truth at the voxel centres) and the gridding baselines'
 // density weights (unless the file carries its own). The CLI does it while
 // the GPU's context is made (0.1 s of host work at 128^3 off the wall time).
-// With beside_gpu the band-limited ceiling and the reference image start here
-// on host threads: the reference is first read when the solver starts, after
-// the device has FhD and Q queued (a batch's worker, whose device is made,
-// waited for it before its first scan's reconstruction).
+// With beside_gpu the band-limited ceiling starts here too, on its host thread.
 struct HostWork {
   bool done = false;
-  std::shared_future<std::vector<float>> reference;  // not valid: no truth
+  std::vector<float> reference;
   std::vector<float> dcf;  // empty: no gridding, or the file's own weights
   double dcf_seconds = 0.0;
   std::future<TimedImage> ceiling;  // not valid: not started
