@@ -147,7 +147,7 @@ std::optional<BatchRow> child_row(const std::string& row_file) {
 
 void log_row(const BatchRow& r, std::size_t done, std::size_t total, const Worker& w) {
   if (r.status == "failed") {
-    // A reader's reason starts with the file already ("a.h5: file = a.h5: ...").
+    // A reader's reason starts with the file already ("a.h5: does not exist").
     const bool named = r.reason.rfind(r.file + ": ", 0) == 0;
     spdlog::error("[{}/{}] {}", done, total, named ? r.reason : r.file + ": " + r.reason);
   }

@@ -37,6 +37,12 @@ class InputError : public std::runtime_error {
   explicit InputError(const std::string& msg) : std::runtime_error(printable(msg)) {}
 };
 
+// A problem with a whole file, "<path>: <problem>": the file is the field
+// and the value, named once ("a.h5: does not exist").
+inline InputError file_error(const std::string& path, const std::string& problem) {
+  return InputError(path + ": " + problem);
+}
+
 // A library option that cannot work: `field` is the option's name in the
 // library's options (recon/problem/options.hpp: "reg", "maps_crop", ...);
 // each front end maps it to its own name (the CLI to its flags).

@@ -37,8 +37,8 @@ std::size_t product(const CflDims& d) {
 void require_regular(const std::string& path) {
   std::error_code ec;
   const auto st = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(st)) throw InputError(path, "file", path, "does not exist");
-  if (!std::filesystem::is_regular_file(st)) throw InputError(path, "file", path, "is not a regular file");
+  if (!std::filesystem::exists(st)) throw file_error(path, "does not exist");
+  if (!std::filesystem::is_regular_file(st)) throw file_error(path, "is not a regular file");
 }
 
 // The element count a header claims, refused (naming the header) when it
@@ -73,7 +73,7 @@ CflDims read_header(const std::string& hdr) {
     throw InputError(hdr, "size", std::to_string(size) + " bytes",
                      "a BART header is text of at most " + std::to_string(kMaxHeaderBytes) + " bytes");
   std::ifstream in(hdr);
-  if (!in) throw InputError(hdr, "file", hdr, "cannot be read");
+  if (!in) throw file_error(hdr, "cannot be read");
   std::string line;
   while (std::getline(in, line) && line.rfind("# Dimensions", 0) != 0) {
   }
@@ -100,7 +100,7 @@ void write_raw(const std::string& path, const void* data, std::size_t bytes) {
   std::ofstream out(path, std::ios::binary);
   out.write(static_cast<const char*>(data), std::streamsize(bytes));
   out.close();
-  if (!out) throw InputError(path, "file", path, "write failed");
+  if (!out) throw file_error(path, "write failed");
 }
 
 void require(bool ok, const std::string& file, const std::string& field, const CflDims& d, const std::string& why) {
@@ -132,7 +132,7 @@ CflArray read_cfl(const std::string& name) {
   a.data.resize(n);
   std::ifstream in(cfl, std::ios::binary);
   if (!in.read(reinterpret_cast<char*>(a.data.data()), std::streamsize(n * sizeof(cfloat))))
-    throw InputError(cfl, "file", cfl, "cannot be read");
+    throw file_error(cfl, "cannot be read");
   return a;
 }
 

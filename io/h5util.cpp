@@ -60,21 +60,21 @@ Handle complex_type() {
 Handle open_read(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw InputError(path, "file", path, "does not exist");
-  if (!fs::is_regular_file(path, ec)) throw InputError(path, "file", path, "is not a regular file");
+  if (!fs::exists(path, ec)) throw file_error(path, "does not exist");
+  if (!fs::is_regular_file(path, ec)) throw file_error(path, "is not a regular file");
   // H5Fis_hdf5 says "not HDF5" for a file it may not read: name the real cause.
   if (::access(path.c_str(), R_OK) != 0)
-    throw InputError(path, "file", path, std::string("cannot be read (") + std::strerror(errno) + ")");
+    throw file_error(path, std::string("cannot be read (") + std::strerror(errno) + ")");
   if (H5Fis_hdf5(path.c_str()) <= 0)
-    throw InputError(path, "file", path, "is not an HDF5 file (or is truncated/corrupt)");
+    throw file_error(path, "is not an HDF5 file (or is truncated/corrupt)");
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f < 0) throw InputError(path, "file", path, "HDF5 cannot open it (truncated or corrupt?)");
+  if (f < 0) throw file_error(path, "HDF5 cannot open it (truncated or corrupt?)");
   return Handle(f, H5Fclose);
 }
 
 Handle create_file(const std::string& path) {
   hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (f < 0) throw InputError(path, "file", path, "cannot create HDF5 file");
+  if (f < 0) throw file_error(path, "cannot create HDF5 file");
   return Handle(f, H5Fclose);
 }
 

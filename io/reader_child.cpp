@@ -207,7 +207,7 @@ pid_t spawn_reader(const std::string& name, const std::string& path, int write_f
 }
 
 [[noreturn]] void refuse(const std::string& path, const std::string& problem) {
-  throw InputError(path, "file", path, problem);
+  throw file_error(path, problem);
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ void write_text(const std::string& path, const std::string& text) {
     std::ofstream f(out.tmp(), std::ios::binary);
     f << text;
     f.close();
-    if (!f) throw InputError(path, "file", path, "cannot write");
+    if (!f) throw file_error(path, "cannot write");
   }
   out.commit();
 }

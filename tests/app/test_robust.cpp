@@ -153,7 +153,7 @@ TEST_CASE("the reader child: a spin in libhdf5 ends the run within 10 s, one lin
   double took = 0;
   const CliRun r = timed_cli("--input " + in + " --no-cache --quiet --out " + scratch("spin-out"), took,
                              "FHDRECON_TEST_HOOK=spin@reader-child");
-  one_line_error(r, in + ": file = " + in + ": libhdf5 did not finish reading it in 6 s");
+  one_line_error(r, in + ": libhdf5 did not finish reading it in 6 s");
   CHECK(took < kWithin);
   CHECK(!reader_child_alive(in));
 }
@@ -169,7 +169,7 @@ TEST_CASE("the reader child reads --field-map files too: a spin ends the run wit
   REQUIRE(run_cli(args + " --out " + scratch("map-ok")).code == 0);  // the map is good
   double took = 0;
   const CliRun r = timed_cli(args + " --out " + scratch("map-spin"), took, "FHDRECON_TEST_HOOK=spin@reader-child");
-  one_line_error(r, map + ": file = " + map + ": libhdf5 did not finish reading it in 6 s");
+  one_line_error(r, map + ": libhdf5 did not finish reading it in 6 s");
   CHECK(took < kWithin);
 }
 

@@ -205,10 +205,10 @@ TEST_CASE("hostile BART files: dimension products that overflow or that the .cfl
     // Before: /dev/zero grew one endless line to 9.9 GB, a FIFO blocked for ever.
     fs::remove(t + ".hdr");
     fs::create_symlink("/dev/zero", t + ".hdr");
-    CHECK(error_of([&] { read_bart_scan(t, k, g); }) == t + ".hdr: file = " + t + ".hdr: is not a regular file");
+    CHECK(error_of([&] { read_bart_scan(t, k, g); }) == t + ".hdr: is not a regular file");
     fs::remove(t + ".hdr");
     REQUIRE(::mkfifo((t + ".hdr").c_str(), 0600) == 0);
-    CHECK(error_of([&] { read_bart_scan(t, k, g); }) == t + ".hdr: file = " + t + ".hdr: is not a regular file");
+    CHECK(error_of([&] { read_bart_scan(t, k, g); }) == t + ".hdr: is not a regular file");
     fs::remove(t + ".hdr");
     std::ofstream(t + ".hdr") << "# Dimensions\n3 32 1 1\n";
     fs::resize_file(t + ".hdr", std::uintmax_t(2) << 30);  // sparse: the dims line, then zeros
@@ -218,7 +218,7 @@ TEST_CASE("hostile BART files: dimension products that overflow or that the .cfl
     fs::create_symlink("/dev/zero", k + ".cfl.dev");
     fs::remove(k + ".cfl");
     fs::rename(k + ".cfl.dev", k + ".cfl");  // the k-space's data a device: no size of 2^64 - 1 bytes
-    CHECK(error_of([&] { read_cfl_dims(k); }) == k + ".cfl: file = " + k + ".cfl: is not a regular file");
+    CHECK(error_of([&] { read_cfl_dims(k); }) == k + ".cfl: is not a regular file");
   }
   SECTION("a dimension beyond a long is named as written") {
     std::ofstream(t + ".hdr") << "# Dimensions\n3 99999999999999999999999 1 1\n";
@@ -437,7 +437,7 @@ TEST_CASE("read_in_child turns crashes, hangs and memory blow-ups into one Input
   const std::string f = dir.file("any.h5");
   std::ofstream(f) << "0123456789";
   CHECK(contains(error_of([&] { read_in_child(f, "test-crash"); }),
-                 f + ": file = " + f + ": libhdf5 crashed reading it (corrupt HDF5 structure; signal 11)"));
+                 f + ": libhdf5 crashed reading it (corrupt HDF5 structure; signal 11)"));
   CHECK(error_of([&] { read_in_child(f, "test-input-error"); }) == f + ": /kspace = x: bad");
   CHECK(contains(error_of([&] { read_in_child(f, "no-such-reader"); }), "no reader named no-such-reader"));
 #if !defined(__SANITIZE_ADDRESS__)

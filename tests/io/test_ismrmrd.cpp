@@ -238,7 +238,7 @@ TEST_CASE("ismrmrd bad inputs name file, field and value", "[io][ismrmrd]") {
   TempDir dir;
   const std::string path = dir.file("bad.h5");
   auto err = [&] { return error_of([&] { read_ismrmrd(path); }); };
-  SECTION("missing file") { CHECK(contains(err(), path + ": file = " + path + ": does not exist")); }
+  SECTION("missing file") { CHECK(contains(err(), path + ": does not exist")); }
   SECTION("truncated file") {
     write_ismrmrd(path, {random_scan({16, 16, 1}, 64)}, 16);
     std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
