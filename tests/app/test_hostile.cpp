@@ -203,7 +203,7 @@ TEST_CASE("files that crash or hang inside libhdf5 are one line, exit 2", "[cli]
   const std::string dir = std::string(FHD_SOURCE_DIR) + "/tests/fuzz/crashers/";
   const fs::path out = fhd::test::fresh_temp_dir("hostile", "crashers");
   one_line_error(run_cli("--input " + dir + "corrupt-global-heap.h5 --out " + out.string()),
-                 "corrupt-global-heap.h5: libhdf5 crashed reading it");
+                 dir + "corrupt-global-heap.h5: libhdf5 crashed reading it");
   CHECK(!fs::exists(out));
 #if defined(FHD_HAVE_ISMRMRD)
   const CliRun r = run_cli("--input " + dir + "huge-vlen.mrd --out " + out.string());
