@@ -3,6 +3,8 @@
 // (cycles/FOV)^d with d the number of image axes longer than 1, so that
 // sum_m w_m g(k_m) approximates the integral of g over the sampled region.
 // docs/gridding.md describes the methods and their measured PSF quality.
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +22,8 @@ class DcfError : public InputError {
   DcfError(const std::string& kind, const std::string& problem)
       : InputError("density compensation", "radial weights for a trajectory of kind", kind,
                    problem + "; use pipe-menon"),
-        kind_(kind), problem_(problem) {}
+        kind_(kind),
+        problem_(problem) {}
   const std::string& kind() const { return kind_; }
   const std::string& problem() const { return problem_; }
 
@@ -57,6 +60,19 @@ std::string effective_kind(const Trajectory& t, const std::string& traj_kind);
 // divided by the number of samples at that radius.
 std::vector<float> radial_weights(const Trajectory& t, const std::string& traj_kind);
 
+// The radius groups of radial_weights: sorted, each run of radii that lie
+// within 1e-3 + 1e-5 r of its first (smallest) radius is one level, its start
+// that radius and its count the run's length. radius_levels finds them by
+// buckets where the shells stand clearly apart (radial trajectories) and by a
+// sort otherwise; both are here for the test that they agree.
+struct RadiusLevels {
+  std::vector<double> start;
+  std::vector<std::size_t> count;
+};
+RadiusLevels radius_levels(const std::vector<double>& radii);
+RadiusLevels radius_levels_by_sort(std::vector<double> radii);
+std::optional<RadiusLevels> radius_levels_by_buckets(const std::vector<double>& radii);
+
 // Pipe & Menon (MRM 41:179, 1999): w <- w / (C * w) at the samples, with C a
 // Kaiser-Bessel kernel on a grid of `cells_per_k` cells per cycle/FOV and
 // `width` cells, then scaled to absolute k-volume by the kernel's integral.
@@ -65,7 +81,6 @@ struct PipeMenonOptions {
   double cells_per_k = 1.0;
   double width = 3.0;
 };
-std::vector<float> pipe_menon_weights(const Trajectory& t, const ImageGrid& grid,
-                                      const PipeMenonOptions& opt = {});
+std::vector<float> pipe_menon_weights(const Trajectory& t, const ImageGrid& grid, const PipeMenonOptions& opt = {});
 
 }  // namespace fhd

@@ -1,7 +1,11 @@
 // Density compensation: weights as quadrature rules (analytic integrals) and
 // as PSF flatteners (direct float64 PSF against the band's ideal PSF).
 #include <cmath>
+#include <algorithm>
 #include <complex>
+#include <optional>
+#include <random>
+#include <tuple>
 #include <vector>
 
 #include "catch.hpp"
@@ -89,6 +93,62 @@ TEST_CASE("radial weights integrate |k|^2 over the band", "[dcf]") {
   INFO("3D " << e3 << "  2D " << e2);
   CHECK(std::fabs(e3) < 5e-3);
   CHECK(std::fabs(e2) < 5e-3);
+}
+
+namespace {
+
+std::vector<double> radii_of(const Trajectory& t, bool volume) {
+  std::vector<double> r(t.size());
+  for (std::size_t m = 0; m < t.size(); ++m)
+    r[m] = std::sqrt(double(t.kx[m]) * t.kx[m] + double(t.ky[m]) * t.ky[m] + (volume ? double(t.kz[m]) * t.kz[m] : 0));
+  return r;
+}
+
+bool same_levels(const RadiusLevels& a, const RadiusLevels& b) { return a.start == b.start && a.count == b.count; }
+
+}  // namespace
+
+TEST_CASE("radius levels by buckets are the sort's levels", "[dcf]") {
+  // Radial trajectories: the buckets answer, and as the sort does.
+  for (const auto& [kind, n, nz] : {std::tuple{"radial3d", 32, 32}, {"radial2d", 64, 1}, {"stack-of-stars", 32, 4}}) {
+    const auto t = traj(kind, n, n, nz);
+    const std::vector<double> r = radii_of(t, nz > 1 && std::string(kind) == "radial3d");
+    const std::optional<RadiusLevels> b = radius_levels_by_buckets(r);
+    INFO(kind);
+    REQUIRE(b);
+    CHECK(b->start.size() > 4);
+    CHECK(same_levels(*b, radius_levels_by_sort(r)));
+  }
+  // Shells a random distance apart (some closer than the tolerance, some
+  // chained), each a random width: the buckets answer only when they agree with
+  // the sort, and radius_levels always does.
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> gap(0.0, 4e-3), width(0.0, 1.5e-3), unit(0.0, 1.0);
+  int answered = 0, declined = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::vector<double> r;
+    double at = 5.0 * unit(rng);
+    for (int shell = 0; shell < 30; ++shell) {
+      const double w = trial % 2 ? width(rng) : 1e-5;
+      for (int k = 0; k < 1 + int(unit(rng) * 6); ++k) r.push_back(at + w * unit(rng));
+      at += trial % 2 ? gap(rng) : 0.3 + gap(rng);
+    }
+    std::shuffle(r.begin(), r.end(), rng);
+    const RadiusLevels sorted = radius_levels_by_sort(r);
+    if (const std::optional<RadiusLevels> b = radius_levels_by_buckets(r)) {
+      ++answered;
+      CHECK(same_levels(*b, sorted));
+    } else {
+      ++declined;
+    }
+    CHECK(same_levels(radius_levels(r), sorted));
+  }
+  INFO(answered << " answered, " << declined << " declined");
+  CHECK(answered >= 200);  // the well-separated half at least
+  CHECK(declined > 0);     // the crowded half has shells the buckets cannot tell apart
+  // Radii beyond the buckets' reach: the sort decides.
+  CHECK_FALSE(radius_levels_by_buckets({0.5, 0.5, 5000.0, 5000.0}));
+  CHECK(radius_levels({0.5, 0.5, 5000.0, 5000.0}).count == std::vector<std::size_t>{2, 2});
 }
 
 TEST_CASE("Pipe-Menon weights of a Cartesian grid are the cell volume", "[dcf]") {
