@@ -181,7 +181,6 @@ class Stages {
         row = write_batch_scan(*it->scan, *it->result, it->job);
       });
       spdlog::debug("worker: {} written in {:.3f} s", it->job.file, seconds_since(t0));
-      it->scan.reset();  // not written: its staging directory goes, the earlier outputs stay
       if (!it->error.empty()) {
         row = BatchRow{};
         row.file = it->job.file;
@@ -194,6 +193,9 @@ class Stages {
       }
       send({{"type", "row"}, {"id", it->id}, {"row", row_json(row)}});
       forget_swapped_outputs();  // reported: an interrupt from now on is about the next scans
+      // Reported first: its staging directory goes now (not written: the new
+      // set; written: the previous one), the outputs in place stay.
+      it->scan.reset();
     }
   }
 

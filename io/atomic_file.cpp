@@ -369,7 +369,9 @@ void OutputSet::commit() {
     g_swapped = true;
   }
   sync_path(parent_);
-  remove_temporary(staging_);  // now the previous set
+  // staging_ now holds the previous set: the destructor removes it, after the
+  // caller has reported the new one (deleting 115 MB of a 128^3 run's outputs
+  // took 0.03-0.07 s, which a batch worker's row waited for).
 }
 
 }  // namespace fhd

@@ -45,14 +45,17 @@ class OutputSet {
   // tool's own). Creates `dir` when missing and locks it. Throws InputError
   // naming `dir` for "", an unusable directory, or when another run holds it.
   OutputSet(std::string dir, std::vector<std::string> owned);
-  ~OutputSet();  // not committed: removes the staging directory, and `dir` if it made it and it is empty
+  // Removes the staging directory (unfinished, or after commit() the previous
+  // set); not committed, also `dir` if it made it and it is empty.
+  ~OutputSet();
   OutputSet(const OutputSet&) = delete;
   OutputSet& operator=(const OutputSet&) = delete;
 
   const std::string& dir() const { return dir_; }
   // Where to write the set's file `name` now (inside the staging directory).
   std::string file(const std::string& name);
-  // fsyncs every file, swaps the staging directory into place, removes the old set.
+  // fsyncs every file and swaps the staging directory into place; the old set
+  // goes with this object.
   void commit();
 
  private:
