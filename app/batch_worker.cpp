@@ -12,6 +12,7 @@
 #include "app/batch_protocol.hpp"
 #include "core/clock.hpp"
 #include "io/atomic_file.hpp"
+#include "io/reader_child.hpp"
 
 using nlohmann::json;
 
@@ -214,6 +215,7 @@ class Stages {
 }  // namespace
 
 int run_batch_worker(const WorkerSetup& setup) {
+  keep_spare_reader();  // from this thread, which lives as long as the worker (PR_SET_PDEATHSIG)
   Stages stages(setup);
   return stages.run();
 }

@@ -14,8 +14,13 @@
 // fork: the child starts with one thread and fresh locks (a forked copy of a
 // threaded process could deadlock in the sanitizers' or libc's locks), with
 // default signal handlers (a TERM ends it), and without our file descriptors
-// (the output directory's lock is not inherited). PR_SET_PDEATHSIG and the interrupt's cleanup
-// (io/atomic_file.hpp) kill it with its parent.
+// (the output directory's lock is not inherited). It is started by
+// posix_spawn, which does not copy the parent's page tables (a GPU worker's
+// fork took 15-20 ms). PR_SET_PDEATHSIG and the interrupt's cleanup
+// (io/atomic_file.hpp) kill it with its parent. A process that reads file
+// after file (a batch worker) keeps a spare child started ahead
+// (keep_spare_reader): each file is still read by a child of its own, which
+// has read nothing before it.
 #include <optional>
 #include <string>
 
@@ -33,9 +38,20 @@ using ChildReader = std::string (*)(const std::string& path);
 bool add_child_reader(const std::string& name, ChildReader read);
 
 // First thing in main(), before threads or other work: when this process was
-// started as a reader child (argv: exe, the reader flag, reader name, path),
-// runs the reader, writes its result to the pipe and exits; otherwise returns.
+// started as a reader child (argv: exe, the reader flag, reader name, path,
+// the parent's pid; a spare has "-" for name and path and reads them from its
+// request socket), runs the reader, writes its result to the pipe and exits;
+// otherwise returns.
 void serve_reader_child(int argc, char** argv);
+
+// From now on this process keeps one reader child started ahead, so that a
+// read does not wait for a child's exec and start (0.05-0.09 s of a 20 MB
+// scan's read on the GPU host). Each read_in_child takes it, and starts the
+// next one beside its own read. For processes that read many files; the
+// spare is killed with its parent.
+void keep_spare_reader();
+// The spare's pid, -1 when none waits (for tests).
+int spare_reader_pid();
 
 // Runs reader `name` on `path` in a child process, reading its result while it
 // waits (the time limit covers the read and the hand-over):
@@ -44,7 +60,7 @@ void serve_reader_child(int argc, char** argv);
 //   it crashed, ran past its time (reader_child_seconds) or out of its
 //   memory cap (what it has plus 8x the file size plus 1 GiB)
 //                                  -> one InputError naming `path`.
-// Where no child can be started (no pipe, fork or exec), returns nullopt: the
+// Where no child can be started (no pipe, spawn or exec), returns nullopt: the
 // caller then reads the file itself, as without isolation.
 std::optional<std::string> read_in_child(const std::string& path, const std::string& name);
 

@@ -360,6 +360,9 @@ TEST_CASE("hostile ISMRMRD: headers that claim more than the file stores", "[io]
 #include <chrono>
 #include <csignal>
 #include <optional>
+#include <set>
+
+#include <sys/wait.h>
 
 #include "io/reader_child.hpp"
 
@@ -488,4 +491,38 @@ TEST_CASE("read_in_child: the child inherits no descriptor but its pipe (no lock
   CHECK(error_of([&] { read_in_child(f, "test-fd"); }) == "no error");
   ::close(fd);
   CHECK(slurp(f + ".ran") == "closed");
+}
+
+TEST_CASE("read_in_child with a spare child: a child per read, a dead spare replaced, the same errors",
+          "[io][hostile]") {
+  TempDir dir;
+  const std::string f = dir.file("any.h5");
+  std::ofstream(f) << "0123456789";
+  keep_spare_reader();  // for the rest of this process: the later cases read through spares too
+  REQUIRE(spare_reader_pid() > 0);
+  std::set<std::string> children;
+  for (int i = 0; i < 3; ++i) {
+    CHECK(read_in_child(f, "test-ok") == "read " + f);
+    children.insert(slurp(f + ".ran"));
+  }
+  CHECK(children.size() == 3);  // each read in a child that read nothing before
+  CHECK(!children.count(std::to_string(::getpid())));
+  // A spare that died while it waited: the next read starts a fresh child.
+  const int spare = spare_reader_pid();
+  REQUIRE(spare > 0);
+  ::kill(spare, SIGKILL);
+  siginfo_t info{};
+  for (int i = 0; i < 500 && info.si_pid != spare; ++i) {
+    ::waitid(P_PID, id_t(spare), &info, WEXITED | WNOHANG | WNOWAIT);
+    if (info.si_pid != spare) ::usleep(2000);
+  }
+  REQUIRE(info.si_pid == spare);
+  CHECK(read_in_child(f, "test-ok") == "read " + f);
+  CHECK(slurp(f + ".ran") != std::to_string(spare));
+  // What a spare reports is what a fresh child reports.
+  CHECK(read_in_child(f, "test-large") == pattern());
+  CHECK(contains(error_of([&] { read_in_child(f, "test-crash"); }),
+                 f + ": libhdf5 crashed reading it (corrupt HDF5 structure; signal 11)"));
+  CHECK(error_of([&] { read_in_child(f, "test-input-error"); }) == f + ": /kspace = x: bad");
+  CHECK(spare_reader_pid() > 0);
 }
