@@ -157,10 +157,15 @@ json summary_json(const std::vector<BatchRow>& rows) {
 namespace {
 // DIR/overview.png (app/outputs.hpp): a picture, so failing to draw it is a
 // warning, never a failed batch.
-void write_overview(const std::string& dir, const std::vector<BatchRow>& rows) {
+void write_overview(const std::string& dir, const std::vector<BatchRow>& rows,
+                    const std::vector<SheetTile>& thumbnails) {
   if (!figures_available()) return;
   std::vector<SheetEntry> scans;
-  for (const BatchRow& r : rows) scans.push_back({r.file, r.status, r.reason, r.output, r.iter_psnr});
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const BatchRow& r = rows[k];
+    const bool read = k < thumbnails.size() && !thumbnails[k].slice.empty();
+    scans.push_back({r.file, r.status, r.reason, r.output, r.iter_psnr, read ? &thumbnails[k] : nullptr});
+  }
   try {
     write_batch_sheet(dir + "/overview.png", scans);
   } catch (const std::exception& e) {
@@ -169,12 +174,13 @@ void write_overview(const std::string& dir, const std::vector<BatchRow>& rows) {
 }
 }  // namespace
 
-void write_summary(const std::string& dir, const std::vector<BatchRow>& rows, const json& extra) {
+void write_summary(const std::string& dir, const std::vector<BatchRow>& rows, const json& extra,
+                   const std::vector<SheetTile>& thumbnails) {
   json j = summary_json(rows);
   for (const auto& kv : extra.items()) j[kv.key()] = kv.value();
   write_text(dir + "/summary.csv", summary_csv(rows));
   write_json(dir + "/summary.json", j);
-  write_overview(dir, rows);
+  write_overview(dir, rows, thumbnails);
 }
 
 // ---------------------------------------------------------------- shards

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "io/figures.hpp"
 #include "recon/pipeline/pipeline.hpp"
 
 namespace fhd::app {
@@ -38,9 +39,12 @@ BatchRow row_from_json(const nlohmann::json& j);
 std::string summary_csv(const std::vector<BatchRow>& rows);
 nlohmann::json summary_json(const std::vector<BatchRow>& rows);
 
-// Writes DIR/summary.csv and DIR/summary.json (`extra` keys are added to the JSON).
+// Writes DIR/summary.csv and DIR/summary.json (`extra` keys are added to the
+// JSON), and the overview picture, whose tile of rows[k] is thumbnails[k]
+// where that has a slice (read as the row came; otherwise read here).
 void write_summary(const std::string& dir, const std::vector<BatchRow>& rows,
-                   const nlohmann::json& extra = nlohmann::json::object());
+                   const nlohmann::json& extra = nlohmann::json::object(),
+                   const std::vector<SheetTile>& thumbnails = {});
 
 // ---------------------------------------------------------------- shards
 

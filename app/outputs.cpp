@@ -272,10 +272,7 @@ void write_outputs(const OutputPlan& plan, const ReconResult& res, const nlohman
   spdlog::info("wrote {}{}", set.dir(), plan.json.empty() ? "" : " and " + plan.json);
 }
 
-namespace {
-
-// The central axial slice (z = nz/2) of DIR/images.h5's "iterative"; empty if unreadable.
-SheetTile central_slice(const std::string& dir) {
+SheetTile scan_thumbnail(const std::string& dir) {
   SheetTile t;
   try {
     h5::QuietErrors quiet;
@@ -299,13 +296,11 @@ SheetTile central_slice(const std::string& dir) {
   return t;
 }
 
-}  // namespace
-
 void write_batch_sheet(const std::string& path, const std::vector<SheetEntry>& scans) {
   std::vector<SheetTile> tiles;
   int failed = 0;
   for (const SheetEntry& e : scans) {
-    SheetTile t = e.status == "failed" ? SheetTile{} : central_slice(e.output_dir);
+    SheetTile t = e.status == "failed" ? SheetTile{} : e.thumbnail ? *e.thumbnail : scan_thumbnail(e.output_dir);
     t.name = std::filesystem::path(e.file).filename().string();
     t.failed = e.status == "failed";
     failed += t.failed;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "io/atomic_file.hpp"
+#include "io/figures.hpp"
 #include "recon/pipeline/pipeline.hpp"
 
 namespace fhd::app {
@@ -43,11 +44,16 @@ void discard_outputs(OutputPlan& plan) noexcept;
 
 void write_convergence(const std::string& path, const ReconResult& res);
 
+// The central axial slice (z = nz/2) of OUTPUT_DIR/images.h5's "iterative",
+// as a tile of the batch overview; no slice when it cannot be read.
+SheetTile scan_thumbnail(const std::string& output_dir);
+
 // One scan of a batch for its overview sheet.
 struct SheetEntry {
-  std::string file, status, reason;  // status: ok | skipped | failed
-  std::string output_dir;            // holds images.h5 when the scan ran
-  std::optional<double> psnr;        // iterative, when known
+  std::string file, status, reason;      // status: ok | skipped | failed
+  std::string output_dir;                // holds images.h5 when the scan ran
+  std::optional<double> psnr;            // iterative, when known
+  const SheetTile* thumbnail = nullptr;  // read already (scan_thumbnail), else read here
 };
 // The batch overview: each scan's central axial slice of the iterative image
 // (read back from its images.h5) captioned with its PSNR or why it failed.
