@@ -36,7 +36,8 @@ std::vector<float> shell_weights(const std::vector<double>& radii, int dim, doub
   const std::vector<double>& level = lv.start;
   const std::size_t nlev = level.size();
   if (nlev < 2) throw DcfError(kind, "a group of samples has only one radius");
-  if (nlev > radii.size() / 2) throw DcfError(kind, "the samples do not look radial (few of them share a radius)");
+  if (nlev > radii.size() / 2)
+    throw DcfError(kind, "the samples do not look radial (few of them share a radius)");
   std::vector<float> wl(nlev);
   for (std::size_t l = 0; l < nlev; ++l) {
     double inner = l == 0 ? 0.0 : 0.5 * (level[l - 1] + level[l]);
@@ -203,7 +204,8 @@ std::string effective_kind(const Trajectory& t, const std::string& traj_kind) {
 }
 
 std::vector<float> radial_weights(const Trajectory& t, const std::string& traj_kind) {
-  if (!is_radial_kind(traj_kind)) throw DcfError(traj_kind, "radial weights need radial3d, radial2d or stack-of-stars");
+  if (!is_radial_kind(traj_kind))
+    throw DcfError(traj_kind, "radial weights need radial3d, radial2d or stack-of-stars");
   std::vector<double> r(t.size());
   const bool volume = traj_kind == "radial3d";
   const std::ptrdiff_t n = std::ptrdiff_t(t.size());

@@ -22,8 +22,7 @@ class DcfError : public InputError {
   DcfError(const std::string& kind, const std::string& problem)
       : InputError("density compensation", "radial weights for a trajectory of kind", kind,
                    problem + "; use pipe-menon"),
-        kind_(kind),
-        problem_(problem) {}
+        kind_(kind), problem_(problem) {}
   const std::string& kind() const { return kind_; }
   const std::string& problem() const { return problem_; }
 
@@ -81,6 +80,7 @@ struct PipeMenonOptions {
   double cells_per_k = 1.0;
   double width = 3.0;
 };
-std::vector<float> pipe_menon_weights(const Trajectory& t, const ImageGrid& grid, const PipeMenonOptions& opt = {});
+std::vector<float> pipe_menon_weights(const Trajectory& t, const ImageGrid& grid,
+                                      const PipeMenonOptions& opt = {});
 
 }  // namespace fhd

@@ -112,7 +112,7 @@ TEST_CASE("radius levels by buckets are the sort's levels", "[dcf]") {
   // Radial trajectories: the buckets answer, and as the sort does.
   for (const auto& [kind, n, nz] : {std::tuple{"radial3d", 32, 32}, {"radial2d", 64, 1}, {"stack-of-stars", 32, 4}}) {
     const auto t = traj(kind, n, n, nz);
-    const std::vector<double> r = radii_of(t, nz > 1 && std::string(kind) == "radial3d");
+    const std::vector<double> r = radii_of(t, std::string(kind) == "radial3d");
     const std::optional<RadiusLevels> b = radius_levels_by_buckets(r);
     INFO(kind);
     REQUIRE(b);
