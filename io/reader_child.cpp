@@ -321,11 +321,16 @@ void replenish_spare() {
   s.child = spawn_reader("", "", true);
 }
 
-// The child that reads `path`: the spare when there is one and it takes the
-// request, else a fresh one; then the next spare is started beside this read.
+// The child that reads `path` (its result pipe only): the spare when there is
+// one and it takes the request, else a fresh one; then the next spare is
+// started beside this read.
 Started start_reader(const std::string& name, const std::string& path) {
   Started c = take_spare();
   if (c.pid > 0 && !send_request(c, name, path)) discard(c);
+  if (c.request >= 0) {
+    ::close(c.request);  // the request is sent
+    c.request = -1;
+  }
   if (c.pid < 0) c = spawn_reader(name, path, false);
   replenish_spare();
   return c;
@@ -404,7 +409,6 @@ std::optional<std::string> read_in_child(const std::string& path, const std::str
   const Started child = start_reader(name, path);
   if (child.pid < 0) return std::nullopt;
   const pid_t pid = child.pid;
-  if (child.request >= 0) ::close(child.request);
   const int result_fd = child.result;
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   ::fcntl(result_fd, F_SETFL, O_NONBLOCK);

@@ -502,7 +502,10 @@ TEST_CASE("read_in_child with a spare child: a child per read, a dead spare repl
   REQUIRE(spare_reader_pid() > 0);
   std::set<std::string> children;
   for (int i = 0; i < 3; ++i) {
+    const int waiting = spare_reader_pid();
     CHECK(read_in_child(f, "test-ok") == "read " + f);
+    CHECK(slurp(f + ".ran") == std::to_string(waiting));  // the spare read it
+    CHECK(spare_reader_pid() != waiting);                  // and the next one waits
     children.insert(slurp(f + ".ran"));
   }
   CHECK(children.size() == 3);  // each read in a child that read nothing before
