@@ -21,7 +21,9 @@ struct EspiritOptions {
 // sensitivity vector (unit norm, phase relative to coil 0).
 // Voxels where a non-empty `support` is false are left zero, not computed
 // (the per-voxel eigenproblems are most of the time after the eigen-decomposition).
-// Throws InputError when the kernel does not fit the calibration region.
+// Throws InputError when the kernel does not fit the calibration region, or
+// when the region is too small for the signal subspace to be found (more than
+// 80% of its kernel-sized blocks kept as signal).
 CoilData maps_espirit(const Calibration& cal, const ImageGrid& grid, const EspiritOptions& opt = {},
                       const std::vector<bool>& support = {});
 

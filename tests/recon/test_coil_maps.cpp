@@ -259,3 +259,18 @@ TEST_CASE("ESPIRiT and the low-resolution method recover known smooth maps", "[r
   big.kernel = 30;
   CHECK_THROWS_AS(maps_espirit(cal, k.grid, big), InputError);
 }
+
+// A calibration region barely wider than the kernel leaves no null space:
+// refused by name, not maps of zeros (which gave an empty image with exit 0).
+TEST_CASE("ESPIRiT refuses a calibration region too small for its subspace", "[recon][coils]") {
+  Case k;
+  try {
+    maps_espirit(k.exact_calibration(8), k.grid);
+    FAIL("a calibration region of 8 for a kernel of 6 was accepted");
+  } catch (const InputError& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Contains("--calibration"));
+  }
+  const double error = map_error(maps_espirit(k.exact_calibration(16), k.grid), k);
+  INFO("ESPIRiT error at a region of 16: " << error);
+  CHECK(error < 0.04);
+}
