@@ -99,13 +99,36 @@ void add_output_options(CLI::App& cmd, OutputOptions& o) {
   cmd.add_flag("--no-images", o.no_images, "write only the JSON report (same as --save none)");
 }
 
+namespace {
+
+// --json inside --out: the run replaces that directory as a whole, so a report
+// there replaced one of its outputs (--json OUT/images.h5 left JSON where the
+// images were, exit 0) or made a subdirectory that broke OUT for every later
+// run. OUT/report.json is the default's own place: taken as the default.
+std::string json_outside(const std::string& json, const std::string& dir) {
+  namespace fs = std::filesystem;
+  if (json.empty()) return json;
+  std::error_code ec;
+  const fs::path out = fs::weakly_canonical(fs::absolute(dir), ec);
+  const fs::path file = fs::weakly_canonical(fs::absolute(json), ec);
+  if (file == out / "report.json") return "";
+  for (fs::path p = file.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path())
+    if (p == out)
+      throw InputError(json, "--json", json,
+                       "lies inside --out " + dir + ", which each run replaces as a whole; put it elsewhere "
+                       "(or leave --json out: the report is " + dir + "/report.json)");
+  return json;
+}
+
+}  // namespace
+
 OutputPlan plan_outputs(const OutputOptions& o) {
   OutputPlan p;
   p.formats = parse_save(o.save);
   if (o.no_images) p.formats.clear();
   if (o.dir.empty()) throw InputError("--out", "directory", "\"\"", "must name a directory");
-  if (!o.json.empty()) check_writable_file(o.json, "--json");
-  p.json = o.json;
+  p.json = json_outside(o.json, o.dir);
+  if (!p.json.empty()) check_writable_file(p.json, "--json");
   p.set = std::make_shared<OutputSet>(o.dir, kOwnedNames);
   return p;
 }

@@ -193,6 +193,7 @@ void sync_path(const std::string& path) {
 AtomicOutput::AtomicOutput(std::string path) : path_(std::move(path)), tmp_(temp_name(path_)) {
   if (path_.empty() || fs::path(path_).filename().empty())
     throw InputError("output", "path", "'" + path_ + "'", "not a file name");
+  make_parent_dir(path_);  // its folders, made only now that there is something to write (check_writable_file)
   register_temporary(tmp_);
 }
 
@@ -238,10 +239,19 @@ void check_writable_file(const std::string& path, const std::string& option) {
   if (path.empty()) throw InputError(option, "path", "\"\"", "must name a file");
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw InputError(path, option, path, "is a directory, not a file");
-  make_parent_dir(path);
+  const fs::path name = fs::path(path).filename();
+  if (name.empty() || name == "." || name == "..")
+    throw InputError(path, option, path, "names a directory (it ends in '/', '.' or '..'), not a file");
+  // Nothing is created before the run: its missing folders are made when the
+  // file is written (a folder made here stayed behind a failed run, and one
+  // inside --out broke that directory for every later run). The probe goes
+  // into the nearest folder that exists.
+  fs::path dir = fs::path(path).parent_path();
+  while (!dir.empty() && !fs::exists(dir, ec)) dir = dir.parent_path();
+  if (!dir.empty() && !fs::is_directory(dir, ec))
+    throw InputError(path, option, path, dir.string() + " is not a directory");
   // Create and remove a probe file rather than ask access(): root passes every
   // permission test, yet cannot create files in /proc or on a read-only mount.
-  const fs::path dir = fs::path(path).parent_path();
   const std::string probe =
       ((dir.empty() ? fs::path(".") : dir) / (".fhdtmp-probe-" + std::to_string(::getpid()))).string();
   const int fd = ::open(probe.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
@@ -363,7 +373,8 @@ void OutputSet::commit() {
   test_hook("swap");
   {
     std::lock_guard<std::mutex> g(registry_mutex());  // an interrupt waits for the swap
-    if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, dir_.c_str(), RENAME_EXCHANGE) != 0)
+    // The normal name: "out/./" as typed is refused by rename (EBUSY, after the whole run).
+    if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, normal_dir(dir_).c_str(), RENAME_EXCHANGE) != 0)
       throw InputError(dir_, "output directory", dir_, "cannot swap the new outputs into place: " + errno_text());
     committed_ = true;
     g_swapped = true;

@@ -20,6 +20,7 @@ class AtomicOutput {
  public:
   // `path` is the final name. The temporary is a hidden sibling whose name ends
   // like `path` (libraries such as niftiio pick the format from the suffix).
+  // Makes the missing folders of `path`.
   explicit AtomicOutput(std::string path);
   ~AtomicOutput();  // removes the temporary unless commit() succeeded
   AtomicOutput(const AtomicOutput&) = delete;
@@ -76,8 +77,10 @@ void make_output_dir(const std::string& dir);
 // Creates the parent directory of the file `path` if needed (no-op for a bare name).
 void make_parent_dir(const std::string& path);
 
-// Before any work: `path` must be a file name (not "" nor a directory) in a
-// directory this process can create or write. Throws InputError naming it.
+// Before any work: `path` must be a file name (not "", a directory, nor a
+// name ending in '/', '.' or '..') whose nearest existing folder this process
+// can write in. Creates nothing: AtomicOutput makes the missing folders when
+// the file is written. Throws InputError naming it.
 void check_writable_file(const std::string& path, const std::string& option);
 
 // fsync a file (or directory). Throws InputError naming it on failure.

@@ -267,6 +267,34 @@ TEST_CASE("--out \"\" and an unusable --json are refused before any work", "[out
   CHECK(r.out.find("tiff") != std::string::npos);
 }
 
+// --json inside --out replaced one of the run's outputs (exit 0), or made a
+// subdirectory there that broke --out for every later run; a name ending in
+// '/' was refused only after the work, with the previous outputs swapped out.
+// Each is refused first now, nothing created, the previous set kept whole.
+TEST_CASE("--json inside --out or naming a directory is refused before any work", "[outputs]") {
+  const fs::path d = fresh("json-in-out");
+  const std::string out = (d / "o").string();
+  REQUIRE(run_cli(kTiny + " --out " + out).code == 0);
+  const auto before = snapshot(d / "o");
+  for (const std::string& json : {out + "/images.h5", out + "/sub/r.json", (d / "jx").string() + "/"}) {
+    INFO(json);
+    const CliRun r = run_cli(kTiny + " --out " + out + " --json " + json);
+    CHECK(r.code == 2);
+    CHECK(r.out.find("--json") != std::string::npos);
+    CHECK(r.out.find("PSNR") == std::string::npos);
+    CHECK(snapshot(d / "o") == before);
+    CHECK(!fs::exists(d / "o" / "sub"));
+    CHECK(!fs::exists(d / "jx"));
+  }
+  // Its default place, and a folder that does not exist yet (made when written).
+  CHECK(run_cli(kTiny + " --out " + out + " --json " + out + "/report.json").code == 0);
+  CHECK(fs::exists(d / "o" / "report.json"));
+  CHECK(run_cli(kTiny + " --out " + out + " --json " + (d / "new" / "r.json").string()).code == 0);
+  CHECK(fs::exists(d / "new" / "r.json"));
+  // "o/./" as typed: swapped into place, not refused by rename after the work.
+  CHECK(run_cli(kTiny + " --out " + out + "/./").code == 0);
+}
+
 TEST_CASE("synth to .h5 and .mrd on a full disk keeps the old file", "[outputs]") {
   const fs::path d = fresh("synth");
   fs::create_directories(d);
