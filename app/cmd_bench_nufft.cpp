@@ -12,6 +12,7 @@
 #include "app/device.hpp"
 #include "app/nufft_bench_cpu.hpp"
 #include "app/nufft_report.hpp"
+#include "app/option_checks.hpp"
 #include "io/atomic_file.hpp"
 #include "io/text_outputs.hpp"
 #include "core/error.hpp"
@@ -89,7 +90,9 @@ void add_bench_nufft_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
       ->capture_default_str();
   cmd->add_option("--matrix", a->matrix, "N: N^3 modes")->check(CLI::Range(8, 512))->capture_default_str();
-  cmd->add_option("--samples", a->samples, "uniform random points")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--samples", a->samples, "uniform random points")
+      ->check(number_in(1, 4294967295.0))  // CLI::PositiveNumber printed DBL_MAX's 309 digits
+      ->capture_default_str();
   cmd->add_option("--points", a->points, "uniform | radial (3D radial, --spokes x --readout)")
       ->check(CLI::IsMember({"uniform", "radial"}))
       ->capture_default_str();
@@ -98,9 +101,16 @@ void add_bench_nufft_command(CLI::App& app) {
   cmd->add_option("--reps", a->reps, "timed runs per row (median)")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--check", a->check, "outputs checked against float64")->check(CLI::Range(1, 100000))->capture_default_str();
   cmd->add_flag("--sweep", a->sweep, "GPU: also time the spreading variants (privatization, bins, coarsening)");
-  cmd->add_option("--tols", a->tols, "tolerances, comma-separated")->delimiter(',')->capture_default_str();
+  // Checked here: a bad value made every row "failed" and the command exit 0.
+  cmd->add_option("--tols", a->tols, "tolerances, comma-separated")
+      ->delimiter(',')
+      ->check(finite_number())
+      ->check(number_in(1e-7, 1e-1))
+      ->capture_default_str();
   cmd->add_option("--sigmas", a->sigmas, "upsampling factors (2, 1.25), comma-separated")
       ->delimiter(',')
+      ->check(finite_number())
+      ->check(number_in(1.25, 4))
       ->capture_default_str();
   cmd->add_flag("--no-q", a->no_q, "skip Q (type 1 onto the doubled grid)");
   cmd->add_option("--transforms", a->transforms,
@@ -111,7 +121,7 @@ void add_bench_nufft_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "shared", "gather", "global"}))
       ->capture_default_str();
   cmd->add_option("--points-out", a->points_out, "CPU: write the points (float32 kx, ky, kz) for scripts/peer_nufft.py");
-  cmd->add_option("--json", a->json, "write the table as JSON");
+  cmd->add_option("--json", a->json, "write the table as JSON")->check(non_empty_path());
   cmd->callback([a] { run(*a); });
 }
 

@@ -13,6 +13,7 @@ namespace fhd::app {
 const CLI::Validator& finite_number() {
   static const CLI::Validator v(
       [](std::string& s) -> std::string {
+        if (s.empty()) return "must be a number, not empty";  // CLI11 read "" as the default, silently
         char* end = nullptr;
         const double x = std::strtod(s.c_str(), &end);
         if (end == s.c_str() || *end != '\0') return "";  // not a number: the option's own type check says so

@@ -11,8 +11,9 @@
 
 namespace fhd::app {
 
-// Refuses NaN and +-Inf by name. CLI::Range alone lets NaN through (every
-// comparison with NaN is false): put this check before the Range.
+// Refuses NaN, +-Inf and "" by name. CLI::Range alone lets NaN through (every
+// comparison with NaN is false): put this check before the Range. CLI11 reads
+// "" as the option's default.
 const CLI::Validator& finite_number();
 // A number in [lo, hi], the bounds written as %g: CLI::Range writes them with
 // six decimals, so "--nufft-tol 1e-8" read "not in range 0.000000 to 0.100000".

@@ -1,4 +1,5 @@
 #include "app/outputs.hpp"
+#include "app/option_checks.hpp"
 
 #include <chrono>
 #include <functional>
@@ -30,14 +31,22 @@ const std::vector<std::string> kOwnedNames = {"report.json",  "images.h5",    "i
                                               "iterative.cfl", "iterative.hdr", "montage.png", "convergence.png"};
 const std::set<std::string> kFormats = {"h5", "nii", "cfl", "png"};
 
+// "" and "none,h5" were taken (as none, as h5) without a word: each is refused.
 std::set<std::string> parse_save(const std::string& list) {
   std::set<std::string> out;
   std::stringstream ss(list);
+  bool none = false;
   for (std::string f; std::getline(ss, f, ',');) {
-    if (f.empty() || f == "none") continue;
-    if (!kFormats.count(f)) throw InputError("--save", "format", "'" + f + "'", "expected h5, nii, cfl, png or none");
+    none = none || f == "none";
+    if (f == "none") continue;
+    if (!kFormats.count(f))
+      throw InputError("--save", "format", "'" + f + "'", "expected h5, nii, cfl, png or none (not empty)");
     out.insert(f);
   }
+  if (list.empty() || list.back() == ',')
+    throw InputError("--save", "list", "'" + list + "'", "has an empty format: expected h5, nii, cfl, png or none");
+  if (none && !out.empty())
+    throw InputError("--save", "list", "'" + list + "'", "none cannot go with other formats");
   return out;
 }
 
@@ -91,7 +100,7 @@ void write_h5(const std::string& path, const ReconResult& res, const Magnitudes&
 void add_output_options(CLI::App& cmd, OutputOptions& o) {
   cmd.add_option("--out", o.dir, "output directory (images, figures, report); replaced as a whole by each run")
       ->capture_default_str();
-  cmd.add_option("--json", o.json, "JSON report path (default: OUT/report.json)");
+  cmd.add_option("--json", o.json, "JSON report path (default: OUT/report.json)")->check(non_empty_path());
   cmd.add_option("--save", o.save,
                  "outputs beside the report, comma-separated: h5 (images.h5), nii (iterative.nii), "
                  "cfl (iterative.cfl/.hdr, BART), png (montage.png, convergence.png), or none")

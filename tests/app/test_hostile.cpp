@@ -78,6 +78,22 @@ TEST_CASE("NaN and infinite option values are refused by name", "[cli][hostile]"
   one_line_error(run_cli("--lambda nan"), "must be a finite number, not nan");
 }
 
+// CLI11 read "" as the option's default: --noise '' ran without noise.
+TEST_CASE("empty option values are refused by name", "[cli][hostile]") {
+  const std::string out = " --out " + (fs::temp_directory_path() / "fhd-empty").string();
+  for (const char* opt : {"--noise", "--tol", "--nufft-tol", "--maps-crop", "--admm-rho", "--off-resonance",
+                          "--readout-ms", "--te-ms", "--json", "--save"}) {
+    const CliRun r = run_cli(kTiny + " " + opt + " ''" + out);
+    one_line_error(r, opt);
+    CHECK(!fs::exists(fs::temp_directory_path() / "fhd-empty"));
+  }
+  one_line_error(run_cli(kTiny + " --save none,h5" + out), "none cannot go with other formats");
+  // bench-nufft: a bad value made every row "failed" and the command exit 0.
+  for (const char* bad : {"--tols nan", "--tols 0", "--sigmas 0.5", "--samples 0", "--json ''"})
+    one_line_error(run_cli(std::string("bench-nufft --device cpu --matrix 8 --samples 64 --reps 1 ") + bad),
+                   std::string(bad).substr(0, std::string(bad).find(' ')));
+}
+
 TEST_CASE("empty paths are refused by name", "[cli][hostile]") {
   one_line_error(run_cli("--input ''"), "--input");
   one_line_error(run_cli("--input x.cfl --traj-file ''"), "--traj-file");
