@@ -165,6 +165,9 @@ Source from_phantom(const SourceOptions& o) {
   int n = o.matrix > 0 ? o.matrix : is3d ? 64 : 128;
   TrajectorySpec spec;
   spec.kind = o.traj.empty() ? (is3d ? "radial3d" : "radial2d") : o.traj;
+  if (!is3d && spec.kind.rfind("stack-of-", 0) == 0)  // one partition: it ran as radial2d or spiral2d, unsaid
+    throw InputError("--traj", "with --phantom " + o.phantom, spec.kind,
+                     "stacks partitions along z, and a 2D phantom has one slice: use radial2d or spiral2d");
   spec.nx = spec.ny = n;
   spec.nz = is3d ? n : 1;
   spec.readout = o.readout;

@@ -94,6 +94,11 @@ TEST_CASE("empty option values are refused by name", "[cli][hostile]") {
                    std::string(bad).substr(0, std::string(bad).find(' ')));
 }
 
+TEST_CASE("a stack trajectory with a 2D phantom is refused, not run as a 2D one", "[cli][hostile]") {
+  for (const char* kind : {"stack-of-stars", "stack-of-spirals"})
+    one_line_error(run_cli(std::string("--phantom shepp2d --matrix 16 --traj ") + kind), "a 2D phantom has one slice");
+}
+
 TEST_CASE("empty paths are refused by name", "[cli][hostile]") {
   one_line_error(run_cli("--input ''"), "--input");
   one_line_error(run_cli("--input x.cfl --traj-file ''"), "--traj-file");
