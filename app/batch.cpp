@@ -206,6 +206,9 @@ bool run_served(ServerLink& link, const BatchOptions& o, const ScanJob& base, co
   ScanJob options = base;  // the workers' options: what every batch with these options shares
   options.run_id.clear();
   options.q_cache.clear();
+  // The server's working directory is not ours (the link sends the tasks' paths absolute too).
+  if (!options.solver.cache_dir.empty())
+    options.solver.cache_dir = std::filesystem::absolute(options.solver.cache_dir).string();
   return link.run(job_option_args(options), tasks, o.scan_timeout, workers,
                   row_of_outcome(o, base, rows, on_end));
 }

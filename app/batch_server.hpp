@@ -10,10 +10,15 @@
 //
 // Messages (app/batch_protocol.hpp's framing) on the server's Unix socket.
 // Batch to server: {"type": "batch", "job_args": [the workers' job options],
-// "timeout": seconds, "tasks": [{"id", "file", "output", "run_id", "q_cache"}]},
-// then {"type": "stop"} when it is interrupted. Server to batch: {"type":
-// "workers", "labels"}, then {"type": "done", "id", "worker", "outcome"} per
-// scan as it ends, then {"type": "end", "complete"}.
+// "timeout": seconds, "scans": N}; once the server answers {"type": "workers",
+// "labels"} (its turn has come), {"type": "tasks", "tasks": [{"id", "file",
+// "output", "run_id", "q_cache"}]} messages until N scans are sent (a long
+// file list does not fit one message); then {"type": "stop"} when it is
+// interrupted. Every path is absolute: the server's working directory is not
+// the batch's. Server to batch: {"type": "done", "id", "worker", "outcome"}
+// per scan as it ends, then {"type": "end", "complete"}; or {"type":
+// "refused", "reason"} for a batch it will not run. A batch interrupted while
+// it waits its turn just closes its connection: nothing of it has begun.
 #include <string>
 #include <vector>
 

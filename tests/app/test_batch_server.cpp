@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -18,16 +19,17 @@
 #include <string>
 #include <thread>
 
+#include "app/batch_protocol.hpp"
 #include "batch_test_util.hpp"
 #include "catch.hpp"
 #include "test_util.hpp"
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 using fhd::test::file_args;
 using fhd::test::read_json;
 using fhd::test::rows_by_name;
 using fhd::test::run_cli;
+using nlohmann::json;
 
 namespace {
 
@@ -53,9 +55,11 @@ std::size_t count_of(const std::string& text, const std::string& what) {
 // ended with SIGTERM (and checked to end) when the test is done with it.
 class Served {
  public:
-  Served(const fs::path& dir, const std::string& env = "") : dir_(dir) {
-    const std::string cmd = env + " " + std::string(FHDRECON_EXE) + " --verbose serve --socket " + socket() +
-                            " --device cpu --jobs 1 > " + (dir / "serve.log").string() + " 2>&1 & echo $!";
+  // `cwd`: the server's working directory ("" = the tests').
+  Served(const fs::path& dir, const std::string& env = "", const fs::path& cwd = "") : dir_(dir) {
+    const std::string cmd = (cwd.empty() ? "" : "cd " + cwd.string() + "; ") + env + " " + std::string(FHDRECON_EXE) +
+                            " --verbose serve --socket " + socket() + " --device cpu --jobs 1 > " +
+                            (dir / "serve.log").string() + " 2>&1 & echo $!";
     pid_ = std::stoi(fhd::test::shell(cmd));
     for (int i = 0; i < 200 && !fs::exists(socket()); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     REQUIRE(fs::exists(socket()));
@@ -66,6 +70,7 @@ class Served {
   // SIGTERM; true once it has ended, its socket gone.
   bool stop() {
     if (pid_ <= 0) return true;
+    if (!alive(pid_)) return (pid_ = 0), false;  // it died on its own
     ::kill(pid_, SIGTERM);
     for (int i = 0; i < 300 && alive(pid_); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     const bool ended = !alive(pid_);
@@ -77,6 +82,43 @@ class Served {
   fs::path dir_;
   int pid_ = 0;
 };
+
+// A raw connection to a server, speaking its messages (app/batch_server.hpp).
+class RawClient {
+ public:
+  explicit RawClient(const std::string& path) : fd_(::socket(AF_UNIX, SOCK_STREAM, 0)) {
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
+    REQUIRE(::connect(fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0);
+  }
+  ~RawClient() { ::close(fd_); }
+  void send(const json& m) { REQUIRE(fhd::app::send_message(fd_, m)); }
+  // The next message within `seconds`; null when none came.
+  json receive(double seconds) {
+    for (const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+         std::chrono::steady_clock::now() < end;) {
+      if (std::optional<json> m = in_.next()) return *m;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 100) > 0 && !in_.read_from(fd_)) break;
+    }
+    return nullptr;
+  }
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+  fhd::app::MessageReader in_;
+};
+
+json batch_header(std::size_t scans) {
+  return {{"type", "batch"}, {"job_args", {"--iters", "3", "--device", "cpu"}}, {"timeout", 0}, {"scans", scans}};
+}
+
+json one_task(const std::string& file, const std::string& output) {
+  return {{"type", "tasks"},
+          {"tasks", {{{"id", 0}, {"file", file}, {"output", output}, {"run_id", "r"}, {"q_cache", ""}}}}};
+}
 
 }  // namespace
 
@@ -105,7 +147,8 @@ TEST_CASE("a server's workers run batch after batch: the rows a batch's own work
       CHECK(a["iterative"]["psnr_db"].get<double>() == Approx(b["iterative"]["psnr_db"].get<double>()).epsilon(1e-6));
       // Each batch's own run id and private Q cache reach the worker.
       CHECK(read_json(d / out / fs::path(a["file"].get<std::string>()).stem() / "report.json")["batch"]["run_id"] ==
-            read_json(d / out / fs::path(x["scans"][0]["file"].get<std::string>()).stem() / "report.json")["batch"]["run_id"]);
+            read_json(d / out / fs::path(x["scans"][0]["file"].get<std::string>()).stem() /
+                      "report.json")["batch"]["run_id"]);
     }
     // The second batch's private cache is empty: its Q came from the worker's memory.
     if (std::string(out) == "second")
@@ -126,7 +169,8 @@ TEST_CASE("through a server a crash costs its row, an interrupt the rows not don
   Served server(d, "FHDRECON_TEST_SCAN_FAULT=abort:crashes,hang:hangs");
   const std::string common = " --iters 3 --no-cache --device cpu --server " + server.socket();
 
-  auto crash = run_cli("--quiet batch" + file_args(in, {"crashes.h5", "good.h5"}) + " --out " + (d / "c").string() + common);
+  auto crash =
+      run_cli("--quiet batch" + file_args(in, {"crashes.h5", "good.h5"}) + " --out " + (d / "c").string() + common);
   INFO(crash.out << "\n" << server.log());
   CHECK(crash.code == 2);
   auto rows = rows_by_name(read_json(d / "c" / "summary.json"));
@@ -134,9 +178,10 @@ TEST_CASE("through a server a crash costs its row, an interrupt the rows not don
   CHECK(rows["good.h5"]["status"] == "ok");
 
   // SIGTERM to the batch while its scan hangs on the server.
-  const std::string hang = fhd::test::shell(std::string(FHDRECON_EXE) + " --quiet batch " + (in / "hangs.h5").string() +
-                                            " " + (in / "good.h5").string() + " --out " + (d / "h").string() + common +
-                                            " > /dev/null 2>&1 & pid=$!; sleep 1.5; kill -TERM $pid; wait $pid; echo rc=$?");
+  const std::string hang =
+      fhd::test::shell(std::string(FHDRECON_EXE) + " --quiet batch " + (in / "hangs.h5").string() + " " +
+                       (in / "good.h5").string() + " --out " + (d / "h").string() + common +
+                       " > /dev/null 2>&1 & pid=$!; sleep 1.5; kill -TERM $pid; wait $pid; echo rc=$?");
   INFO(hang);
   CHECK(fhd::test::exit_status(hang) == 1);
   rows = rows_by_name(read_json(d / "h" / "summary.json"));
@@ -154,10 +199,13 @@ TEST_CASE("batch --server and serve refuse what cannot work with one line, writi
   const fs::path in = fresh("bad-in"), d = fresh("bad");
   synth(in / "a.h5", "--spokes 12");
   const std::string scan = (in / "a.h5").string();
-  auto none = run_cli("--quiet batch " + scan + " --out " + (d / "o").string() + " --server " + (d / "none.sock").string());
+  auto none =
+      run_cli("--quiet batch " + scan + " --out " + (d / "o").string() + " --server " + (d / "none.sock").string());
   INFO(none.out);
   CHECK(none.code == 2);
-  CHECK(none.out.rfind("fhdrecon: error: batch --server " + (d / "none.sock").string() + ": no fhdrecon server answers there", 0) == 0);
+  CHECK(none.out.rfind(
+            "fhdrecon: error: batch --server " + (d / "none.sock").string() + ": no fhdrecon server answers there",
+            0) == 0);
   CHECK(std::count(none.out.begin(), none.out.end(), '\n') == 1);
   CHECK_FALSE(fs::exists(d / "o"));
 
@@ -174,15 +222,28 @@ TEST_CASE("batch --server and serve refuse what cannot work with one line, writi
     return fd;
   };
   ::close(connect_and_send(std::string("\0\0\0\x80xy", 6)));
+  // A message dripped a byte a second: the 10 s are for the whole message, not each read.
   const int stalled = connect_and_send(std::string("\x40\0\0\0{\"type\"", 11));
-  auto ok = run_cli("--quiet batch " + scan + " --out " + (d / "ok").string() + " --iters 3 --server " + server.socket());
+  std::thread drip([stalled] {
+    for (int i = 0; i < 40 && ::send(stalled, " ", 1, MSG_NOSIGNAL) == 1; ++i)
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  auto ok =
+      run_cli("--quiet batch " + scan + " --out " + (d / "ok").string() + " --iters 3 --server " + server.socket());
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ::shutdown(stalled, SHUT_RDWR);
+  drip.join();
   ::close(stalled);
   INFO(ok.out << "\n" << server.log());
   CHECK(ok.code == 0);
+  CHECK(waited < 20);
   CHECK(server.log().find("serve: a batch's connection: batch: a message claims 2147483648 bytes") !=
         std::string::npos);
-  CHECK(server.log().find("serve: a batch's connection: did not send a batch") != std::string::npos);
-  auto gpus = run_cli("--quiet batch " + scan + " --out " + (d / "o").string() + " --jobs 2 --server " + server.socket());
+  CHECK(server.log().find("serve: a batch's connection: did not send a whole message within 10 s") !=
+        std::string::npos);
+  auto gpus =
+      run_cli("--quiet batch " + scan + " --out " + (d / "o").string() + " --jobs 2 --server " + server.socket());
   CHECK(gpus.code == 2);
   CHECK(gpus.out.find("give --gpus or --jobs to fhdrecon serve instead") != std::string::npos);
   CHECK_FALSE(fs::exists(d / "o"));
@@ -195,4 +256,134 @@ TEST_CASE("batch --server and serve refuse what cannot work with one line, writi
   CHECK(file.out.find("exists and is not a socket") != std::string::npos);
   CHECK(text_of(d / "plain") == "x");
   CHECK(server.stop());
+}
+
+TEST_CASE("a server resolves nothing from its own directory: the batch sends absolute paths, a relative one is refused",
+          "[batch][server][paths]") {
+  const fs::path d = fresh("paths");
+  synth(d / "in" / "s0.h5", "--spokes 12");
+  synth(d / "srv" / "in" / "s0.h5", "--spokes 16 --noise 0.2");  // the other scan of the same name
+  Served server(d, "", d / "srv");
+  const std::string run = fhd::test::shell("cd " + d.string() + "; $FHD --quiet batch in/s0.h5 --out outR --iters 3" +
+                                           " --device cpu --cache-dir qc --server " + server.socket() + "; echo rc=$?");
+  INFO(run << "\n" << server.log());
+  CHECK(fhd::test::exit_status(run) == 0);
+  REQUIRE(fs::exists(d / "outR" / "summary.json"));
+  CHECK_FALSE(fs::exists(d / "srv" / "outR"));
+  CHECK(fs::exists(d / "qc"));
+  CHECK_FALSE(fs::exists(d / "srv" / "qc"));
+  const json row = read_json(d / "outR" / "summary.json")["scans"][0];
+  CHECK(row["file"] == "in/s0.h5");  // named as the batch named it
+  CHECK(row["output"] == "outR/s0");
+  CHECK(read_json(d / "outR" / "s0" / "report.json")["batch"]["input"] == (d / "in" / "s0.h5").string());
+
+  // A relative or empty path, or a message of the wrong shape: refused, one line each.
+  for (const json& tasks : {one_task("in/s0.h5", (d / "x").string()), one_task("", (d / "x").string()),
+                            json{{"type", "tasks"}, {"tasks", {{{"id", 0}}}}}}) {
+    RawClient c(server.socket());
+    c.send(batch_header(1));
+    CHECK(c.receive(5)["type"] == "workers");
+    c.send(tasks);
+    const json answer = c.receive(5);
+    INFO(tasks.dump() << " -> " << answer.dump());
+    CHECK(answer["type"] == "refused");
+  }
+  const std::string log = server.log();
+  INFO(log);
+  CHECK(log.find("serve: refused a batch: scan 0: \"file\" is not an absolute path: in/s0.h5") != std::string::npos);
+  CHECK(log.find("serve: refused a batch: scan 0: \"file\" is empty") != std::string::npos);
+  CHECK(log.find("serve: refused a batch: scan 0 has no \"file\"") != std::string::npos);
+  CHECK(log.find("json.exception") == std::string::npos);
+  CHECK_FALSE(fs::exists(d / "x"));
+  CHECK(server.stop());
+}
+
+TEST_CASE("a batch stops at once when interrupted: waiting its turn, or its stop read with its scans",
+          "[batch][server][interrupt]") {
+  const fs::path in = fresh("queued-in"), d = fresh("queued");
+  synth(in / "good.h5", "--spokes 12");
+  fs::copy_file(in / "good.h5", in / "hangs.h5");
+  Served server(d, "FHDRECON_TEST_SCAN_FAULT=hang:hangs");
+  const std::string common = " --iters 3 --device cpu --server " + server.socket() + " > /dev/null 2>&1";
+  // A holds the server (its scan hangs); B waits its turn and gets SIGINT.
+  const std::string out = fhd::test::shell(
+      "$FHD --quiet batch " + (in / "hangs.h5").string() + " --out " + (d / "a").string() + common +
+      " & a=$!; sleep 1; " + "$FHD --quiet batch " + (in / "good.h5").string() + " --out " + (d / "b").string() +
+      common +
+      " & b=$!; sleep 1.5; kill -INT $b; for i in $(seq 50); do kill -0 $b 2>/dev/null || break; sleep 0.1; done; " +
+      "kill -0 $b 2>/dev/null && echo b-still-waiting && kill -KILL $b; wait $b; echo rc=$?; kill -TERM $a; wait $a");
+  INFO(out << "\n" << server.log());
+  CHECK(out.find("b-still-waiting") == std::string::npos);
+  CHECK(fhd::test::exit_status(out) == 1);
+  REQUIRE(fs::exists(d / "b" / "summary.json"));
+  CHECK(rows_by_name(read_json(d / "b" / "summary.json"))["good.h5"]["reason"] == "not run: batch interrupted");
+
+  // A stop that arrives in the same read as the scans (here: the same write).
+  RawClient c(server.socket());
+  c.send(batch_header(1));
+  CHECK(c.receive(5)["type"] == "workers");
+  std::string frames;
+  for (const json& m : {one_task((in / "hangs.h5").string(), (d / "raw").string()), json{{"type", "stop"}}}) {
+    const std::string body = m.dump();
+    const auto n = std::uint32_t(body.size());
+    frames += std::string{char(n & 0xff), char(n >> 8 & 0xff), char(n >> 16 & 0xff), char(n >> 24 & 0xff)} + body;
+  }
+  REQUIRE(::write(c.fd(), frames.data(), frames.size()) == ssize_t(frames.size()));
+  json m = c.receive(10);
+  while (m.is_object() && m["type"] == "done") m = c.receive(10);
+  CHECK(m == json{{"type", "end"}, {"complete", false}});
+  CHECK(server.stop());
+}
+
+TEST_CASE("a server whose stderr is closed goes on serving (no SIGPIPE)", "[batch][server][sigpipe]") {
+  const fs::path in = fresh("pipe-in"), d = fresh("pipe");
+  synth(in / "a.h5", "--spokes 12");
+  const std::string sock = (d / "s.sock").string();
+  // `serve 2>&1 | head -1`: its stderr is a pipe nobody reads after the first line.
+  const int pid = std::stoi(fhd::test::shell("( $FHD --verbose serve --socket " + sock +
+                                             " --device cpu --jobs 1 2>&1 & echo $! > " + (d / "pid").string() +
+                                             ") | head -1 > /dev/null; cat " + (d / "pid").string()));
+  for (int i = 0; i < 200 && !fs::exists(sock); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (const char* out : {"one", "two"}) {
+    auto r = run_cli("--verbose batch " + (in / "a.h5").string() + " --out " + (d / out).string() +
+                     " --iters 3 --device cpu --server " + sock);
+    INFO(out << "\n" << r.out);
+    CHECK(r.code == 0);
+  }
+  CHECK(alive(pid));
+  ::kill(pid, SIGTERM);
+  for (int i = 0; i < 300 && alive(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK_FALSE(alive(pid));
+  CHECK_FALSE(fs::exists(sock));
+}
+
+TEST_CASE("a server takes a batch of thousands of scans (more than one message holds)", "[batch][server][large]") {
+  const fs::path d = fresh("large");
+  const std::string name(70, 'x');
+  {
+    std::ofstream list(d / "list.txt");
+    for (int i = 0; i < 4000; ++i) list << (d / "missing" / (name + std::to_string(i) + ".h5")).string() << "\n";
+  }
+  Served server(d);
+  auto r = run_cli("--quiet batch --files-from " + (d / "list.txt").string() + " --out " + (d / "o").string() +
+                   " --iters 3 --device cpu --server " + server.socket());
+  INFO(r.out.substr(0, 2000) << "\n" << server.log().substr(0, 2000));
+  CHECK(r.code == 2);  // every scan failed: it does not exist
+  REQUIRE(fs::exists(d / "o" / "summary.json"));
+  const json scans = read_json(d / "o" / "summary.json")["scans"];
+  CHECK(scans.size() == 4000);
+  CHECK(scans[3999]["status"] == "failed");
+  CHECK(scans[3999]["file"] == (d / "missing" / (name + "3999.h5")).string());
+  CHECK(server.stop());
+}
+
+TEST_CASE("SIGTERM ends a server that is reading half a batch, at once", "[batch][server][slow]") {
+  const fs::path d = fresh("term");
+  Served server(d);
+  RawClient c(server.socket());
+  REQUIRE(::write(c.fd(), "\x40\0\0\0{\"ty", 8) == 8);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK(server.stop());
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 3);
 }
