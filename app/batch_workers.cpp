@@ -127,6 +127,7 @@ namespace {
 volatile std::sig_atomic_t g_stop = 0;
 void on_stop_signal(int) { g_stop = 1; }
 struct sigaction g_old_int {}, g_old_term {};
+int g_depth = 0;  // StopSignals alive (one thread makes them: the batch's or the server's)
 
 // environ with `extra` set (replacing what it names), as NAME=VALUE strings.
 std::vector<std::string> child_environment(const std::vector<std::pair<std::string, std::string>>& extra) {
@@ -174,7 +175,13 @@ void enforce_limits(Running& r, double timeout_s, bool stop) {
 
 }  // namespace
 
+// Nested (a server's, then its pool's for each batch): only the outermost
+// clears the flag and swaps the handlers. An inner one cleared a signal that
+// came before it (the server's SIGTERM just before a batch's pool began was
+// lost), and saved the outer's handler as "previous", so the process's own
+// never came back.
 StopSignals::StopSignals() {
+  if (g_depth++ > 0) return;
   g_stop = 0;
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
@@ -184,6 +191,7 @@ StopSignals::StopSignals() {
 }
 
 StopSignals::~StopSignals() {
+  if (--g_depth > 0) return;
   sigaction(SIGINT, &g_old_int, nullptr);
   sigaction(SIGTERM, &g_old_term, nullptr);
 }

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include "app/batch_plan.hpp"
 #include "app/batch_protocol.hpp"
 #include "app/batch_warm.hpp"
+#include "app/batch_workers.hpp"
 #include "app/device.hpp"
 #include "catch.hpp"
 #include "core/error.hpp"
@@ -109,6 +111,27 @@ TEST_CASE("worker messages: whole, in order, however the bytes arrive; a bad fra
   const char not_json[7] = {3, 0, 0, 0, 'a', 'b', 'c'};
   garbage.feed(not_json, 7);
   CHECK_THROWS(garbage.next());
+}
+
+// A server's StopSignals, then its pool's for a batch: a SIGTERM between the
+// two was cleared by the inner one and lost; and the process's own handler
+// must come back once both are gone.
+TEST_CASE("nested stop signals keep a signal that came first, and restore the handler", "[batch][workers]") {
+  struct sigaction before {};
+  sigaction(SIGTERM, nullptr, &before);
+  {
+    fhd::app::StopSignals outer;
+    CHECK(!outer.stopped());
+    ::raise(SIGTERM);
+    fhd::app::StopSignals inner;
+    CHECK(inner.stopped());
+    CHECK(outer.stopped());
+  }
+  struct sigaction after {};
+  sigaction(SIGTERM, nullptr, &after);
+  CHECK(after.sa_handler == before.sa_handler);
+  fhd::app::StopSignals after_both;
+  CHECK(!after_both.stopped());
 }
 
 TEST_CASE("a worker's Q memory: load_q finds what store_q or the disk gave it, least recent out", "[batch][workers]") {
