@@ -5,6 +5,7 @@ import dataclasses
 import numpy as np
 
 from . import _core
+from ._args import flag, integral
 from ._io import Scan
 
 
@@ -26,7 +27,7 @@ def compress_coils(scan, k):
     """Compresses the coils to k virtual coils (SVD of the data; noise too).
 
     Returns (new Scan, the k x C matrix, every singular value squared, descending)."""
-    d, m, energy = _core.compress_coils(scan._to_dict(), int(k))
+    d, m, energy = _core.compress_coils(scan._to_dict(), integral("k", k))
     return _replace(scan, d), m, energy
 
 
@@ -37,7 +38,7 @@ def noise_covariance(noise):
 
 def whitening_matrix(psi, keep_scale=True):
     """W with W Psi W^H = I (keep_scale: mean(diag Psi) I)."""
-    return _core.whitening_matrix(np.ascontiguousarray(psi, dtype=np.complex128), bool(keep_scale))
+    return _core.whitening_matrix(np.ascontiguousarray(psi, dtype=np.complex128), flag("keep_scale", keep_scale))
 
 
 def lowres_maps(scan, calibration=24, crop=0.1, dcf="auto"):
@@ -46,14 +47,15 @@ def lowres_maps(scan, calibration=24, crop=0.1, dcf="auto"):
     k-space by one type 1 NUFFT and a DFT) under a Hann window, back to the image grid, divided by
     the root sum of squares; zero where that is below crop times its peak.
     Returns (C, nz, ny, nx) complex64."""
-    return _core.lowres_maps(scan._to_dict(), int(calibration), float(crop), str(dcf))
+    return _core.lowres_maps(scan._to_dict(), integral("calibration", calibration), float(crop), str(dcf))
 
 
 def espirit_maps(scan, calibration=24, kernel=6, threshold=0.02, crop=0.8, support_crop=0.1, dcf="auto"):
     """ESPIRiT maps (Uecker et al. 2014) from the calibration region, on the
     support of the low-resolution maps at support_crop (as SENSE uses them).
     Returns (C, nz, ny, nx) complex64."""
-    return _core.espirit_maps(scan._to_dict(), int(calibration), int(kernel), float(threshold), float(crop),
+    return _core.espirit_maps(scan._to_dict(), integral("calibration", calibration), integral("kernel", kernel),
+                              float(threshold), float(crop),
                               float(support_crop), str(dcf))
 
 

@@ -9,6 +9,7 @@ from typing import Dict, Optional, Tuple
 import numpy as np
 
 from . import _core
+from ._args import integral, path as _path
 
 
 @dataclasses.dataclass
@@ -55,7 +56,7 @@ class Scan:
             ksp = ksp[None, :]
         d["kspace"] = np.ascontiguousarray(ksp, dtype=np.complex64)
         d["traj"] = np.ascontiguousarray(d["traj"], dtype=np.float32)
-        d["matrix"] = tuple(int(n) for n in d["matrix"])
+        d["matrix"] = _matrix(d["matrix"])
         for key, dt in (("noise", np.complex64), ("dcf", np.float32), ("phi", np.complex64),
                         ("field_map", np.float32), ("sample_times", np.float32)):
             if d[key] is not None:
@@ -68,6 +69,14 @@ class Scan:
     @classmethod
     def _from_dict(cls, d):
         return cls(**d)
+
+
+def _matrix(matrix):
+    """(nx, ny, nz) as whole numbers: int() truncated 16.5 to 16. Their range
+    is the core's check (1..65536)."""
+    if isinstance(matrix, (str, bytes)) or np.ndim(matrix) != 1:
+        raise ValueError(f"matrix = {matrix!r}: needs (nx, ny, nz)")
+    return tuple(integral(f"matrix[{a}]", n) for a, n in enumerate(matrix))
 
 
 def _format(path, format):
@@ -90,10 +99,10 @@ def _grid_from_traj(traj, matrix):
     """The CLI's rule (app/scan_input.cpp): the smallest even N per axis whose
     band [-N/2, N/2] holds every sample; nz = 1 when kz is all zero."""
     if matrix is not None:
-        m = tuple(int(n) for n in np.broadcast_to(matrix, (3,))) if np.ndim(matrix) else None
+        m = _matrix(np.broadcast_to(matrix, (3,))) if np.ndim(matrix) else None
         if m is None:
             extent_z = float(np.max(np.abs(traj[:, 2]))) if len(traj) else 0.0
-            n = int(matrix)
+            n = integral("matrix", matrix)
             return (n, n, n if extent_z > 0 else 1)
         return m
     ext = np.max(np.abs(traj), axis=0) if len(traj) else np.zeros(3)
@@ -112,6 +121,8 @@ def read_scan(path, traj=None, matrix=None, format="auto", normalized_traj=False
     normalized_traj : ISMRMRD only: trajectories in [-0.5, 0.5] (Gadgetron's habit).
     Raises ValueError naming the file, field and value for bad input.
     """
+    path = _path("path", path)
+    traj = None if traj is None else _path("traj", traj)
     fmt = _format(path, format) if traj is None else "bart"
     if fmt == "bart":
         if traj is None:
@@ -140,13 +151,15 @@ def write_scan(path, scan, format="auto", readout=0, traj=None):
         (0: one readout of every sample; ISMRMRD needs readout <= 65535).
     traj : BART only: the trajectory pair's name (default NAME_traj).
     """
+    path = _path("path", path)
+    traj = None if traj is None else _path("traj", traj)
     fmt = _format(path, format)
     d = scan._to_dict()
     if fmt == "bart":
         base = _bart_base(path)
-        _core.write_bart(_bart_base(traj) if traj else base + "_traj", base, d, int(readout))
+        _core.write_bart(_bart_base(traj) if traj else base + "_traj", base, d, integral("readout", readout))
     elif fmt == "ismrmrd":
-        _core.write_ismrmrd(path, d, int(readout))
+        _core.write_ismrmrd(path, d, integral("readout", readout))
     elif fmt == "hdf5":
         _core.write_scan_h5(path, d)
     else:
@@ -156,7 +169,7 @@ def write_scan(path, scan, format="auto", readout=0, traj=None):
 def read_cfl(name):
     """A BART .cfl/.hdr pair as a complex64 array of its dims (dimension 0
     fastest: returned in Fortran order, trailing 1s dropped)."""
-    dims, data = _core.read_cfl(name)
+    dims, data = _core.read_cfl(_path("name", name))
     while len(dims) > 1 and dims[-1] == 1:
         dims = dims[:-1]
     return data.reshape(dims, order="F")
@@ -165,4 +178,4 @@ def read_cfl(name):
 def write_cfl(name, array):
     """Writes an array as a BART .cfl/.hdr pair (its axis 0 fastest, BART's order)."""
     a = np.asarray(array, dtype=np.complex64)
-    _core.write_cfl(name, list(a.shape) or [1], np.ascontiguousarray(a.ravel(order="F")))
+    _core.write_cfl(_path("name", name), list(a.shape) or [1], np.ascontiguousarray(a.ravel(order="F")))

@@ -10,12 +10,13 @@ Single precision (complex64), as cufinufft's default. The plan runs where its
 arrays are: NumPy on the CPU, CuPy or PyTorch CUDA arrays on their GPU, or
 where the option device= says.
 """
-import operator
 import re
+import threading
 
 import numpy as np
 
 from . import _arrays
+from ._args import whole as _whole
 from ._core import NufftHandle
 
 # FINUFFT / cuFINUFFT options that only tune speed there: accepted and ignored.
@@ -33,22 +34,6 @@ _IGNORED = {
 # in FINUFFT), and what its int arguments hold.
 _MAX_MODES = 65536
 _INT_MAX = 2**31 - 1
-
-
-def _whole(name, value, lo, hi):
-    """value as an int in lo..hi, else ValueError naming it: int() truncated
-    2.5 to 2, and a value beyond int32 reached the compiled module as a TypeError
-    about its signature."""
-    try:
-        n = operator.index(value)
-    except TypeError:
-        f = float(value) if isinstance(value, (float, np.floating)) else None
-        if f is None or not f.is_integer():
-            raise ValueError(f"{name} = {value!r}: must be a whole number") from None
-        n = int(f)
-    if not lo <= n <= hi:
-        raise ValueError(f"{name} = {n}: must lie in {lo}..{hi}")
-    return n
 
 
 def _caller_axes(message, dim):
@@ -123,6 +108,9 @@ class Plan:
         self._like = None  # an array of the library the plan's arrays come from
         self.nj = 0
         self._points = False  # set by the last setpts (a refused one leaves none)
+        # setpts and execute one at a time: execute's shapes come from the
+        # points, which another thread's setpts may be changing.
+        self._lock = threading.Lock()
 
     @property
     def device(self):
@@ -144,6 +132,10 @@ class Plan:
         shapes = {tuple(p.shape) for p in pts}
         if len(shapes) != 1 or len(pts[0].shape) != 1:
             raise ValueError("x, y (and z) must be 1-D arrays of the same length")
+        with self._lock:
+            self._set(pts)
+
+    def _set(self, pts):
         self._make(pts[0])
         # FINUFFT's first axis is the slowest in C order: the C interface, first
         # fastest, gets the modes and points reversed (as finufft's Python does).
@@ -161,6 +153,10 @@ class Plan:
         """Type 1: data (n_trans, M) or (M,) -> modes (n_trans, *n_modes) or n_modes.
         Type 2: data (n_trans, *n_modes) or n_modes -> (n_trans, M) or (M,).
         `out`, when given, receives the result (complex64, contiguous, same place)."""
+        with self._lock:
+            return self._execute(data, out)
+
+    def _execute(self, data, out):
         if self._handle is None or not self._points:
             raise ValueError("execute before setpts")
         data = _arrays.ensure(data, "complex64", "data")
@@ -203,8 +199,22 @@ class Plan:
             return -1
         return d
 
+    def __copy__(self):
+        # A shallow copy shared the compiled plan: setpts on it changed the original.
+        raise TypeError(_NO_COPY)
+
+    def __deepcopy__(self, memo):
+        raise TypeError(_NO_COPY)
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError(_NO_COPY)
+
     def __del__(self):
         self._handle = None
+
+
+_NO_COPY = ("a fhdrecon.Plan cannot be copied or pickled (its compiled plan holds the points): "
+            "make another Plan with the same arguments and call its setpts")
 
 
 def _device_option(kwargs):

@@ -100,7 +100,9 @@ nb::tuple prewhiten_scan(const nb::dict& scan) {
 
 nb::tuple compress_scan(const nb::dict& scan, int k) {
   std::vector<Scan> coils = scans_from_dict(scan);
-  if (k > int(coils.size()))  // the library leaves the coils as they are; the CLI refuses it too
+  // Named here as this function takes it: the library leaves the coils as they
+  // are for k > coils (the CLI refuses it too) and names k < 1 --virtual-coils.
+  if (k < 1 || k > int(coils.size()))
     throw InputError("compress_coils", "k", std::to_string(k), "must be in 1..coils (" + std::to_string(coils.size()) + ")");
   const Compression c = compress_coils(coils, k);
   return nb::make_tuple(scans_to_dict(coils), to_array(c.matrix),

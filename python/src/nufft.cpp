@@ -4,6 +4,7 @@
 // they are, host or device, without a copy. The Python class fhdrecon.Plan
 // (python/fhdrecon/_plan.py) adds FINUFFT's shapes, dtypes and axis order.
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ using Array = nb::ndarray<nb::c_contig>;
   throw std::runtime_error(msg);
 }
 
+// One plan's calls run one at a time: the C interface's plan keeps its points
+// and work buffers, and two threads in it at once crashed or mixed their
+// results. The GIL is released first, so separate plans still run in parallel
+// (and a thread waiting here does not hold the GIL the running one needs).
 class NufftHandle {
  public:
   // n_modes in the C interface's order (first fastest).
@@ -62,12 +67,13 @@ class NufftHandle {
     int ier;
     {
       nb::gil_scoped_release unlocked;
+      std::lock_guard<std::mutex> one_at_a_time(mutex_);
       ier = fhd_nufft_setpts(plan_, int64_t(m), static_cast<const float*>(x.data()),
                              static_cast<const float*>(y.data()),
                              dim_ == 3 ? static_cast<const float*>(z.data()) : nullptr);
+      if (!ier) m_ = m;
     }
     if (ier) raise(ier);
-    m_ = m;
   }
 
   // c: n_trans x M, f: n_trans x modes, complex64, contiguous, where the plan computes.
@@ -76,19 +82,24 @@ class NufftHandle {
     check_place(f, "f");
     if (c.dtype() != nb::dtype<std::complex<float>>() || f.dtype() != nb::dtype<std::complex<float>>())
       throw nb::type_error("data must be complex64 (fhdrecon computes in single precision)");
-    if (c.size() != m_ * std::size_t(n_trans_))
-      throw nb::value_error(("c holds " + std::to_string(c.size()) + " values: expected n_trans x M = " +
-                             std::to_string(m_ * std::size_t(n_trans_)))
-                                .c_str());
     if (f.size() != modes_ * std::size_t(n_trans_))
       throw nb::value_error(("f holds " + std::to_string(f.size()) + " values: expected n_trans x modes = " +
                              std::to_string(modes_ * std::size_t(n_trans_)))
                                 .c_str());
-    int ier;
+    int ier = 0;
+    std::size_t expected = 0;
     {
       nb::gil_scoped_release unlocked;
-      ier = fhd_nufft_execute(plan_, static_cast<float*>(c.data()), static_cast<float*>(f.data()));
+      std::lock_guard<std::mutex> one_at_a_time(mutex_);
+      // M read under the lock: another thread's setpts may have changed it.
+      expected = m_ * std::size_t(n_trans_);
+      if (c.size() == expected)
+        ier = fhd_nufft_execute(plan_, static_cast<float*>(c.data()), static_cast<float*>(f.data()));
     }
+    if (c.size() != expected)
+      throw nb::value_error(("c holds " + std::to_string(c.size()) + " values: expected n_trans x M = " +
+                             std::to_string(expected))
+                                .c_str());
     if (ier) raise(ier);
   }
 
@@ -110,6 +121,7 @@ class NufftHandle {
   }
 
   fhd_nufft_plan plan_ = nullptr;
+  std::mutex mutex_;  // held by setpts and execute (see the class's comment)
   int type_, dim_, n_trans_, device_;
   std::size_t modes_ = 0, m_ = 0;
 };

@@ -3,10 +3,13 @@
 // function, run_pipeline below: when the pipeline is rewritten (issue 23),
 // only it changes. Options take the CLI's defaults (app/recon_options.hpp).
 #include <cmath>
+#include <complex>
+#include <memory>
 #include <string>
 
 #include "common.hpp"
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 #include "recon/device/device.hpp"
 #include "recon/coils/coil_compress.hpp"
 #include "recon/coils/coil_noise.hpp"
@@ -54,6 +57,10 @@ std::unique_ptr<Device> make_device(const std::string& device, std::string* used
 
 // As app/source.cpp's process_coils: prewhiten, then compress.
 void process_coils(std::vector<Scan>& coils, const RunOptions& run) {
+  // As the CLI refuses it (app/source.cpp): -1 or more than the coils were ignored.
+  if (run.virtual_coils < 0 || run.virtual_coils > int(coils.size()))
+    throw InputError("reconstruct", "virtual_coils", std::to_string(run.virtual_coils),
+                     "must be in 0..coils (" + std::to_string(coils.size()) + "); 0 keeps the coils");
   if (coils.size() < 2) return;
   if (run.prewhiten && prewhiten(coils))
     for (Scan& c : coils) c.provenance["prewhitened"] = "yes";
@@ -90,6 +97,37 @@ T opt_or(const nb::dict& o, const char* key, T fallback) {
   return o.contains(key) && !o[key].is_none() ? cast_option<T>(o, key) : fallback;
 }
 
+// The largest |value| a given map may have. Maps are sensitivities, normalized
+// to a root sum of squares of 1 (the pipeline's own, BART's); 1e3 leaves room
+// for maps not normalized, while with samples up to 1e12 (io/scan_checks.hpp)
+// CG's sums stay inside float32. NaN, Inf or 1e30 in a map gave an image of
+// zeros after 0 CG iterations; on this scan a map of 1e11 did too.
+constexpr double kMaxMapMagnitude = 1e3;
+
+void check_map(const std::vector<cfloat>& map, std::size_t c) {
+  for (std::size_t i = 0; i < map.size(); ++i) {
+    const double mag = std::abs(std::complex<double>(map[i]));
+    if (mag <= kMaxMapMagnitude) continue;  // NaN fails it too
+    const std::string field = "maps[" + std::to_string(c) + "][" + std::to_string(i) + "]";
+    const std::string value = complex_text(map[i]);
+    if (!std::isfinite(mag)) throw InputError("reconstruct", field, value, "not a finite number");
+    throw InputError("reconstruct", field, value,
+                     "magnitude exceeds " + number_text(kMaxMapMagnitude) +
+                         ", the most a coil map may have (maps are normalized to a root sum of squares of 1)");
+  }
+}
+
+// The given maps, [C, voxels] complex64 (python/fhdrecon/_recon.py shapes them).
+std::shared_ptr<CoilData> given_maps(const nb::handle& h) {
+  auto a = nb::cast<nb::ndarray<const cfloat, nb::ndim<2>, nb::c_contig, nb::device::cpu>>(h);
+  auto maps = std::make_shared<CoilData>(a.shape(0));
+  for (std::size_t c = 0; c < maps->size(); ++c) {
+    (*maps)[c].assign(a.data() + c * a.shape(1), a.data() + (c + 1) * a.shape(1));
+    check_map((*maps)[c], c);
+  }
+  return maps;
+}
+
 // Python's keyword options -> the pipeline's; absent ones keep ReconOptions'
 // defaults (the CLI's). The library checks them (OptionError names the field,
 // which is the keyword).
@@ -117,12 +155,8 @@ ReconOptions recon_options(const nb::dict& o, RunOptions& run) {
   r.coil_combine = opt_or<std::string>(o, "coil_combine", d.coil_combine);
   r.maps = opt_or<std::string>(o, "maps", d.maps);
   if (o.contains("given_maps") && !o["given_maps"].is_none()) {
-    auto a = nb::cast<nb::ndarray<const cfloat, nb::ndim<2>, nb::c_contig, nb::device::cpu>>(o["given_maps"]);
-    auto maps = std::make_shared<CoilData>(a.shape(0));
-    for (std::size_t c = 0; c < maps->size(); ++c)
-      (*maps)[c].assign(a.data() + c * a.shape(1), a.data() + (c + 1) * a.shape(1));
     r.maps = "given";
-    r.given_maps = maps;
+    r.given_maps = given_maps(o["given_maps"]);
   }
   r.calibration = opt_or<int>(o, "calibration", d.calibration);
   r.maps_crop = opt_or<double>(o, "maps_crop", d.maps_crop);

@@ -29,10 +29,32 @@ bool get(const nb::dict& d, const char* key, HostArray<T>& out) {
 }
 
 nb::tuple vec3(const std::array<double, 3>& v) { return nb::make_tuple(v[0], v[1], v[2]); }
-std::array<double, 3> arr3(const nb::handle& h) {
-  auto t = nb::cast<std::vector<double>>(h);
-  if (t.size() != 3) throw InputError("scan", "geometry", std::to_string(t.size()) + " values", "must hold 3");
+
+// geometry[key], three numbers; named when missing or not three numbers (a
+// KeyError 'position' or "std::bad_cast" before).
+std::array<double, 3> arr3(const nb::dict& geo, const char* key) {
+  const std::string field = std::string("geometry['") + key + "']";
+  if (!geo.contains(key))
+    throw InputError("scan", field, "missing", "geometry needs fov_mm, position, read_dir, phase_dir, slice_dir");
+  std::vector<double> t;
+  if (!nb::try_cast(geo[key], t))
+    throw InputError("scan", field, nb::cast<std::string>(nb::repr(geo[key])), "must be 3 numbers");
+  if (t.size() != 3) throw InputError("scan", field, std::to_string(t.size()) + " values", "must hold 3");
   return {t[0], t[1], t[2]};
+}
+
+ScanGeometry geometry(const nb::handle& h) {
+  nb::dict geo;
+  if (!nb::try_cast(h, geo))
+    throw InputError("scan", "geometry", nb::cast<std::string>(nb::str(nb::type_name(h.type()))),
+                     "must be a dict of fov_mm, position, read_dir, phase_dir, slice_dir, or None");
+  ScanGeometry g;
+  g.fov_mm = arr3(geo, "fov_mm");
+  g.position = arr3(geo, "position");
+  g.read_dir = arr3(geo, "read_dir");
+  g.phase_dir = arr3(geo, "phase_dir");
+  g.slice_dir = arr3(geo, "slice_dir");
+  return g;
 }
 
 // coils' per-coil vectors (data or noise) as one [C, len] array.
@@ -141,16 +163,7 @@ std::vector<Scan> scans_from_dict(const nb::dict& d) {
   if (get(d, "phi", phi)) base.phi = vec(phi);
   if (get(d, "field_map", fmap)) base.field.hz = vec(fmap);
   if (get(d, "sample_times", times)) base.field.times = vec(times);
-  if (d.contains("geometry") && !d["geometry"].is_none()) {
-    nb::dict geo = nb::cast<nb::dict>(d["geometry"]);
-    ScanGeometry g;
-    g.fov_mm = arr3(geo["fov_mm"]);
-    g.position = arr3(geo["position"]);
-    g.read_dir = arr3(geo["read_dir"]);
-    g.phase_dir = arr3(geo["phase_dir"]);
-    g.slice_dir = arr3(geo["slice_dir"]);
-    base.geometry = g;
-  }
+  if (d.contains("geometry") && !d["geometry"].is_none()) base.geometry = geometry(d["geometry"]);
   if (d.contains("provenance") && !d["provenance"].is_none())
     for (auto [k, v] : nb::cast<nb::dict>(d["provenance"]))
       base.provenance[nb::cast<std::string>(nb::str(k))] = nb::cast<std::string>(nb::str(v));

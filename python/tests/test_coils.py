@@ -77,10 +77,16 @@ def test_maps_have_unit_rss_on_their_support(phantom_coils, which):
     (lambda s: fhdrecon.espirit_maps(s, crop=5), r"crop = 5: must be a finite number in \[0, 1\]"),
     (lambda s: fhdrecon.espirit_maps(s, threshold=float("nan")), r"threshold = nan"),
     (lambda s: fhdrecon.compress_coils(s, 99), r"k = 99: must be in 1..coils \(4\)"),
-], ids=["lowres-crop", "lowres-calibration", "espirit-crop", "espirit-threshold", "compress-k"])
+    (lambda s: fhdrecon.compress_coils(s, 0), r"compress_coils: k = 0: must be in 1..coils \(4\)"),
+    (lambda s: fhdrecon.compress_coils(s, 2.7), r"k = 2.7: must be a whole number"),
+    (lambda s: fhdrecon.lowres_maps(s, calibration=8.9), r"calibration = 8.9: must be a whole number"),
+    (lambda s: fhdrecon.whitening_matrix(np.eye(2), keep_scale="no"), r"keep_scale = 'no': must be True or False"),
+], ids=["lowres-crop", "lowres-calibration", "espirit-crop", "espirit-threshold", "compress-k", "compress-k-0",
+        "compress-k-fraction", "lowres-calibration-fraction", "keep-scale-string"])
 def test_coil_helpers_check_their_arguments(call, message):
     """As reconstruct() checks its options: maps of zeros for crop=nan, crop=5
-    accepted and k=99 ignored before."""
+    accepted and k=99 ignored before; k=0 named the CLI's --virtual-coils, 2.7
+    and 8.9 were truncated, keep_scale='no' read as True."""
     with pytest.raises(ValueError, match=message):
         call(correlated_scan())
 

@@ -94,3 +94,33 @@ def test_bad_files_name_file_and_field(tmp_path):
     bad.write_bytes(b"not hdf5 at all")
     with pytest.raises(ValueError, match="bad.h5"):
         fhdrecon.read_scan(str(bad))
+
+
+@pytest.mark.parametrize("fmt", ["scan.h5", "ksp"])
+def test_paths_may_be_pathlib(tmp_path, fmt):
+    """pathlib.Path (any os.PathLike) was refused: "incompatible function arguments"."""
+    s = make_scan(coils=1, noise=False)
+    p = tmp_path / fmt
+    fhdrecon.write_scan(p, s, readout=20)
+    traj = tmp_path / "ksp_traj" if fmt == "ksp" else None
+    back = fhdrecon.read_scan(p, traj=traj, matrix=(16, 16, 8) if traj else None)
+    np.testing.assert_allclose(back.kspace, s.kspace, rtol=1e-5, atol=1e-6)
+    a = np.arange(6, dtype=np.complex64).reshape(2, 3)
+    fhdrecon.write_cfl(tmp_path / "a", a)
+    np.testing.assert_array_equal(fhdrecon.read_cfl(tmp_path / "a"), a)
+    with pytest.raises(TypeError, match=r"path = None: must be a str, bytes or os.PathLike"):
+        fhdrecon.read_scan(None)
+
+
+def test_geometry_missing_a_field_is_named(tmp_path):
+    """A KeyError 'position' before."""
+    s = make_scan(coils=1, noise=False)
+    s.geometry = dict(fov_mm=(200, 200, 5), read_dir=(1, 0, 0), phase_dir=(0, 1, 0), slice_dir=(0, 0, 1))
+    with pytest.raises(ValueError, match=r"geometry\['position'\] = missing: geometry needs fov_mm, position"):
+        fhdrecon.write_scan(tmp_path / "g.h5", s)
+    s.geometry["position"] = (0, 0)
+    with pytest.raises(ValueError, match=r"geometry\['position'\] = 2 values: must hold 3"):
+        fhdrecon.write_scan(tmp_path / "g.h5", s)
+    s.geometry = "axial"
+    with pytest.raises(ValueError, match=r"geometry = str: must be a dict"):
+        fhdrecon.write_scan(tmp_path / "g.h5", s)

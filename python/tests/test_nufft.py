@@ -281,3 +281,84 @@ def test_read_only_inputs_are_taken_and_a_read_only_out_refused():
         ro.execute(c, out=out)
     with pytest.raises(ValueError, match="not list"):
         ro.execute(c, out=[0] * 120)
+
+
+def run_threads(work, n=2):
+    """Runs work(i) in n threads; an exception in one fails the test."""
+    import threading
+
+    errors = []
+
+    def guarded(i):
+        try:
+            work(i)
+        except Exception as e:  # noqa: BLE001 -- reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("nufft_type", [1, 2])
+def test_one_plan_shared_by_threads_gives_the_single_thread_result(nufft_type):
+    """Two threads executing one plan crashed (segfault in the CPU plan's FFT)
+    or returned wrong values: the plan's calls now run one at a time."""
+    n_modes, m = (12, 12), 2000
+    rng = np.random.default_rng(7)
+    plan = fhdrecon.Plan(nufft_type, n_modes)
+    plan.setpts(*points(m, 2, rng))
+    data = cvec(m, rng) if nufft_type == 1 else cvec(n_modes, rng)
+    want = plan.execute(data)
+    bad = []
+
+    # Type 1 sums in an order that varies from call to call (1e-8 apart); a
+    # result mixed with another call's is O(1) off.
+    def work(_):
+        for _ in range(300):
+            if rel(plan.execute(data), want) > 1e-6:
+                bad.append(1)
+
+    run_threads(work)
+    assert not bad
+
+
+def test_setpts_in_one_thread_while_another_executes():
+    """Segfaulted every time: each result is now one of the two point sets' answers."""
+    n_modes = (16, 16, 16)
+    rng = np.random.default_rng(8)
+    sets = [points(m, 3, rng) for m in (3000, 50)]
+    f = cvec(n_modes, rng)
+    plan = fhdrecon.Plan(2, n_modes)
+    want = {}
+    for pts in sets:
+        plan.setpts(*pts)
+        want[len(pts[0])] = plan.execute(f)
+    bad = []
+
+    def work(i):
+        for k in range(200):
+            if i == 0:
+                plan.setpts(*sets[k % 2])
+                continue
+            got = plan.execute(f)
+            if rel(got, want[len(got)]) > 1e-6:
+                bad.append(1)
+
+    run_threads(work)
+    assert not bad
+
+
+def test_a_plan_is_not_copied():
+    """copy.copy shared the compiled plan: setpts on the copy changed the original."""
+    import copy
+    import pickle
+
+    plan = fhdrecon.Plan(1, (8, 8))
+    plan.setpts(*points(10, 2))
+    for make in (copy.copy, copy.deepcopy, pickle.dumps):
+        with pytest.raises(TypeError, match="cannot be copied or pickled"):
+            make(plan)

@@ -99,8 +99,43 @@ def test_a_scan_from_arrays_gets_the_readers_checks():
     ("device", "tpu", r"device = tpu: must be auto, cpu, gpu or gpu:N"),
     ("device", "gpu:x", r"device = gpu:x: must be auto, cpu, gpu or gpu:N"),
     ("device", 0, r"device = 0: must be a string"),
+    ("iters", 2.5, r"iters = 2.5: must be a whole number"),
+    ("iters", "5", r"iters = '5': must be a whole number"),
+    ("calibration", 8.9, r"calibration = 8.9: must be a whole number"),
+    ("gridding", "no", r"gridding = 'no': must be True or False"),
+    ("prewhiten", "no", r"prewhiten = 'no': must be True or False"),
+    ("virtual_coils", -1, r"virtual_coils = -1: must be in 0..coils \(1\)"),
+    ("virtual_coils", 2, r"virtual_coils = 2: must be in 0..coils \(1\)"),
+    ("maps", None, r"maps = None: expected 'lowres', 'espirit' or an array"),
+    ("maps", np.complex64(1), r"maps = .*: expected 'lowres', 'espirit' or an array"),
+    ("maps", np.ones(256, np.complex64), r"maps = shape \(256,\): expected"),
 ])
 def test_options_of_the_wrong_type_are_named(option, value, message):
-    """Not a bare "std::bad_cast" or "stoi"; and device='tpu' is not a GPU."""
+    """Not a bare "std::bad_cast" or "stoi"; and device='tpu' is not a GPU.
+    iters=2.5 ran 2 iterations, gridding='no' read as True, virtual_coils
+    beyond 0..coils was ignored, maps=None an IndexError."""
     with pytest.raises(ValueError, match=message):
         fhdrecon.reconstruct(small_scan(), **{"iters": 3, "gridding": False, option: value})
+
+
+@pytest.mark.parametrize("bad, message", [
+    (np.nan, r"maps\[0\]\[53\] = \(nan, 0\): not a finite number"),
+    (np.inf, r"maps\[0\]\[53\] = \(inf, 0\): not a finite number"),
+    (1e30, r"maps\[0\]\[53\] = .*: magnitude exceeds 1000, the most a coil map may have"),
+], ids=["nan", "inf", "1e30"])
+def test_given_maps_that_are_not_finite_or_huge_are_refused(bad, message):
+    """They gave an image of zeros after 0 CG iterations."""
+    maps = np.ones((1, 1, 16, 16), np.complex64)
+    images, report = fhdrecon.reconstruct(small_scan(), maps=maps, iters=3, gridding=False)
+    assert report["cg"]["iterations"] == 3 and np.max(np.abs(images["iterative"])) > 0
+    maps[0, 0, 3, 5] = bad
+    with pytest.raises(ValueError, match=message):
+        fhdrecon.reconstruct(small_scan(), maps=maps, iters=3, gridding=False)
+
+
+def test_a_matrix_that_is_not_whole_is_refused():
+    """(16.5, 16, 1) was read as (16, 16, 1)."""
+    with pytest.raises(ValueError, match=r"matrix\[0\] = 16.5: must be a whole number"):
+        fhdrecon.reconstruct(small_scan(matrix=(16.5, 16, 1)), iters=3)
+    with pytest.raises(ValueError, match=r"matrix = None: needs \(nx, ny, nz\)"):
+        fhdrecon.reconstruct(small_scan(matrix=None), iters=3)
