@@ -21,6 +21,11 @@
  * plan's stream (opts.stream, default the legacy default stream), as cuFINUFFT
  * is. Points are copied (converted) by setpts: the caller may free them after.
  *
+ * Threads: separate plans may be used by separate threads at once; one plan
+ * may not (its points and work buffers are its own, as in FINUFFT): calls on
+ * one plan from several threads must be serialized by the caller (the Python
+ * package's Plan takes a lock per plan).
+ *
  * Every function returns 0 or an FHD_NUFFT_ERR_* code; fhd_nufft_error_message
  * names a code, fhd_nufft_last_error says what went wrong last on this thread
  * (e.g. "n_modes[1] = 0: must be >= 1").
