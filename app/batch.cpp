@@ -53,6 +53,7 @@ ScanList make_scan_list(const BatchOptions& o) {
   }
   p.files_total = all.size();
   const std::vector<std::string> names = output_names(all);
+  check_inputs_outside_outputs(all, names, o.out);  // before any work: an input there would be overwritten
   p.positions = shard_positions(all.size(), p.shard.value_or(Shard{}));
   for (std::size_t i : p.positions) {
     p.files.push_back(all[i]);
@@ -271,7 +272,9 @@ BatchResult run_batch(const BatchOptions& o) {
   const OnEnd on_end = [&](std::size_t k, std::size_t w, const BatchRow& row, bool interrupted) {
     res.rows[k] = row;
     log_row(row, ++finished, res.rows.size(), workers[w]);
-    if (row.status == "ok" && !list.shard && figures_available()) thumbnails[k] = scan_thumbnail(row.output);
+    // Only the tiles the overview draws: 64 KB each at 128^3, kept to the end.
+    if (row.status == "ok" && !list.shard && k < kSheetMaxTiles && figures_available())
+      thumbnails[k] = scan_thumbnail(row.output);
     if (list.shard && !(interrupted && row.status == "failed")) {  // a scan the stop cut short stays pending
       shard.rows[k] = row;
       write_shard(o.out, shard);

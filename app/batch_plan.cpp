@@ -4,17 +4,20 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 
+#include "app/scan_input.hpp"
 #include "io/atomic_file.hpp"
 #include "core/error.hpp"
 
@@ -80,9 +83,72 @@ std::vector<std::string> output_names(const std::vector<std::string>& files) {
 
 namespace {
 
+bool is_bart(const std::string& file);
+std::vector<std::string> input_files(const std::string& file);
+
+// Where writing could reach `file`: its directory entry (a link itself, its
+// directory resolved), and what it resolves to when it is a link. `dirs`
+// caches resolved directories: a list of a million scans shares a few.
+std::vector<fs::path> places(const std::string& file, std::map<fs::path, fs::path>& dirs) {
+  std::error_code ec;
+  fs::path abs = fs::absolute(file, ec).lexically_normal();
+  if (!abs.has_filename()) abs = abs.parent_path();
+  auto [at, fresh] = dirs.try_emplace(abs.parent_path());
+  if (fresh) at->second = fs::weakly_canonical(abs.parent_path(), ec);
+  if (fresh && ec) at->second = abs.parent_path();
+  std::vector<fs::path> out = {at->second / abs.filename()};
+  if (fs::is_symlink(fs::symlink_status(abs, ec))) {
+    fs::path target = fs::weakly_canonical(abs, ec);
+    if (!ec) out.push_back(target);
+  }
+  return out;
+}
+
+// The entry of DIR (resolved) that `place` lies in or is; "" when outside DIR.
+std::string entry_in(const fs::path& place, const fs::path& dir) {
+  auto [d, p] = std::mismatch(dir.begin(), dir.end(), place.begin(), place.end());
+  return d == dir.end() && p != place.end() ? p->string() : "";
+}
+
+}  // namespace
+
+void check_inputs_outside_outputs(const std::vector<std::string>& files, const std::vector<std::string>& names,
+                                  const std::string& out) {
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(fs::absolute(out, ec), ec);
+  std::map<std::string, std::string> owner = {{"summary.csv", "its summary.csv"},
+                                              {"summary.json", "its summary.json"},
+                                              {"overview.png", "its overview.png"},
+                                              {"shards", "its shard files"},
+                                              {".fhdrecon-batch.lock", "its lock file"}};
+  for (std::size_t k = 0; k < names.size(); ++k)
+    owner.emplace(names[k], "the outputs of " + files[k] + " (" + out + "/" + names[k] + ", replaced whole)");
+  std::map<fs::path, fs::path> dirs;
+  for (const std::string& f : files)
+    for (const std::string& in : input_files(f))
+      for (const fs::path& place : places(in, dirs)) {
+        const std::string entry = entry_in(place, dir);
+        if (entry.empty()) continue;
+        const auto it = owner.find(entry);
+        const bool temporary = entry.find(".fhdtmp-") != std::string::npos;  // outputs being written
+        if (it == owner.end() && !temporary) continue;
+        throw InputError(in + ": is where batch --out " + out + " writes " +
+                         (temporary ? std::string("its temporary files") : it->second) +
+                         "; it would be overwritten (move the scan out of " + out + " or choose another --out)");
+      }
+}
+
+namespace {
+
+// As recon decides (app/scan_input.hpp): a .cfl/.hdr name, or a name without
+// extension that is no file (a base name). An HDF5 file without extension was
+// read as BART before, its row blaming a --traj-file batch does not take.
 bool is_bart(const std::string& file) {
-  std::string e = fs::path(file).extension().string();
-  return e == ".cfl" || e == ".hdr" || e.empty();
+  try {
+    return is_bart_input(file, "");
+  } catch (const InputError&) {
+    return false;  // a name the file system refuses: read_batch_scan says why
+  }
 }
 
 std::string bart_base(const std::string& file) {
@@ -167,8 +233,11 @@ void add_list_line(std::string line, std::vector<std::string>& files) {
 }  // namespace
 
 std::vector<std::string> read_file_list(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec))  // fopen opens one, and reading it said only "read error"
+    throw InputError("--files-from " + path + ": is a directory (expected a text list of scan paths, one per line)");
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw InputError("--files-from " + path + ": cannot be read");
+  if (!f) throw InputError("--files-from " + path + ": cannot be read: " + std::strerror(errno));
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(f, std::fclose);
   auto refuse = [&](const std::string& why) {
     return InputError("--files-from " + path + ": " + why + " (expected a text list of scan paths, one per line)");
@@ -197,7 +266,7 @@ std::vector<std::string> read_file_list(const std::string& path) {
       line += c;
     }
   }
-  if (std::ferror(f)) throw InputError("--files-from " + path + ": read error");
+  if (std::ferror(f)) throw InputError("--files-from " + path + ": cannot be read: " + std::strerror(errno));
   add_list_line(std::move(line), files);
   return files;
 }

@@ -21,8 +21,17 @@ std::string fnv1a_hex(const std::string& s);
 // -> a, a_mrd), so no two scans share a directory.
 std::vector<std::string> output_names(const std::vector<std::string>& files);
 
+// Refuses, before any work, a scan file in --out DIR that the batch would
+// overwrite or replace: DIR's summary.csv, summary.json, overview.png, lock
+// file, shards/, a scan's output directory DIR/<name> (swapped in whole) or a
+// temporary being written (`files` and `names` as output_names has them).
+// Links count where they point as well. Throws one InputError naming the file.
+void check_inputs_outside_outputs(const std::vector<std::string>& files, const std::vector<std::string>& names,
+                                  const std::string& out);
+
 // BART k-space x.cfl reads its trajectory from x_traj.cfl (synth's naming);
-// "" for other formats.
+// "" for other formats, told apart as recon tells them (an HDF5 file without
+// extension is HDF5).
 std::string bart_traj_for(const std::string& file);
 
 // Empty when DIR's outputs are complete, made with `fingerprint` and no older

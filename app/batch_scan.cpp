@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -17,15 +18,32 @@
 #include "app/report.hpp"
 #include "app/source.hpp"
 #include "io/text_outputs.hpp"
+#include "core/error.hpp"
 
 using nlohmann::json;
 
 namespace fhd::app {
+namespace {
+
+// A scan file that is not a BART base name (whose .cfl and .hdr the reader
+// checks), its problem said of the file: batch takes no --input to name.
+void check_scan_file(const std::string& file) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(file, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) throw file_error(file, "cannot be opened: " + ec.message());
+  if (!fs::exists(st)) throw file_error(file, "does not exist");
+  if (fs::is_directory(st)) throw file_error(file, "is a directory, not a scan file");
+  if (!fs::is_regular_file(st)) throw file_error(file, "is not a regular file");
+}
+
+}  // namespace
 
 ReadScan read_batch_scan(const ScanJob& job) {
   SourceOptions so;
   so.input = job.file;
   so.traj_file = bart_traj_for(job.file);
+  if (so.traj_file.empty()) check_scan_file(job.file);
   ReadScan scan;
   scan.file = job.file;
   scan.source = std::make_unique<Source>(make_source(so));

@@ -160,11 +160,15 @@ namespace {
 void write_overview(const std::string& dir, const std::vector<BatchRow>& rows,
                     const std::vector<SheetTile>& thumbnails) {
   if (!figures_available()) return;
+  // The sheet draws the first kSheetMaxTiles scans: the others' images are not
+  // read (an empty tile stands for them) but still count in its title.
+  static const SheetTile not_drawn;
   std::vector<SheetEntry> scans;
   for (std::size_t k = 0; k < rows.size(); ++k) {
     const BatchRow& r = rows[k];
     const bool read = k < thumbnails.size() && !thumbnails[k].slice.empty();
-    scans.push_back({r.file, r.status, r.reason, r.output, r.iter_psnr, read ? &thumbnails[k] : nullptr});
+    const SheetTile* tile = k >= kSheetMaxTiles ? &not_drawn : read ? &thumbnails[k] : nullptr;
+    scans.push_back({r.file, r.status, r.reason, r.output, r.iter_psnr, tile});
   }
   try {
     write_batch_sheet(dir + "/overview.png", scans);

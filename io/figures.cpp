@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "io/text_outputs.hpp"
 #include "io/figure_canvas.hpp"
@@ -43,6 +45,24 @@ bool figures_available() { return true; }
 using namespace draw;  // the Canvas, colour maps, ticks and axes (io/figure_canvas.hpp)
 
 namespace {
+
+// Checked before the canvas is made: beyond the limit Cairo gives a null
+// surface that finish() would read as pixels.
+void check_size(int width, int height, const char* what) {
+  if (width >= 1 && height >= 1 && width <= kMaxFigureSide && height <= kMaxFigureSide) return;
+  throw InputError(what, "size", std::to_string(width) + "x" + std::to_string(height),
+                   "more than Cairo's " + std::to_string(kMaxFigureSide) + " pixels a side");
+}
+
+// Cairo reports a failure (out of memory, a surface it could not make) in its
+// status and then draws nothing; checked before the pixels are read out.
+Figure finish(Canvas& cv, const char* what) {
+  cairo_status_t st = cairo_status(cv.cr());
+  if (st == CAIRO_STATUS_SUCCESS) st = cairo_surface_status(cairo_get_target(cv.cr()));
+  if (st != CAIRO_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(what) + ": not drawn (Cairo: " + cairo_status_to_string(st) + ")");
+  return cv.finish();
+}
 
 // ------------------------------------------------------------ montage
 
@@ -178,6 +198,7 @@ Figure render_montage(const std::vector<MontageColumn>& cols, const ImageGrid& g
   const int gap = 8, left = 80, top = 88, col_w = std::max(tile, 150) + gap;
   const int width = left + int(cols.size()) * col_w + (has_err ? 90 : 10);
   const int height = top + int(views.size()) * (tile + gap) + 30;
+  check_size(width, height, "montage");
   Canvas cv(width, height);
   cv.text(title, 12, 10, 18, 0, true);
   for (std::size_t i = 0; i < cols.size(); ++i) {
@@ -203,7 +224,7 @@ Figure render_montage(const std::vector<MontageColumn>& cols, const ImageGrid& g
   cv.text("gray: 0 .. " + fmt_num(hi) + " (shared by all magnitude images)" +
               (grid.is3d() ? "; +y/+z up" : "; +y up") + (scale > 1 ? "; enlarged " + std::to_string(scale) + "x" : ""),
           12, height - 22, 12, 0, false, kGray);
-  return cv.finish();
+  return finish(cv, "montage");
 }
 
 // ------------------------------------------------------------ line plots
@@ -288,7 +309,7 @@ Figure render_convergence(const std::vector<double>& residuals, const std::vecto
                : std::isfinite(residuals.back()) ? "final residual " + fmt_num(residuals.back(), 3)
                                                  : std::string("final residual not a finite number")),
           ra.x, ra.y + ra.h + 48, 13, 0, true, {40, 90, 170});
-  return cv.finish();
+  return finish(cv, "convergence plot");
 }
 
 // ------------------------------------------------------------ bars
@@ -301,6 +322,7 @@ Figure render_bars(const std::vector<LabelledBar>& bars, const std::vector<RefLe
   for (const LabelledBar& b : bars) label_w = std::max(label_w, probe.text_width(b.label, 13));
   const double left = label_w + 24, plot_w = 720;
   const int width = int(left + plot_w + 40), height = top + row * std::max<int>(1, int(bars.size())) + 70;
+  check_size(width, height, "bar chart");
   Canvas cv(width, height);
   cv.text(title, 12, 10, 18, 0, true);
   double vmax = 0;
@@ -338,7 +360,7 @@ Figure render_bars(const std::vector<LabelledBar>& bars, const std::vector<RefLe
     cv.text(c.label + " " + fmt_num(c.value, 3), std::min(px(c.value), left + plot_w - 4.0), top - 28 - 16.0 * i, 12,
             px(c.value) > left + plot_w * 0.6 ? 1 : 0, false, c.color);
   }
-  return cv.finish();
+  return finish(cv, "bar chart");
 }
 
 // ------------------------------------------------------------ batch sheet
@@ -351,39 +373,62 @@ std::string fit(Canvas& cv, std::string s, double width, double size, bool bold,
     s = keep_end ? s.substr(1) : s.substr(0, s.size() - 1);
   return keep_end ? "..." + s : s + "...";
 }
+
+constexpr int kTile = 200, kGap = 16, kCaption = 40;  // pixels
+static_assert(50 + int(kSheetMaxTiles / 5) * (kTile + kCaption + kGap) + 10 + 24 <= kMaxFigureSide,
+              "the sheet's most tiles fit in a figure");
+
+bool drawable(const SheetTile& t) {
+  // A slice wider than a figure may be could not even be made a Cairo surface.
+  return !t.slice.empty() && t.w > 0 && t.h > 0 && t.w <= kMaxFigureSide && t.h <= kMaxFigureSide &&
+         t.slice.size() == std::size_t(t.w) * t.h;
+}
+
+void draw_slice(Canvas& cv, const SheetTile& t, double x, double y) {
+  float hi = 0;
+  for (float v : t.slice)
+    if (std::isfinite(v)) hi = std::max(hi, v);
+  if (!(hi > 0)) hi = 1;
+  std::vector<Rgb> px(t.slice.size());
+  for (int r = 0; r < t.h; ++r)
+    for (int c = 0; c < t.w; ++c) px[std::size_t(t.h - 1 - r) * t.w + c] = gray_of(t.slice[std::size_t(r) * t.w + c], 0, hi);
+  const int scale = std::max(1, kTile / std::max(t.w, t.h));
+  cv.rect(x, y, kTile, kTile, kBlack);
+  cv.image(px, t.w, t.h, x + (kTile - t.w * scale) / 2.0, y + (kTile - t.h * scale) / 2.0, scale);
+}
+
+// One scan's name, caption and slice (or a gray box) with its top-left at (x, y).
+void draw_tile(Canvas& cv, const SheetTile& t, double x, double y) {
+  cv.text(fit(cv, t.name, kTile, 13, true, true), x + kTile / 2.0, y, 13, 0.5, true);
+  cv.text(fit(cv, t.caption, kTile, 12, false, false), x + kTile / 2.0, y + 18, 12, 0.5, false,
+          t.failed ? Rgb{180, 40, 40} : kBlack);
+  const double iy = y + kCaption;
+  if (drawable(t)) {
+    draw_slice(cv, t, x, iy);
+    return;
+  }
+  cv.rect(x, iy, kTile, kTile, {235, 235, 235});
+  cv.text(t.failed ? "no image (failed)" : "no image", x + kTile / 2.0, iy + kTile / 2.0 - 8, 12, 0.5, false, kGray);
+}
+
 }  // namespace
 
 Figure render_sheet(const std::vector<SheetTile>& tiles, const std::string& title) {
-  const int tile = 200, gap = 16, cap = 40;
-  const int per_row = std::max(1, std::min<int>(5, int(tiles.size())));
-  const int rows = std::max<int>(1, (int(tiles.size()) + per_row - 1) / per_row);
-  const int width = per_row * (tile + gap) + gap, height = 50 + rows * (tile + cap + gap) + 10;
+  const std::size_t shown = std::min(tiles.size(), kSheetMaxTiles);
+  const int per_row = std::max(1, std::min<int>(5, int(shown)));
+  const int rows = std::max<int>(1, (int(shown) + per_row - 1) / per_row);
+  const int note = shown < tiles.size() ? 24 : 0;
+  const int width = per_row * (kTile + kGap) + kGap, height = 50 + rows * (kTile + kCaption + kGap) + 10 + note;
+  check_size(width, height, "batch sheet");
   Canvas cv(width, height);
   cv.text(title, 12, 10, 18, 0, true);
-  for (std::size_t i = 0; i < tiles.size(); ++i) {
-    const SheetTile& t = tiles[i];
-    const double x = gap + (i % per_row) * (tile + gap), y = 50 + (i / per_row) * (tile + cap + gap);
-    cv.text(fit(cv, t.name, tile, 13, true, true), x + tile / 2.0, y, 13, 0.5, true);
-    cv.text(fit(cv, t.caption, tile, 12, false, false), x + tile / 2.0, y + 18, 12, 0.5, false,
-            t.failed ? Rgb{180, 40, 40} : kBlack);
-    const double iy = y + cap;
-    if (t.slice.empty() || t.w <= 0 || t.h <= 0 || t.slice.size() != std::size_t(t.w) * t.h) {
-      cv.rect(x, iy, tile, tile, {235, 235, 235});
-      cv.text(t.failed ? "no image (failed)" : "no image", x + tile / 2.0, iy + tile / 2.0 - 8, 12, 0.5, false, kGray);
-      continue;
-    }
-    float hi = 0;
-    for (float v : t.slice)
-      if (std::isfinite(v)) hi = std::max(hi, v);
-    if (!(hi > 0)) hi = 1;
-    std::vector<Rgb> px(t.slice.size());
-    for (int r = 0; r < t.h; ++r)
-      for (int c = 0; c < t.w; ++c) px[std::size_t(t.h - 1 - r) * t.w + c] = gray_of(t.slice[std::size_t(r) * t.w + c], 0, hi);
-    const int scale = std::max(1, tile / std::max(t.w, t.h));
-    cv.rect(x, iy, tile, tile, kBlack);
-    cv.image(px, t.w, t.h, x + (tile - t.w * scale) / 2.0, iy + (tile - t.h * scale) / 2.0, scale);
-  }
-  return cv.finish();
+  for (std::size_t i = 0; i < shown; ++i)
+    draw_tile(cv, tiles[i], kGap + (i % per_row) * (kTile + kGap), 50 + (i / per_row) * (kTile + kCaption + kGap));
+  if (note)
+    cv.text("the first " + std::to_string(shown) + " of " + std::to_string(tiles.size()) +
+                " scans are shown; the summary lists every scan",
+            12, height - 30, 13, 0, false, kGray);
+  return finish(cv, "batch sheet");
 }
 
 #endif

@@ -5,6 +5,7 @@
 // string and box), so tests can check that titles and numbers are there; each
 // write_* renders and writes a PNG atomically (io/atomic_file.hpp). Without
 // Cairo (FHD_HAVE_CAIRO undefined) render_* throws InputError naming the figure.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -67,9 +68,18 @@ struct LabelledBar {
 Figure render_bars(const std::vector<LabelledBar>& bars, const std::vector<RefLevel>& ceilings,
                    const std::string& title, const std::string& unit);
 
+// Cairo's image surfaces end at this many pixels a side. A figure that would
+// be larger is refused with an InputError naming it; a failure Cairo reports
+// while drawing is a runtime_error. Neither is ever a crash (a batch of 636
+// scans drew a sheet 32828 pixels high on a null surface and segfaulted).
+constexpr int kMaxFigureSide = 32767;
+
 // The batch overview: one tile per scan (its central axial slice) with its
 // name and caption (PSNR or status); a scan without an image shows its
-// caption in a gray box.
+// caption in a gray box. At most kSheetMaxTiles tiles, the first ones (100
+// rows of 5, 25,660 pixels high), and a note saying how many were left out:
+// the summary lists every scan.
+constexpr std::size_t kSheetMaxTiles = 500;
 struct SheetTile {
   std::string name, caption;
   std::vector<float> slice;  // w * h, x fastest, y up; empty = no image

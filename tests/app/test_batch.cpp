@@ -176,7 +176,72 @@ TEST_CASE("batch: a missing file is reported in its row, not a crash", "[batch]"
   auto rows = summary_rows(out);
   REQUIRE(rows.size() == 1);
   CHECK(rows["scan.h5"]["status"] == "failed");
-  CHECK(rows["scan.h5"]["reason"].get<std::string>().find("no such file") != std::string::npos);
+  // Said of the file: batch takes no --input ("--input = ...: no such file" before).
+  CHECK(rows["scan.h5"]["reason"] == "/nonexistent/scan.h5: does not exist");
+}
+
+TEST_CASE("batch tells formats apart as recon does and names a file's problem plainly", "[batch]") {
+  const fs::path in = batch_dir("formats-in"), out = batch_dir("formats-out");
+  synth(in / "a.h5", "--spokes 8");
+  fs::rename(in / "a.h5", in / "scan");  // HDF5 without extension: was read as BART, blaming --traj-file
+  fs::create_directories(in / "adir");   // said "adir_traj.hdr: does not exist"
+  fs::create_symlink(in / "loop.h5", in / "loop.h5");  // said "--input = ...: cannot be opened"
+  CHECK(fhd::app::bart_traj_for((in / "scan").string()).empty());
+  CHECK(fhd::app::bart_traj_for((in / "k").string()) == (in / "k_traj").string());  // no file: a BART base name
+  BatchRun r = cli("--quiet batch " + (in / "scan").string() + " " + (in / "adir").string() + " " +
+                   (in / "loop.h5").string() + " --out " + out.string() + " --device cpu --iters 2 --no-gridding");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  auto rows = summary_rows(out);
+  CHECK(rows["scan"]["status"] == "ok");
+  CHECK(rows["adir"]["reason"] == (in / "adir").string() + ": is a directory, not a scan file");
+  CHECK(rows["loop.h5"]["reason"].get<std::string>().rfind((in / "loop.h5").string() + ": cannot be opened: ", 0) == 0);
+}
+
+TEST_CASE("batch refuses a scan file its own outputs would overwrite", "[batch]") {
+  using fhd::app::check_inputs_outside_outputs;
+  const fs::path d = batch_dir("inside"), out = d / "o";
+  fs::create_directories(out / "raw");
+  fs::create_directories(out / "shards");
+  for (const char* f : {"summary.json", "summary.csv", "overview.png", "s0", "raw/a.h5", "shards/x.h5", "k.cfl"})
+    std::ofstream(out / f) << "x";
+  fs::create_symlink(out / "summary.csv", d / "link.h5");  // writing the summary replaces what the link names
+  auto refusal = [&](const std::vector<std::string>& files) {
+    try {
+      check_inputs_outside_outputs(files, fhd::app::output_names(files), out.string());
+    } catch (const fhd::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string o = out.string();
+  CHECK(refusal({o + "/summary.json"}) == o + "/summary.json: is where batch --out " + o +
+                                             " writes its summary.json; it would be overwritten (move the scan out "
+                                             "of " + o + " or choose another --out)");
+  CHECK(refusal({o + "/raw/../summary.csv"}).find("writes its summary.csv") != std::string::npos);
+  CHECK(refusal({(d / "link.h5").string()}).find("writes its summary.csv") != std::string::npos);
+  CHECK(refusal({d.string() + "/./o/overview.png"}).find("writes its overview.png") != std::string::npos);
+  CHECK(refusal({o + "/shards/x.h5"}).find("writes its shard files") != std::string::npos);
+  // out/s0 (no extension) would be replaced by its own output directory out/s0.
+  CHECK(refusal({o + "/s0"}).find("writes the outputs of " + o + "/s0 (" + o + "/s0, replaced whole)") !=
+        std::string::npos);
+  CHECK(refusal({o + "/raw/a.h5", o + "/k.cfl", (d / "x.h5").string()}) == "accepted");  // out/a, out/k, out/x
+  CHECK(refusal({o + "/raw/a.h5", (d / "raw.h5").string()}).find("writes the outputs of " + d.string() + "/raw.h5") !=
+        std::string::npos);  // another scan's output directory
+  // End to end: the scan in out/summary.json was reconstructed and then
+  // replaced by the summary (exit 0); now one line, exit 2, the file kept.
+  synth(out / "summary.json", "--spokes 8");
+  const auto before = fs::file_size(out / "summary.json");
+  const BatchRun r = cli("--quiet batch " + o + "/summary.json --out " + o + " --device cpu");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("writes its summary.json") != std::string::npos);
+  CHECK(fs::file_size(out / "summary.json") == before);
+}
+
+TEST_CASE("--files-from a directory says so", "[batch]") {
+  const fs::path d = batch_dir("list-dir");
+  CHECK_THROWS_WITH(fhd::app::read_file_list(d.string()),
+                    "--files-from " + d.string() + ": is a directory (expected a text list of scan paths, one per line)");
 }
 
 TEST_CASE("coils: root sum of squares; k uploaded, Q and the DCF computed once for all coils, in memory",

@@ -151,6 +151,33 @@ TEST_CASE("the batch sheet shows one captioned tile per scan, failed ones marked
   for (const char* s : {"a.h5", "b.mrd", "PSNR 30.1 dB", "failed: bad header", "no image (failed)"}) CHECK(has_text(f, s));
 }
 
+TEST_CASE("the batch sheet stays within Cairo's size for any number of scans", "[figures][hostile]") {
+  // 636 scans drew a sheet 32828 pixels high: Cairo made a null surface and
+  // reading its pixels segfaulted at the end of every such batch.
+  if (!figures_available()) FHD_SKIP("built without Cairo");
+  std::vector<SheetTile> tiles(636);
+  for (std::size_t i = 0; i < tiles.size(); ++i) tiles[i] = {"n" + std::to_string(i + 1) + ".h5", "ok", {}, 0, 0, false};
+  const Figure f = render_sheet(tiles, "batch");
+  CHECK(f.height <= kMaxFigureSide);
+  REQUIRE(f.argb.size() == std::size_t(f.width) * f.height);
+  CHECK(has_text(f, "the first 500 of 636 scans are shown"));
+  CHECK(has_text(f, "n500.h5"));
+  CHECK(!has_text(f, "n501.h5"));
+  CHECK(!has_text(render_sheet({tiles[0]}, "batch"), "are shown"));  // a sheet with room says nothing
+}
+
+TEST_CASE("a figure beyond Cairo's size is an error, never a null surface read", "[figures][hostile]") {
+  if (!figures_available()) FHD_SKIP("built without Cairo");
+  const ImageGrid wide{40000, 2, 1};
+  const std::vector<float> v(wide.voxels(), 1.0f);
+  CHECK_THROWS_WITH(render_montage({{"iterative", &v, {}, {}, false}}, wide, "t"),
+                    Catch::Contains("montage: size = ") && Catch::Contains("more than Cairo's 32767 pixels a side"));
+  CHECK_THROWS_AS(render_bars(std::vector<LabelledBar>(1200, {"x", 1.0}), {}, "t", "u"), InputError);
+  // A slice no Cairo surface can hold is a tile without an image.
+  const Figure f = render_sheet({{"w.h5", "ok", std::vector<float>(40000, 1.0f), 40000, 1, false}}, "batch");
+  CHECK(has_text(f, "no image"));
+}
+
 TEST_CASE("write_figure writes a PNG of the figure's size, atomically", "[figures]") {
   if (!figures_available()) FHD_SKIP("built without Cairo");
   fhd::test::TempDir dir;
