@@ -308,8 +308,24 @@ class Server {
   std::vector<std::string> worker_args_for(const std::vector<std::string>& job_args) const {
     std::vector<std::string> a = log_args(global_options().quiet);
     a.insert(a.end(), {"batch-worker", "--fd", "3", "--q-memory", std::to_string(q_memory_)});
-    a.insert(a.end(), job_args.begin(), job_args.end());
+    const std::vector<std::string> job = on_our_device(job_args);
+    a.insert(a.end(), job.begin(), job.end());
     return a;
+  }
+
+  // The server's --device rules its workers: a batch's auto (its default)
+  // becomes it, and the other device is refused. A `serve --device cpu` ran
+  // a batch's workers with --device auto, so on a GPU host on the GPUs.
+  std::vector<std::string> on_our_device(std::vector<std::string> job_args) const {
+    if (o_.device == "auto") return job_args;
+    for (std::size_t i = 0; i + 1 < job_args.size(); ++i) {
+      if (job_args[i] != "--device") continue;
+      std::string& d = job_args[i + 1];
+      if (d != "auto" && d != o_.device)
+        throw Refusal("the batch asks for --device " + d + "; this server serves --device " + o_.device);
+      d = o_.device;
+    }
+    return job_args;
   }
 
   void run_tasks(int fd, MessageReader& in, const std::vector<std::string>& args, const std::vector<PoolTask>& tasks,

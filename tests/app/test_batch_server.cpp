@@ -242,6 +242,14 @@ TEST_CASE("batch --server and serve refuse what cannot work with one line, writi
         std::string::npos);
   CHECK(server.log().find("serve: a batch's connection: did not send a whole message within 10 s") !=
         std::string::npos);
+  // The server's --device rules: the other one is refused by the server, not
+  // run (or failed row by row) on workers it did not mean to start.
+  auto device = run_cli("--quiet batch " + scan + " --out " + (d / "dev").string() + " --device gpu --server " +
+                        server.socket());
+  CHECK(device.code != 0);
+  CHECK(device.out.find("the server refused the batch: the batch asks for --device gpu; this server serves --device cpu") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(d / "dev" / "summary.csv"));
   auto gpus =
       run_cli("--quiet batch " + scan + " --out " + (d / "o").string() + " --jobs 2 --server " + server.socket());
   CHECK(gpus.code == 2);
