@@ -72,6 +72,13 @@ SizeCheck memory_check_for(const std::string& path) {
 std::vector<Scan> read_bart(const std::string& path, const std::string& traj_file, int matrix) {
   if (traj_file.empty())
     throw InputError(path, "--traj-file", "(none)", "a BART k-space needs its trajectory (--traj-file traj.cfl)");
+  // Another format's file (s.h5) was looked for as s.h5.hdr and named so. A
+  // base name may hold dots (run.1_traj): only an existing file is refused.
+  const std::string ext = std::filesystem::path(traj_file).extension().string();
+  std::error_code ec;
+  if (ext != ".cfl" && ext != ".hdr" && std::filesystem::is_regular_file(traj_file, ec))
+    throw InputError(traj_file, "--traj-file", traj_file,
+                     "is not a BART trajectory (a .cfl/.hdr pair: give its .cfl, .hdr or base name)");
   CflArray traj = read_cfl(traj_file);
   Trajectory t;
   std::size_t m = traj.data.size() / 3;

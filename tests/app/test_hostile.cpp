@@ -118,6 +118,21 @@ TEST_CASE("a BART k-space without --traj-file says so, not 'not an HDF5 file'", 
   fs::remove_all(d);
 }
 
+// An HDF5 file given as --traj-file was looked for as FILE.hdr and named so.
+TEST_CASE("a --traj-file that is another format's file is named as such", "[cli][hostile]") {
+  const fs::path d = fhd::test::fresh_temp_dir("hostile", "trajfile");
+  fs::create_directories(d);
+  fhd::write_bart_scan((d / "k_traj").string(), (d / "k").string(), {small_scan({16, 16, 1}, 32)}, 8);
+  std::ofstream(d / "t.h5") << "not a trajectory";
+  one_line_error(run_cli("--input " + (d / "k.cfl").string() + " --traj-file " + (d / "t.h5").string() + " --out " +
+                         (d / "o").string()),
+                 "is not a BART trajectory");
+  CHECK(run_cli("--quiet --input " + (d / "k.cfl").string() + " --traj-file " + (d / "k_traj").string() +
+                " --iters 2 --out " + (d / "o").string())
+            .code == 0);
+  fs::remove_all(d);
+}
+
 TEST_CASE("memory bombs are refused naming the file, before the samples are read", "[cli][hostile]") {
   const fs::path d = fhd::test::fresh_temp_dir("hostile", "bombs");
   fs::create_directories(d);
