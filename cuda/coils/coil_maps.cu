@@ -73,7 +73,7 @@ __global__ void rss_kernel(float2* const* __restrict__ img, int coils, std::size
   atomicMax(peak, __float_as_uint(top));
 }
 
-// img_c[v] / rss[v] where rss[v] >= crop * peak, else 0 (maps_lowres's rule),
+// img_c[v] / rss[v] where rss[v] >= crop * peak and > 0, else 0 (maps_lowres's rule),
 // times e^{-i 2 pi sum_a shift_a x_a / n_a} (the line FFTs' shift; 0: none).
 __global__ void normalize_kernel(float2* const* __restrict__ img, int coils, int3 n, int3 shift,
                                  const float* __restrict__ rss, const unsigned* __restrict__ peak, float crop) {
@@ -82,7 +82,7 @@ __global__ void normalize_kernel(float2* const* __restrict__ img, int coils, int
   const bool shifted = shift.x || shift.y || shift.z;
   GRID_STRIDE(v, total) {
     const float r = rss[v];
-    float2 f = make_float2(r >= keep ? 1.0f / fmaxf(r, floor) : 0.0f, 0.0f);
+    float2 f = make_float2(r >= keep && r > 0.0f ? 1.0f / fmaxf(r, floor) : 0.0f, 0.0f);  // 0/0: all-zero data
     if (shifted && f.x != 0.0f) {
       const int x = int(v % n.x), y = int((v / n.x) % n.y), z = int(v / (std::size_t(n.x) * n.y));
       const double turns = -2.0 * (double(shift.x) * x / n.x + double(shift.y) * y / n.y + double(shift.z) * z / n.z);

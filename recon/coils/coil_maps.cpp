@@ -393,8 +393,9 @@ struct LowresImages {
   ~LowresImages() {
     for (fftwf_complex* l : low) fftwf_free(l);
   }
-  // Where the maps are kept: the root sum of squares at least crop times its peak.
-  bool kept(std::size_t v, double crop) const { return rss[v] >= float(crop) * peak; }
+  // Where the maps are kept: the root sum of squares at least crop times its
+  // peak, and not zero (all-zero calibration data gave 0/0: maps of NaN).
+  bool kept(std::size_t v, double crop) const { return rss[v] >= float(crop) * peak && rss[v] > 0; }
 };
 
 void lowres_images(const Calibration& cal, const ImageGrid& grid, LowresImages& out) {

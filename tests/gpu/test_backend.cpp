@@ -463,5 +463,10 @@ TEST_CASE("gpu lowres coil maps equal the host's maps_lowres", "[gpu][backend][c
     // The CPU device's maps (the host's, uploaded) are the host's exactly.
     const auto uploaded = cpu->kernels<MapsKernels>().lowres(cal, grid, 0.1);
     CHECK(cpu->download(*uploaded[0]) == maps_lowres(cal, grid, 0.1)[0]);
+    // All-zero calibration data: maps of zeros on both, not 0/0 = NaN.
+    for (auto& k : cal.kspace) std::fill(k.begin(), k.end(), cfloat(0));
+    for (const auto& m : be->kernels<MapsKernels>().lowres(cal, grid, 0.0))
+      CHECK(be->download(*m) == std::vector<cfloat>(grid.voxels()));
+    for (const auto& m : maps_lowres(cal, grid, 0.0)) CHECK(m == std::vector<cfloat>(grid.voxels()));
   }
 }

@@ -1,6 +1,7 @@
 // Coil sensitivity estimation recovers known smooth maps (up to a common phase
 // per voxel): ESPIRiT and the low-resolution method, from exact Cartesian
 // calibration data and from radial data through the calibration images.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <map>
@@ -113,6 +114,17 @@ TEST_CASE("maps_lowres is the Hann-windowed, zero-padded centred inverse DFT ove
     const double rss = std::sqrt(std::norm(low[0][v]) + std::norm(low[1][v]));
     for (int coil = 0; coil < 2; ++coil) CHECK(std::abs(cdouble(maps[coil][v]) - low[coil][v] / rss) < 1e-5);
   }
+}
+
+// All-zero calibration data (a silent coil array, k-space that underflows):
+// maps of zeros and an empty support, not 0/0 = NaN in every voxel.
+TEST_CASE("maps_lowres of all-zero calibration data are zero, not NaN", "[recon][coils]") {
+  const ImageGrid grid{32, 32, 1};
+  Calibration cal{ImageGrid{12, 12, 1}, CoilData(3, std::vector<cfloat>(144))};
+  for (double crop : {0.0, 0.1})
+    for (const std::vector<cfloat>& m : maps_lowres(cal, grid, crop)) CHECK(m == std::vector<cfloat>(grid.voxels()));
+  const std::vector<bool> keep = lowres_support(cal, grid, 0.1);
+  CHECK(std::count(keep.begin(), keep.end(), true) == 0);
 }
 
 TEST_CASE("maps from radial data through the calibration images", "[recon][coils]") {
