@@ -9,7 +9,6 @@
 
 #include "common.hpp"
 #include "core/error.hpp"
-#include "core/number_text.hpp"
 #include "recon/device/device.hpp"
 #include "recon/coils/coil_compress.hpp"
 #include "recon/coils/coil_noise.hpp"
@@ -97,33 +96,12 @@ T opt_or(const nb::dict& o, const char* key, T fallback) {
   return o.contains(key) && !o[key].is_none() ? cast_option<T>(o, key) : fallback;
 }
 
-// The largest |value| a given map may have. Maps are sensitivities, normalized
-// to a root sum of squares of 1 (the pipeline's own, BART's); 1e3 leaves room
-// for maps not normalized, while with samples up to 1e12 (io/scan_checks.hpp)
-// CG's sums stay inside float32. NaN, Inf or 1e30 in a map gave an image of
-// zeros after 0 CG iterations; on this scan a map of 1e11 did too.
-constexpr double kMaxMapMagnitude = 1e3;
-
-void check_map(const std::vector<cfloat>& map, std::size_t c) {
-  for (std::size_t i = 0; i < map.size(); ++i) {
-    const double mag = std::abs(std::complex<double>(map[i]));
-    if (mag <= kMaxMapMagnitude) continue;  // NaN fails it too
-    const std::string field = "maps[" + std::to_string(c) + "][" + std::to_string(i) + "]";
-    const std::string value = complex_text(map[i]);
-    if (!std::isfinite(mag)) throw InputError("reconstruct", field, value, "not a finite number");
-    throw InputError("reconstruct", field, value,
-                     "magnitude exceeds " + number_text(kMaxMapMagnitude) +
-                         ", the most a coil map may have (maps are normalized to a root sum of squares of 1)");
-  }
-}
-
 // The given maps, [C, voxels] complex64 (python/fhdrecon/_recon.py shapes them).
 std::shared_ptr<CoilData> given_maps(const nb::handle& h) {
   auto a = nb::cast<nb::ndarray<const cfloat, nb::ndim<2>, nb::c_contig, nb::device::cpu>>(h);
   auto maps = std::make_shared<CoilData>(a.shape(0));
   for (std::size_t c = 0; c < maps->size(); ++c) {
-    (*maps)[c].assign(a.data() + c * a.shape(1), a.data() + (c + 1) * a.shape(1));
-    check_map((*maps)[c], c);
+    (*maps)[c].assign(a.data() + c * a.shape(1), a.data() + (c + 1) * a.shape(1));  // checked by check_scans
   }
   return maps;
 }

@@ -1,6 +1,8 @@
 #include "recon/problem/problem.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <complex>
 #include <cstring>
 #include <future>
 #include <map>
@@ -9,6 +11,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 #include "recon/coils/sense.hpp"
 #include "recon/field/field.hpp"
 #include "recon/plan/partition.hpp"
@@ -189,6 +192,27 @@ bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
   return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0);
 }
 
+// The largest |value| a given map may have. Maps are sensitivities, normalized
+// to a root sum of squares of 1 (the pipeline's own, BART's); 1e3 leaves room
+// for maps not normalized, while with samples up to 1e12 (io/scan_checks.hpp)
+// CG's sums stay inside float32. NaN, Inf or 1e30 in a map gave an image of
+// zeros after 0 CG iterations (from Python); a map of 1e11 did too.
+constexpr double kMaxMapMagnitude = 1e3;
+
+void check_given_maps(const CoilData& maps) {
+  for (std::size_t c = 0; c < maps.size(); ++c)
+    for (std::size_t i = 0; i < maps[c].size(); ++i) {
+      const double mag = std::abs(std::complex<double>(maps[c][i]));
+      if (mag <= kMaxMapMagnitude) continue;  // NaN fails it too
+      const std::string field = "maps[" + std::to_string(c) + "][" + std::to_string(i) + "]";
+      const std::string value = complex_text(maps[c][i]);
+      if (!std::isfinite(mag)) throw InputError("coil maps", field, value, "not a finite number");
+      throw InputError("coil maps", field, value,
+                       "magnitude exceeds " + number_text(kMaxMapMagnitude) +
+                           ", the most a coil map may have (maps are normalized to a root sum of squares of 1)");
+    }
+}
+
 }  // namespace
 
 void check_scans(const std::vector<const Scan*>& coils, const ReconOptions& opt, bool compare_coils) {
@@ -208,6 +232,7 @@ void check_scans(const std::vector<const Scan*>& coils, const ReconOptions& opt,
   if (m != "none" && !a.field.hz.empty()) check_field(a.field, a.grid, a.traj.size(), "field map");
   if (opt.segments > 0 && field_report(a, opt).method != "segmented")
     throw OptionError("segments", std::to_string(opt.segments), "needs field_comp segmented");
+  if (opt.maps == "given" && opt.given_maps) check_given_maps(*opt.given_maps);
   if (opt.maps == "given" && coils.size() > 1 && opt.given_maps->size() != coils.size())
     throw OptionError("maps", "given (" + std::to_string(opt.given_maps->size()) + " maps)",
                       "must number the coils, " + std::to_string(coils.size()));
