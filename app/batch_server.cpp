@@ -115,7 +115,7 @@ bool readable_within(int fd, double seconds) {
   return ::poll(&p, 1, int(seconds * 1000)) > 0;
 }
 
-bool is_absolute(const std::string& path) { return !path.empty() && path.front() == '/'; }
+bool is_absolute(const std::string& path) { return std::filesystem::path(path).is_absolute(); }
 
 // A batch the server will not run, for a reason the batch is told.
 struct Refusal : std::runtime_error {

@@ -32,9 +32,15 @@ struct Kernel {
 
 // Gram matrix G = sum_p y_p y_p^H of the calibration blocks y_p (entries
 // (coil, offset d): x_c[p + d]). Its top eigenvectors span the blocks.
+// Where a kernel-sized block fits in the calibration region: its rows.
+ImageGrid block_positions(const Calibration& cal, const Kernel& k) {
+  const ImageGrid& c = cal.size;
+  return {c.nx - k.size.nx + 1, c.ny - k.size.ny + 1, c.nz - k.size.nz + 1};
+}
+
 CMatrix block_gram(const Calibration& cal, const Kernel& k) {
   const ImageGrid& c = cal.size;
-  const ImageGrid pos{c.nx - k.size.nx + 1, c.ny - k.size.ny + 1, c.nz - k.size.nz + 1};
+  const ImageGrid pos = block_positions(cal, k);
   const int n = k.columns(), kv = int(k.size.voxels());
   const std::size_t rows = pos.voxels();
   std::vector<cdouble> y(rows * n);  // row p = y_p
@@ -110,11 +116,10 @@ Kernel espirit_kernel(const Calibration& cal, const ImageGrid& grid, int width) 
 // 12 kept 38 of 49, 19.0 dB like the default 24, 54 of 361. 3D, 16^3: 10 kept
 // 110 of 125, 8.7 dB; 12 kept 214 of 343, 21.5 dB). So at most 80% of them.
 void check_subspace(const Calibration& cal, const Kernel& k, int kept) {
-  const ImageGrid& c = cal.size;
-  const std::size_t blocks = std::size_t(c.nx - k.size.nx + 1) * (c.ny - k.size.ny + 1) * (c.nz - k.size.nz + 1);
+  const std::size_t blocks = block_positions(cal, k).voxels();
   spdlog::debug("ESPIRiT: {} of {} calibration blocks' directions kept ({} columns)", kept, blocks, k.columns());
   if (double(kept) > kMaxKeptShare * double(blocks))
-    throw InputError("coil maps", "ESPIRiT calibration region (--calibration)", std::to_string(c.nx),
+    throw InputError("coil maps", "ESPIRiT calibration region (--calibration)", std::to_string(cal.size.nx),
                      "too small for its kernel of width " + std::to_string(k.size.nx) + ": " +
                          std::to_string(kept) + " of its " + std::to_string(blocks) +
                          " blocks are signal (at most 80% may be), so the maps are not determined; use a larger "
