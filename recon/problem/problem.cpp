@@ -232,7 +232,9 @@ void check_scans(const std::vector<const Scan*>& coils, const ReconOptions& opt,
   if (m != "none" && !a.field.hz.empty()) check_field(a.field, a.grid, a.traj.size(), "field map");
   if (opt.segments > 0 && field_report(a, opt).method != "segmented")
     throw OptionError("segments", std::to_string(opt.segments), "needs field_comp segmented");
-  if (opt.maps == "given" && opt.given_maps) check_given_maps(*opt.given_maps);
+  // Once, with the coils' comparison: reconstruct_coils checks again without
+  // it after the host work (the maps are C x voxels values to read).
+  if (compare_coils && opt.maps == "given" && opt.given_maps) check_given_maps(*opt.given_maps);
   if (opt.maps == "given" && coils.size() > 1 && opt.given_maps->size() != coils.size())
     throw OptionError("maps", "given (" + std::to_string(opt.given_maps->size()) + " maps)",
                       "must number the coils, " + std::to_string(coils.size()));
