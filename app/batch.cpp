@@ -233,8 +233,9 @@ BatchResult run_batch(const BatchOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   if (!server) check_batch_device(o);
   spdlog::debug("batch: device checked in {:.3f} s", seconds_since(t0));
+  const bool made_out = !std::filesystem::exists(o.out);
   make_output_dir(o.out);
-  BatchLock lock(o.out, list.shard ? &*list.shard : nullptr);
+  BatchLock lock(o.out, list.shard ? &*list.shard : nullptr, made_out);
   const std::string fp = options_fingerprint(o.solver, o.device);
   std::optional<TempDir> private_cache;
   if (o.solver.no_cache) private_cache.emplace("q");

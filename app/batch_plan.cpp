@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -312,7 +313,8 @@ int lock_file(const std::string& path, int how) {
 
 }  // namespace
 
-BatchLock::BatchLock(const std::string& dir, const Shard* shard) {
+BatchLock::BatchLock(const std::string& dir, const Shard* shard, bool made_dir)
+    : dir_(dir), made_dir_(made_dir && !shard) {
   auto taken = [&](const std::string& by) {
     return InputError("batch --out " + dir + ": " + by +
                       " is writing into this directory; wait for it to end or choose another --out");
@@ -330,7 +332,20 @@ BatchLock::BatchLock(const std::string& dir, const Shard* shard) {
   }
 }
 
+// DIR holds nothing but the lock: unlinked while still held (no other batch
+// can be inside), then the empty directory removed.
+void BatchLock::remove_if_untouched() const {
+  std::error_code ec;
+  const std::string lock = dir_ + "/.fhdrecon-batch.lock";
+  for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec))
+    if (e.path().filename() != ".fhdrecon-batch.lock") return;
+  if (ec) return;
+  fs::remove(lock, ec);
+  if (!ec) fs::remove(dir_, ec);
+}
+
 BatchLock::~BatchLock() {
+  if (made_dir_ && fd_ >= 0 && std::uncaught_exceptions() > 0) remove_if_untouched();
   if (shard_fd_ >= 0) ::close(shard_fd_);
   if (fd_ >= 0) ::close(fd_);
 }

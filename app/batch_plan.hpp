@@ -75,15 +75,20 @@ std::string list_hash(const std::vector<std::string>& sorted_files);
 // exclusively, so the tasks of one array run side by side but no task twice.
 // flock locks, held until this object or the process goes (a killed batch
 // leaves none); close-on-exec, so no child holds them. Throws InputError
-// naming DIR when it is taken.
+// naming DIR when it is taken. `made_dir`: this run made DIR; if the batch
+// then fails before writing anything there (a server's refusal), DIR and its
+// lock file go again, so a refused batch leaves no directory behind.
 class BatchLock {
  public:
-  BatchLock(const std::string& dir, const Shard* shard);
+  BatchLock(const std::string& dir, const Shard* shard, bool made_dir = false);
   ~BatchLock();
   BatchLock(const BatchLock&) = delete;
   BatchLock& operator=(const BatchLock&) = delete;
 
  private:
+  void remove_if_untouched() const;
+  std::string dir_;
+  bool made_dir_ = false;
   int fd_ = -1, shard_fd_ = -1;
 };
 
