@@ -218,7 +218,13 @@ int fhd_nufft_makeplan(int type, int dim, const int64_t* n_modes, int isign, int
     if (device >= 0) {
       if (!fhd_nufft_has_cuda())
         fail(FHD_NUFFT_ERR_NO_GPU, "device = " + std::to_string(device) + ": this fhdrecon was built without CUDA");
-      fhd::capi::gpu_check_device(device);
+      try {  // no driver, no GPU or no such id: the header's "no such GPU", for a caller falling back to the CPU
+        fhd::capi::gpu_check_device(device);
+      } catch (const Failure&) {
+        throw;
+      } catch (const std::exception& e) {
+        fail(FHD_NUFFT_ERR_NO_GPU, e.what());
+      }
       p->gpu = fhd::capi::gpu_make(device, p->modes, p->tol, p->sigma, o.stream);
     } else {
       (void)fhd::nufft::kernel_for(p->tol, p->sigma);  // the tolerance and factor are usable

@@ -74,5 +74,11 @@ int main(void) {
   int refused = fhd_nufft_makeplan(1, 2, bad, 1, 1, 1e-6, FHD_NUFFT_CPU, &plan, NULL);
   printf("consumer_c: type 1 rel. error %.2e, type 2 %.2e, n_modes[1] = 0 gives %d (%s)\n", e1, e2, refused,
          fhd_nufft_last_error());
-  return (ier == 0 && e1 < 1e-5 && e2 < 1e-5 && refused == FHD_NUFFT_ERR_ARGUMENT) ? 0 : 1;
+  /* No GPU 1000 on any host (and none at all without a driver or CUDA): the
+     header's "no such GPU", on which a caller falls back to the CPU. */
+  int no_gpu = fhd_nufft_makeplan(1, 2, n, 1, 1, 1e-6, 1000, &plan, NULL);
+  printf("consumer_c: device 1000 gives %d (%s)\n", no_gpu, fhd_nufft_last_error());
+  return (ier == 0 && e1 < 1e-5 && e2 < 1e-5 && refused == FHD_NUFFT_ERR_ARGUMENT && no_gpu == FHD_NUFFT_ERR_NO_GPU)
+             ? 0
+             : 1;
 }
