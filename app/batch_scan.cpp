@@ -71,8 +71,8 @@ ScanResult reconstruct_batch_scan(WarmState& warm, ReadScan& scan, const ScanJob
   out.result = reconstruct_for_batch(warm, scan.coils, scan.options, std::move(scan.host));
   out.coils = static_cast<int>(scan.coils.size());
   const ReconOptions& ro = scan.options;
-  RunInfo info{command_line(), warm.devices().name(), scan.source->description, to_string(ro.fhd.trig),
-               ro.fhd.kernel, ro.iters, fixed_lambda(ro)};
+  RunInfo info{command_line(), warm.devices().name(), scan.source->description, &ro, scan.coils[0]->traj.size(),
+               scan.coils.size()};
   out.report = results_json(out.result, info);
   out.report["batch"] = {
       {"input", job.file}, {"options_fingerprint", job.fingerprint}, {"coils", out.coils}, {"run_id", job.run_id}};

@@ -35,7 +35,7 @@ nlohmann::json run_end_to_end(int matrix, std::size_t samples, TrigMode trig, co
   OutputOptions oo;
   oo.dir = (std::filesystem::temp_directory_path() / "fhdrecon-bench-e2e").string();
   t0 = std::chrono::steady_clock::now();
-  RunInfo info{command_line(), devs.name(), src.description, sol.trig, "", ro.iters, fixed_lambda(ro)};
+  RunInfo info{command_line(), devs.name(), src.description, &ro, src.scan.traj.size(), 1};
   write_outputs(plan_outputs(oo), res, results_json(res, info));
   res.stages.push_back(StageTime{"I/O (write outputs)", seconds_since(t0), oo.dir});
   std::fputs(("\nend to end:\n" + results_table(res, info)).c_str(), stdout);

@@ -107,8 +107,7 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
   ReconResult res = reconstruct_coils(devs.main(), coils, ro, std::move(host), devs.others());
   const std::string device_name = devs.name();
   std::future<void> released = release_devices(std::move(devs), dev);  // while the outputs are written
-  RunInfo info{command_line, device_name, src.description, to_string(ro.fhd.trig), ro.fhd.kernel, ro.iters,
-               fixed_lambda(ro)};
+  RunInfo info{command_line, device_name, src.description, &ro, coils[0]->traj.size(), coils.size()};
   std::fputs(results_table(res, info).c_str(), stdout);
   std::fflush(stdout);
   write_outputs(plan, res, results_json(res, info), src.scan.geometry);

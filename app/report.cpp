@@ -17,13 +17,45 @@ const StageTime* slowest(const std::vector<StageTime>& stages) {
   return it == stages.end() ? nullptr : &*it;
 }
 
+std::string fhd_method(const ReconOptions& o) {
+  return o.fhd.method == FhdMethod::Nufft ? "nufft" : "exact";
+}
+
+// How FhD is computed, for the table's device line: the exact gather's trig,
+// or the NUFFT's tolerance (a NUFFT run has no trig to name).
+std::string fhd_line(const ReconOptions& o) {
+  if (o.fhd.method == FhdMethod::Nufft) return fmt::format("fhd nufft (tol {:g})", o.fhd.nufft_tol);
+  return std::string("trig ") + to_string(o.fhd.trig);
+}
+
+// The options that shaped the result, by the CLI's names (docs/usage.md):
+// those of the FhD method used only, and the coils' only with several coils.
+nlohmann::json options_json(const ReconOptions& o, const ReconResult& r, std::size_t coils) {
+  nlohmann::json j = {{"fhd", fhd_method(o)}, {"reg", o.reg}, {"iters", o.iters}, {"tol", o.tol},
+                      {"precondition", o.precondition}, {"field_comp", r.field.method},
+                      {"lambda", r.lambda_rel}, {"lambda_absolute", r.lambda_abs}, {"lambda_rule", r.lambda_rule}};
+  if (o.fhd.method == FhdMethod::Nufft) {
+    j["nufft_tol"] = o.fhd.nufft_tol;
+  } else {
+    j["trig"] = to_string(o.fhd.trig);
+    j["kernel"] = o.fhd.kernel;
+  }
+  if (o.gridding) j["dcf"] = o.dcf;
+  if (coils > 1) {
+    j["coil_combine"] = o.coil_combine;
+    if (uses_sense(coils, o)) j["maps"] = o.maps;
+  }
+  return j;
+}
+
 }  // namespace
 
 std::string results_table(const ReconResult& r, const RunInfo& info) {
   std::string out;
   const bool automatic = r.lambda_rule.rfind("auto", 0) == 0;
-  out += fmt::format("{}\ndevice: {} | trig {} | CG {} iterations (lambda {}{:g}, absolute {:.4g})\n", info.source,
-                     info.device, info.trig, r.cg.iters, automatic ? "auto: " : "", r.lambda_rel, r.lambda_abs);
+  out += fmt::format("{}\ndevice: {} | {} | CG {} iterations (lambda {}{:g}, absolute {:.4g})\n", info.source,
+                     info.device, info.options ? fhd_line(*info.options) : "", r.cg.iters, automatic ? "auto: " : "",
+                     r.lambda_rel, r.lambda_abs);
   if (automatic) out += fmt::format("lambda {}\n", r.lambda_rule);
   if (r.field.has_map || r.field.method != "none")
     out += fmt::format("field: {}{} | map {:.1f} to {:.1f} Hz over {:.1f} ms\n", r.field.method,
@@ -56,8 +88,8 @@ nlohmann::json results_json(const ReconResult& r, const RunInfo& info) {
   j["device"] = info.device;
   j["source"] = info.source;
   j["grid"] = {r.grid.nx, r.grid.ny, r.grid.nz};
-  j["options"] = {{"trig", info.trig}, {"kernel", info.kernel}, {"iters", info.iters}, {"lambda", r.lambda_rel},
-                  {"lambda_absolute", r.lambda_abs}, {"lambda_rule", r.lambda_rule}};
+  j["scan"] = {{"samples", info.samples}, {"coils", info.coils}};
+  j["options"] = info.options ? options_json(*info.options, r, info.coils) : json::object();
   j["methods"] = json::array();
   for (const MethodResult& m : r.methods) {
     json row = {{"name", m.name}, {"seconds", m.seconds}};

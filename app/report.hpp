@@ -11,9 +11,8 @@ struct RunInfo {
   std::string command;      // the command line as given
   std::string device;       // backend name
   std::string source;       // one-line description of the data
-  std::string trig, kernel;
-  int iters = 0;
-  double lambda = 0;
+  const ReconOptions* options = nullptr;  // what shaped the result (report.json "options")
+  std::size_t samples = 0, coils = 0;     // the scan's samples per coil and its coils
 };
 
 // One table: method, PSNR, NRMSE, time; then the time of each stage and

@@ -166,3 +166,23 @@ TEST_CASE("--reg tv: its noise rule by default and with auto, a given number win
   CHECK(o["lambda_rule"] == "fixed");
   CHECK(o["lambda"].get<double>() == 0.2);
 }
+
+TEST_CASE("report.json names the options that shaped the result and the scan's counts", "[cli]") {
+  const fs::path d = fresh_dir("report-options");
+  Run r = fhdrecon("--phantom shepp2d --matrix 16 --spokes 20 --coils 3 --coil-combine rss --fhd nufft --reg tv "
+                   "--dcf pipe-menon --iters 2 --no-cache --quiet --no-images --out " + d.string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  std::ifstream f(d / "report.json");
+  const nlohmann::json j = nlohmann::json::parse(f), o = j["options"];
+  CHECK(o["fhd"] == "nufft");
+  CHECK(o["nufft_tol"].get<double>() == 1e-6);
+  CHECK_FALSE(o.contains("trig"));  // the exact gather's option: a NUFFT run has none
+  CHECK(o["reg"] == "tv");
+  CHECK(o["coil_combine"] == "rss");
+  CHECK_FALSE(o.contains("maps"));  // rss uses no maps
+  CHECK(o["dcf"] == "pipe-menon");
+  CHECK(j["scan"]["coils"] == 3);
+  CHECK(j["scan"]["samples"].get<std::size_t>() > 0);
+  CHECK(r.out.find("fhd nufft (tol 1e-06)") != std::string::npos);  // the table's device line, not a trig
+}
