@@ -64,6 +64,14 @@ void choose_l2_lambda(Plan& plan, const Problem& p, const ReconOptions& opt, Rec
     res.lambda_rule = "auto: no noise estimate (no noise samples, no oversampled readouts), fixed";
     return;
   }
+  // The risk estimate models A^H y of one coil's Toeplitz problem. SENSE's
+  // E^H y and a field model's A^H y carry energy where T's spectrum is small,
+  // which it took for signal: it fell to its floor, 2-5 dB below the fixed
+  // value (docs/accuracy.md, "lambda auto").
+  if (!p.preconditionable || res.field.method != "none") {
+    res.lambda_rule = "auto: the risk estimate models one coil without field compensation, fixed";
+    return;
+  }
   StageRunner stages(opt.observer, res.stages, &clock);
   stages.run("lambda (auto)", [&] {
     res.lambda_abs = sure_lambda(plan.circulant_spectrum(), plan.device().download(*p.rhs), plan.grid(),

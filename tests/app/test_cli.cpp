@@ -167,6 +167,40 @@ TEST_CASE("--reg tv: its noise rule by default and with auto, a given number win
   CHECK(o["lambda"].get<double>() == 0.2);
 }
 
+TEST_CASE("--lambda auto: the risk estimate only where it models the problem, else the fixed value", "[cli]") {
+  const std::string base = "--phantom shepp2d --matrix 16 --spokes 100 --iters 3 --no-cache --quiet --no-gridding "
+                           "--no-images --lambda auto";
+  auto rule = [](const fs::path& d) {
+    std::ifstream f(d / "report.json");
+    return nlohmann::json::parse(f)["options"];
+  };
+  // SENSE's E^H y and a field model's A^H y took it to its floor, 2-5 dB below the fixed value.
+  for (const char* model : {" --coils 4 --noise 1", " --noise 0.5 --off-resonance 100"}) {
+    const fs::path d = fresh_dir(std::string("auto-") + (model[3] == 'c' ? "sense" : "field"));
+    Run r = fhdrecon(base + model + " --out " + d.string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    const nlohmann::json o = rule(d);
+    CHECK(o["lambda_rule"] == "auto: the risk estimate models one coil without field compensation, fixed");
+    CHECK(o["lambda"].get<double>() == 0.03);
+  }
+  const fs::path d = fresh_dir("auto-plain");
+  Run r = fhdrecon(base + " --noise 0.5 --out " + d.string());
+  REQUIRE(r.code == 0);
+  CHECK(rule(d)["lambda_rule"].get<std::string>().rfind("auto: risk estimate", 0) == 0);
+}
+
+TEST_CASE("sparse priors: the table names ADMM's iterations and the CG steps that start it", "[cli]") {
+  const fs::path d = fresh_dir("admm-words");
+  Run r = fhdrecon("--phantom shepp2d --matrix 16 --spokes 24 --iters 3 --reg tv --no-cache --quiet --no-gridding "
+                   "--no-images --out " + d.string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("ADMM 3 iterations after 10 CG steps") != std::string::npos);
+  std::ifstream f(d / "report.json");
+  CHECK(nlohmann::json::parse(f)["cg"]["starts_admm"] == true);
+}
+
 TEST_CASE("report.json names the options that shaped the result and the scan's counts", "[cli]") {
   const fs::path d = fresh_dir("report-options");
   Run r = fhdrecon("--phantom shepp2d --matrix 16 --spokes 20 --coils 3 --coil-combine rss --fhd nufft --reg tv "
