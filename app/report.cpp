@@ -48,13 +48,25 @@ nlohmann::json options_json(const ReconOptions& o, const ReconResult& r, std::si
   return j;
 }
 
+bool sparse_prior(const RunInfo& info) { return info.options && info.options->reg != "l2"; }
+
+// The solver's words for the device line: CG's iterations, or with a sparse
+// prior ADMM's after the CG steps that start it (r.cg is then those steps).
+std::string solver_words(const ReconResult& r, const RunInfo& info) {
+  if (!sparse_prior(info)) return fmt::format("CG {} iterations", r.cg.iters);
+  int admm = 0;
+  for (const MethodResult& m : r.methods)
+    if (m.name == "iterative") admm = m.iters;
+  return fmt::format("ADMM {} iterations after {} CG steps", admm, r.cg.iters);
+}
+
 }  // namespace
 
 std::string results_table(const ReconResult& r, const RunInfo& info) {
   std::string out;
   const bool automatic = r.lambda_rule.rfind("auto", 0) == 0;
-  out += fmt::format("{}\ndevice: {} | {} | CG {} iterations (lambda {}{:g}, absolute {:.4g})\n", info.source,
-                     info.device, info.options ? fhd_line(*info.options) : "", r.cg.iters, automatic ? "auto: " : "",
+  out += fmt::format("{}\ndevice: {} | {} | {} (lambda {}{:g}, absolute {:.4g})\n", info.source, info.device,
+                     info.options ? fhd_line(*info.options) : "", solver_words(r, info), automatic ? "auto: " : "",
                      r.lambda_rel, r.lambda_abs);
   if (automatic) out += fmt::format("lambda {}\n", r.lambda_rule);
   if (r.field.has_map || r.field.method != "none")
@@ -105,7 +117,8 @@ nlohmann::json results_json(const ReconResult& r, const RunInfo& info) {
   }
   j["stages"] = json::array();
   for (const StageTime& s : r.stages) j["stages"].push_back({{"name", s.name}, {"seconds", s.seconds}, {"note", s.note}});
-  j["cg"] = {{"iterations", r.cg.iters}, {"converged", r.cg.converged}, {"relative_residuals", r.cg.residuals}};
+  j["cg"] = {{"iterations", r.cg.iters}, {"converged", r.cg.converged}, {"relative_residuals", r.cg.residuals},
+             {"starts_admm", sparse_prior(info)}};
   // Against the phantom, [0] the zero start: shows semi-convergence (null without a phantom).
   j["cg"]["psnr_db"] = r.cg_psnr.empty() ? json(nullptr) : json(r.cg_psnr);
   j["q_cached"] = r.q_cached;
