@@ -50,6 +50,12 @@ CMatrix noise_covariance(const CoilData& noise) {
     if (noise[c].size() != m)
       throw InputError("noise", "coil " + std::to_string(c) + " samples", std::to_string(noise[c].size()),
                        "every coil needs the same count (" + std::to_string(m) + ")");
+  // Fewer samples than coils make a covariance of rank < coils: singular
+  // whatever the channels, so say that rather than blame a channel.
+  if (m < std::size_t(nc))
+    throw InputError("noise", "samples per coil", std::to_string(m),
+                     "fewer than the " + std::to_string(nc) +
+                         " coils: their covariance is singular; record at least as many (--noise-samples)");
   CMatrix psi = row_gram(noise);
   for (cdouble& v : psi.v) v /= double(m);
   return psi;

@@ -186,6 +186,17 @@ TEST_CASE("prewhiten on scans: data and noise mixed alike, bad noise refused", "
   for (auto& v : dead[1].noise) v = 0;  // a dead channel: covariance singular
   CHECK_THROWS_AS(prewhiten(dead), InputError);
   CHECK(dead[0].data == before[0].data);  // refused before touching anything
+  // Fewer noise samples than coils: singular whatever the channels; the cause is named.
+  std::vector<Scan> few = before;
+  for (Scan& s : few) s.noise.resize(3);
+  try {
+    prewhiten(few);
+    FAIL("3 noise samples for 4 coils were taken");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "noise: samples per coil = 3: fewer than the 4 coils: their covariance is singular; record at least as "
+          "many (--noise-samples)");
+  }
 }
 
 TEST_CASE("whitening_matrix refuses a covariance that is not square, finite, Hermitian or positive definite",
