@@ -48,6 +48,19 @@ TEST_CASE("field cli: bad values and combinations are one line", "[cli][field]")
   require_one_line(run_cli(small + "--field-map /nonexistent/map.h5"), "map.h5");
 }
 
+TEST_CASE("field cli: segments far off their accuracy target are warned of", "[cli][field]") {
+  // 1 segment at 150 Hz over 20 ms: 5.4 dB against 14.3 uncompensated, said only in report.json.
+  const std::filesystem::path out = fhd::test::fresh_temp_dir("field", "segments-warned");
+  const std::string run = "--quiet --phantom shepp2d --matrix 16 --traj spiral2d --off-resonance 150 --readout-ms 20 "
+                          "--iters 2 --no-cache --no-gridding --no-images --out " + out.string() + " --segments ";
+  const fhd::test::CliRun one = run_cli(run + "1"), rule = run_cli(run.substr(0, run.size() - 11));
+  INFO(one.out << "\n" << rule.out);
+  REQUIRE(one.code == 0);
+  CHECK(one.out.find("warning: --segments 1: the interpolators err by") != std::string::npos);
+  REQUIRE(rule.code == 0);
+  CHECK(rule.out.find("warning") == std::string::npos);  // the rule's count meets the target
+}
+
 TEST_CASE("field cli: several coils and TV run with a field map (refused before the operator layer)", "[cli][field]") {
   const std::filesystem::path out = fhd::test::fresh_temp_dir("field", "combinations");
   const std::string small = "--phantom shepp2d --matrix 16 --traj spiral2d --iters 3 --no-cache --no-gridding "
