@@ -9,14 +9,32 @@
 #include "core/error.hpp"
 
 namespace fhd::app {
+namespace {
+
+// s read by strtod into x. `number`: s is one number (else the option's own
+// type check speaks). Returns why a number is refused: hexadecimal ("0x10"
+// was taken as 16) or too small for a double ("1e-400" was taken as 0; a
+// subnormal such as 1e-310 is the tiny number it is; too large is not finite).
+std::string read_number(const std::string& s, double& x, bool& number) {
+  char* end = nullptr;
+  errno = 0;
+  x = std::strtod(s.c_str(), &end);
+  number = end != s.c_str() && *end == '\0';
+  if (!number) return "";
+  if (s.find_first_of("xX") != std::string::npos) return "must be a decimal number, not " + s;
+  if (errno == ERANGE && x == 0) return "is too small for a double (it would be read as 0): " + s;
+  return "";
+}
+
+}  // namespace
 
 const CLI::Validator& finite_number() {
   static const CLI::Validator v(
       [](std::string& s) -> std::string {
         if (s.empty()) return "must be a number, not empty";  // CLI11 read "" as the default, silently
-        char* end = nullptr;
-        const double x = std::strtod(s.c_str(), &end);
-        if (end == s.c_str() || *end != '\0') return "";  // not a number: the option's own type check says so
+        double x = 0;
+        bool number = false;
+        if (std::string bad = read_number(s, x, number); !bad.empty() || !number) return bad;
         return std::isfinite(x) ? "" : "must be a finite number, not " + s;
       },
       "FINITE");
@@ -28,9 +46,9 @@ CLI::Validator number_in(double lo, double hi) {
   std::snprintf(range, sizeof range, "[%g, %g]", lo, hi);
   return CLI::Validator(
       [lo, hi, r = std::string(range)](std::string& s) -> std::string {
-        char* end = nullptr;
-        const double x = std::strtod(s.c_str(), &end);
-        if (end == s.c_str() || *end != '\0') return "";  // not a number: the option's own type check says so
+        double x = 0;
+        bool number = false;
+        if (std::string bad = read_number(s, x, number); !bad.empty() || !number) return bad;
         return x >= lo && x <= hi ? "" : "must be in " + r + ", not " + s;
       },
       "NUMBER in " + std::string(range));
@@ -40,9 +58,10 @@ const CLI::Validator& lambda_value() {
   static const CLI::Validator v(
       [](std::string& s) -> std::string {
         if (s == "auto") return "";
-        char* end = nullptr;
-        const double x = std::strtod(s.c_str(), &end);
-        if (end == s.c_str() || *end != '\0') return "must be auto or a number, not " + s;
+        double x = 0;
+        bool number = false;
+        if (std::string bad = read_number(s, x, number); !bad.empty()) return bad;
+        if (!number) return "must be auto or a number, not " + s;
         if (!std::isfinite(x)) return "must be a finite number, not " + s;
         return x >= 0 && x <= 1e6 ? "" : "must be auto or a number in [0, 1e6], not " + s;
       },
@@ -85,9 +104,15 @@ HostWork host_work_for(const std::string& source, const std::vector<const Scan*>
   try {
     return prepare_host_work(coils, ro, beside_gpu);
   } catch (const DcfError& e) {
+    // The weights serve the gridding baselines and SENSE's calibration: name
+    // the way out that this run has (--no-gridding does not help SENSE).
+    const bool sense = uses_sense(coils.size(), ro);
+    const std::string also = sense ? (ro.gridding ? " (SENSE's coil maps weigh their calibration by it too)"
+                                                  : " (SENSE's coil maps weigh their calibration by it)")
+                                   : " (or --no-gridding)";
     throw InputError(source, "--dcf", ro.dcf,
                      "radial weights for this " + e.kind() + " trajectory: " + e.problem() +
-                         "; use --dcf pipe-menon (or --no-gridding)");
+                         "; use --dcf pipe-menon" + also);
   }
 }
 

@@ -88,6 +88,12 @@ TEST_CASE("empty option values are refused by name", "[cli][hostile]") {
     CHECK(!fs::exists(fs::temp_directory_path() / "fhd-empty"));
   }
   one_line_error(run_cli(kTiny + " --save none,h5" + out), "none cannot go with other formats");
+  // strtod took "1e-400" as 0 and "0x10" as 16, silently.
+  one_line_error(run_cli(kTiny + " --lambda 1e-400" + out),
+                 "--lambda: is too small for a double (it would be read as 0): 1e-400");
+  one_line_error(run_cli(kTiny + " --lambda 0x10" + out), "--lambda: must be a decimal number, not 0x10");
+  one_line_error(run_cli(kTiny + " --noise 0x1p-3" + out), "--noise: must be a decimal number, not 0x1p-3");
+  one_line_error(run_cli(kTiny + " --maps-crop 1e-999" + out), "--maps-crop: is too small for a double");
   // bench-nufft: a bad value made every row "failed" and the command exit 0.
   for (const char* bad : {"--tols nan", "--tols 0", "--sigmas 0.5", "--samples 0", "--json ''"})
     one_line_error(run_cli(std::string("bench-nufft --device cpu --matrix 8 --samples 64 --reps 1 ") + bad),
@@ -206,6 +212,11 @@ TEST_CASE("radial weights a radial file's samples cannot take name the file and 
   }
   CHECK(run_cli("--input " + f + " --dcf pipe-menon --iters 2 --no-cache --quiet --save none --out " +
                 (d / "o").string()).code == 0);
+  // SENSE weighs its calibration too: --no-gridding, given already, is no way out.
+  const CliRun sense = run_cli("--phantom shepp2d --matrix 16 --iters 2 --traj spiral2d --coils 3 --no-gridding "
+                               "--dcf radial --no-cache --quiet --out " + (d / "o").string());
+  one_line_error(sense, "use --dcf pipe-menon (SENSE's coil maps weigh their calibration by it)");
+  CHECK(sense.out.find("--no-gridding") == std::string::npos);
   fs::remove_all(d);
 }
 
