@@ -100,7 +100,9 @@ Kernel espirit_kernel(const Calibration& cal, const ImageGrid& grid, int width) 
     if (width < 2 || width > calib || 2 * width - 1 > n)
       throw InputError("coil maps", std::string("ESPIRiT kernel (") + name + ")", std::to_string(width),
                        "must be in 2..calibration size " + std::to_string(calib) + " and fit the image (2w - 1 <= " +
-                           std::to_string(n) + ")");
+                           std::to_string(n) + "): ESPIRiT needs a matrix of at least " +
+                           std::to_string(2 * width - 1) + " and a calibration of at least " +
+                           std::to_string(width) + " per axis; use lowres maps below that");
     return width;
   };
   k.size = {axis(cal.size.nx, grid.nx, "x"), axis(cal.size.ny, grid.ny, "y"), axis(cal.size.nz, grid.nz, "z")};

@@ -270,6 +270,10 @@ TEST_CASE("ESPIRiT and the low-resolution method recover known smooth maps", "[r
   EspiritOptions big;
   big.kernel = 30;
   CHECK_THROWS_AS(maps_espirit(cal, k.grid, big), InputError);
+  // The line says what the matrix and calibration must reach (the CLI cannot set the kernel).
+  CHECK_THROWS_WITH(maps_espirit(cal, k.grid, big),
+                    Catch::Contains("ESPIRiT needs a matrix of at least 59 and a calibration of at least 30 per "
+                                    "axis; use lowres maps below that"));
 }
 
 // A calibration region barely wider than the kernel leaves no null space:
