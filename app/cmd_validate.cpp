@@ -58,7 +58,7 @@ void add_validate_command(CLI::App& app) {
          "regularization: auto or a number relative to Q(0) (default: the preset's)")
       ->check(lambda_value());
   sub->add_option("--tol", s.tol, "CG relative residual to stop at")->check(number_in(0.0, 1.0))->capture_default_str();
-  sub->add_option("--dcf", s.dcf, "density compensation for gridding: auto | radial | pipe-menon")
+  sub->add_option("--dcf", s.dcf, "density compensation of the gridding baselines and of SENSE's calibration: auto | radial | pipe-menon")
       ->check(CLI::IsMember({"auto", "radial", "pipe-menon"}))
       ->capture_default_str();
   sub->add_option("--cpu-matrix", c->config.cpu_matrix,

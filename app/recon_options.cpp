@@ -66,7 +66,7 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
   cmd.add_option("--admm-inner", o.admm_inner, "a sparse prior's CG steps per ADMM iteration")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  cmd.add_option("--dcf", o.dcf, "density compensation for gridding: auto | radial | pipe-menon")
+  cmd.add_option("--dcf", o.dcf, "density compensation of the gridding baselines and of SENSE's calibration: auto | radial | pipe-menon")
       ->check(CLI::IsMember({"auto", "radial", "pipe-menon"}))
       ->capture_default_str();
   cmd.add_option("--coil-combine", o.coil_combine,

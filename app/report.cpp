@@ -40,7 +40,7 @@ nlohmann::json options_json(const ReconOptions& o, const ReconResult& r, std::si
     j["trig"] = to_string(o.fhd.trig);
     j["kernel"] = o.fhd.kernel;
   }
-  if (o.gridding) j["dcf"] = o.dcf;
+  if (o.gridding || uses_sense(coils, o)) j["dcf"] = o.dcf;  // the baselines' weights, and SENSE's calibration's
   if (coils > 1) {
     j["coil_combine"] = o.coil_combine;
     if (uses_sense(coils, o)) j["maps"] = o.maps;
