@@ -174,16 +174,22 @@ class MRIfhdrecon(FourierOperatorSimple, _ToggleGradPlanMixin):
     @classmethod
     def pipe(cls, kspace_loc, volume_shape, max_iter=10, osf=2, normalize=True, **kwargs):
         """Density compensation weights by Pipe and Menon's fixed point
-        d <- d / |A A^H d|, with A fhdrecon's NUFFT onto round(osf N) modes
-        (fhdrecon has no spread-only mode, so the kernel is the modes' Dirichlet
-        kernel, one fine cell wide; below osf 2 it is too wide for the fixed
-        point to follow the sampling density, so osf is at least 2). normalize
-        as MRI-NUFFT's finufft backend: the mean of |A^H d A 1| is 1."""
+        d <- d / (K * d), K a positive kernel about one k-space cell wide:
+        K * d = A (g A^H d), A fhdrecon's NUFFT onto round(osf N) modes and g
+        a Gaussian over those modes, whose Fourier series K is a Gaussian of
+        0.7 cells' deviation (fhdrecon has no spread-only mode). Without g, K
+        was the modes' Dirichlet kernel, whose negative lobes sent the fixed
+        point away from the density: weights over 9 decades, and images worse
+        with more iterations (docs/python.md). osf is at least 2, so g is 6e-5
+        at the modes' edge and K has no ripple to speak of. normalize as
+        MRI-NUFFT's finufft backend: the mean of |A^H d A 1| is 1."""
         shape = tuple(max(2, int(round(max(osf, 2) * n))) for n in volume_shape)
         grid_op = cls(kspace_loc, shape, **kwargs)
+        g = _gaussian_window(shape, volume_shape, cells=0.7)
         d = np.ones(grid_op.n_samples, dtype=np.complex64)
         for _ in range(max_iter):
-            d = d / np.abs(_to_host(grid_op.op(grid_op.adj_op(d))).ravel())
+            image = _to_host(grid_op.adj_op(d)).reshape(shape) * g
+            d = d / np.abs(_to_host(grid_op.op(image.astype(np.complex64))).ravel())
         if normalize:
             test_op = cls(kspace_loc, volume_shape, **kwargs)
             ones = np.ones(volume_shape, dtype=np.complex64)
@@ -193,6 +199,19 @@ class MRIfhdrecon(FourierOperatorSimple, _ToggleGradPlanMixin):
     def _make_plan_grad(self, **kwargs):
         self.raw_op.grad_plan = self.raw_op._make(2, isign=1)
         self.raw_op._set_pts("grad", self._xp_array(np.ascontiguousarray(self.samples, dtype=np.float32)))
+
+
+def _gaussian_window(shape, volume_shape, cells):
+    """exp(-m^2 / 2 s^2) over the centred modes m of each axis of `shape`,
+    with s = n / (2 pi cells) for the axis's n voxels of the volume: its
+    Fourier series is a Gaussian of `cells` k-space cells' deviation."""
+    g = np.ones(shape, dtype=np.float32)
+    for axis, (m, n) in enumerate(zip(shape, volume_shape)):
+        s = n / (2 * np.pi * cells)
+        modes = np.arange(m) - m // 2
+        along = np.exp(-modes.astype(np.float64) ** 2 / (2 * s * s)).astype(np.float32)
+        g = g * along.reshape([-1 if a == axis else 1 for a in range(len(shape))])
+    return g
 
 
 def _to_host(a):

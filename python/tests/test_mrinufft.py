@@ -44,6 +44,34 @@ def test_density_and_batches():
     assert rel(ours.adj_op(ksp), ref.adj_op(ksp)) < 1e-5
 
 
+def test_pipe_density_follows_the_sampling_density():
+    """Pipe-Menon weights on variable-density points: the density-compensated
+    adjoint approaches the image as the fixed point iterates, at least as well
+    as MRI-NUFFT's finufft backend does. Its Dirichlet kernel, with negative
+    lobes, spread the weights over 9 decades and grew the error with the
+    iterations (0.36 -> 0.43 NRMSE from 5 to 20)."""
+    pytest.importorskip("finufft")
+    rng = np.random.default_rng(3)
+    n = 48
+    yy, xx = np.mgrid[-1:1:n * 1j, -1:1:n * 1j]
+    img = ((xx ** 2 / 0.7 + yy ** 2 / 0.9) < 0.8).astype(np.complex64)
+    samples = np.clip(rng.normal(0, 0.18, (8000, 2)), -0.5, 0.49).astype(np.float32)
+    ksp = mrinufft.get_operator("finufft")(samples, (n, n)).op(img)
+
+    def error(backend, iters):
+        op = mrinufft.get_operator(backend)(samples, (n, n), density={"name": "pipe", "max_iter": iters})
+        x = op.adj_op(ksp).ravel()
+        scale = np.vdot(x, img.ravel()) / np.vdot(x, x)
+        return rel(scale * x, img.ravel()), np.asarray(op.density)
+
+    e5, _ = error("fhdrecon", 5)
+    e20, w = error("fhdrecon", 20)
+    peer, _ = error("finufft", 20)
+    assert e20 <= e5
+    assert np.abs(w).max() / np.abs(w).min() < 1e3
+    assert e20 <= peer
+
+
 @pytest.mark.parametrize("sense", [False, True])
 def test_gpu_operator_matches_the_cpu_one(lib, sense):
     """On a GPU (CuPy or PyTorch arrays in and out) the backend gives its CPU
