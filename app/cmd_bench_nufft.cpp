@@ -37,6 +37,18 @@ struct BenchNufftArgs {
   std::string json, points_out;
 };
 
+// 1 .. 2^30, a trajectory's bound: above it the count wrapped into the
+// trajectory's spokes ("spokes = -1").
+const CLI::Validator& sample_count() {
+  static const CLI::Validator v(
+      [](std::string& s) -> std::string {
+        if (number_in(1, 1073741824.0)(s).empty()) return "";
+        return "must be in 1 .. 2^30 (1073741824), not " + s;
+      },
+      "1..2^30");
+  return v;
+}
+
 // auto: the GPU where one is usable, else the CPU (and why, on stderr).
 bool use_gpu(const std::string& device, bool quiet) {
   if (device == "cpu") return false;
@@ -67,6 +79,8 @@ void run(const BenchNufftArgs& a) {
   const bool gpu = use_gpu(a.device, quiet);
   if (!gpu && a.spread != "auto")
     throw InputError("bench-nufft", "--spread", a.spread, "is for --device gpu only");
+  if (!gpu && a.sweep)  // it was ignored, silently
+    throw InputError("bench-nufft: --sweep: times the GPU's spreading variants; it is for --device gpu only");
   if (gpu && !a.points_out.empty())
     throw InputError("bench-nufft", "--points-out", a.points_out, "is for --device cpu only");
   if (!a.points_out.empty()) make_parent_dir(a.points_out);
@@ -90,8 +104,8 @@ void add_bench_nufft_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
       ->capture_default_str();
   cmd->add_option("--matrix", a->matrix, "N: N^3 modes")->check(CLI::Range(8, 512))->capture_default_str();
-  cmd->add_option("--samples", a->samples, "uniform random points")
-      ->check(number_in(1, 4294967295.0))  // CLI::PositiveNumber printed DBL_MAX's 309 digits
+  cmd->add_option("--samples", a->samples, "uniform random points (1 .. 2^30)")
+      ->check(sample_count())  // CLI::PositiveNumber printed DBL_MAX's 309 digits
       ->capture_default_str();
   cmd->add_option("--points", a->points, "uniform | radial (3D radial, --spokes x --readout)")
       ->check(CLI::IsMember({"uniform", "radial"}))

@@ -90,6 +90,7 @@ class CpuBench {
       : o_(o), progress_(progress), grid_{o.matrix, o.matrix, o.matrix}, traj_(make_points(o)) {
     const int n = std::max(1, o.transforms);
     c_ = random_values(traj_.size() * n, o.seed + 10);
+    c2_.assign(c_.size(), cfloat(0, 0));
     f_ = random_values(grid_.voxels() * n, o.seed + 20);
     w_.assign(traj_.size(), 1.0f);
     wc_.assign(w_.begin(), w_.end());
@@ -125,7 +126,7 @@ class CpuBench {
   void execute(nufft::CpuPlan& plan, Op op, int n, int first) {
     const std::size_t m = traj_.size(), v = plan.modes().voxels();
     if (op == Op::Type2) {
-      plan.type2(f_.data() + first * grid_.voxels(), c_.data() + first * m, n);
+      plan.type2(f_.data() + first * grid_.voxels(), c2_.data() + first * m, n);
       return;
     }
     if (op == Op::Q) {
@@ -196,7 +197,7 @@ class CpuBench {
     if (op == Op::Type2) {
       const auto at = random_indices(traj_.size(), o_.check, o_.seed + 30);
       const std::vector<cfloat> f(f_.begin(), f_.begin() + grid_.voxels());
-      return rel(forward_reference(traj_, f, grid_, at), c_.data(), at);
+      return rel(forward_reference(traj_, f, grid_, at), c2_.data(), at);
     }
     const auto at = random_indices(modes.voxels(), o_.check, o_.seed + 40);
     if (op == Op::Q) return rel(q_reference(traj_, w_, grid_, at), out_.data(), at);
@@ -208,7 +209,9 @@ class CpuBench {
   std::function<void(const NufftBenchRow&)> progress_;
   ImageGrid grid_;
   Trajectory traj_;
-  std::vector<cfloat> c_, f_, out_, wc_;
+  // c_: type 1's strengths, fixed; c2_: type 2's output (written into c_, it
+  // made every later type 1 row transform type 2's last output).
+  std::vector<cfloat> c_, c2_, f_, out_, wc_;
   std::vector<float> w_;
 };
 

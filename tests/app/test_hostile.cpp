@@ -100,6 +100,15 @@ TEST_CASE("empty option values are refused by name", "[cli][hostile]") {
                    std::string(bad).substr(0, std::string(bad).find(' ')));
 }
 
+// --samples past 2^30 wrapped into "trajectory spokes = -1"; --sweep on the CPU
+// was ignored while --spread was refused (hunt19 findings 5 and 11).
+TEST_CASE("bench-nufft: --samples past 2^30 and --sweep on the CPU are refused by name", "[cli][hostile]") {
+  const std::string base = "bench-nufft --device cpu --matrix 8 --reps 1 ";
+  for (const char* n : {"1073741825", "3000000000", "4294967295"})
+    one_line_error(run_cli(base + "--samples " + n), std::string("--samples: must be in 1 .. 2^30 (1073741824), not ") + n);
+  one_line_error(run_cli(base + "--samples 64 --sweep"), "bench-nufft: --sweep:");
+}
+
 TEST_CASE("a stack trajectory with a 2D phantom is refused, not run as a 2D one", "[cli][hostile]") {
   for (const char* kind : {"stack-of-stars", "stack-of-spirals"})
     one_line_error(run_cli(std::string("--phantom shepp2d --matrix 16 --traj ") + kind), "a 2D phantom has one slice");
