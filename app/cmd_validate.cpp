@@ -25,6 +25,17 @@ struct ValidateCommand {
 void run(ValidateCommand& c, CLI::App& sub) {
   apply_preset(c.config, [&sub](const std::string& name) { return sub.count(name) > 0; });
   c.config.gpu = !c.no_gpu;
+  // One coil, refused before any work: each row reconstructed coil 0 alone and
+  // scored it against the bare phantom, under "N coils". A multi-coil --input
+  // is refused once read (run_validate).
+  const SourceOptions& src = c.config.source;
+  const std::string one = "validate checks one coil's reconstruction; use fhdrecon ";
+  if (src.coils > 1)
+    throw InputError("validate", "--coils", std::to_string(src.coils),
+                     one + "--coils " + std::to_string(src.coils) + " for SENSE");
+  if (src.virtual_coils > 0)
+    throw InputError("validate", "--virtual-coils", std::to_string(src.virtual_coils),
+                     one + "--virtual-coils " + std::to_string(src.virtual_coils) + " for SENSE on compressed coils");
   std::string json = c.json.empty() ? c.out_dir + "/validate.json" : c.json;
   std::string md = c.markdown.empty() ? c.out_dir + "/validate.md" : c.markdown;
   // Fail on an unusable destination before minutes of work.

@@ -88,7 +88,8 @@ const CLI::Validator& non_empty_path() {
   return v;
 }
 
-void check_dcf_option(const std::string& dcf, bool gridding, const Scan& scan, const std::string& source) {
+void check_dcf_option(const std::string& dcf, bool gridding, const Scan& scan, const std::string& source,
+                      bool skip_gridding) {
   if (!gridding || dcf != "radial" || !scan.dcf.empty()) return;
   auto it = scan.provenance.find("trajectory");
   const std::string kind = it == scan.provenance.end() ? "" : it->second;
@@ -96,7 +97,7 @@ void check_dcf_option(const std::string& dcf, bool gridding, const Scan& scan, c
   throw InputError(source, "--dcf", "radial",
                    "radial weights need a radial3d, radial2d or stack-of-stars trajectory; this one is " +
                        (kind.empty() ? std::string("of unknown kind (imported)") : kind) +
-                       ": use --dcf pipe-menon or auto (or --no-gridding)");
+                       ": use --dcf pipe-menon or auto" + (skip_gridding ? " (or --no-gridding)" : ""));
 }
 
 HostWork host_work_for(const std::string& source, const std::vector<const Scan*>& coils, const ReconOptions& ro,

@@ -33,7 +33,9 @@ const CLI::Validator& non_empty_path();
 // radial, or unknown (an imported file), is refused naming the option, the
 // value and the source, before FhD and Q are computed. A scan with its own
 // density weights ignores --dcf.
-void check_dcf_option(const std::string& dcf, bool gridding, const Scan& scan, const std::string& source);
+// `skip_gridding`: whether "(or --no-gridding)" is a way out the command has.
+void check_dcf_option(const std::string& dcf, bool gridding, const Scan& scan, const std::string& source,
+                      bool skip_gridding = true);
 
 // recon's host work (prepare_host_work: density weights, calibration samples)
 // for the scan read from `source`. A trajectory the radial weights cannot take

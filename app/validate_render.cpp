@@ -12,19 +12,20 @@ std::string row_time(const ValidateRow& r) { return r.ran ? fmt::format("{:.2f}"
 
 }  // namespace
 
+// The precision column fits its longest name, "sfu, default kernel" (19).
 std::string validate_table(const ValidateReport& r) {
   std::string out = fmt::format("validate, preset {}\n", r.preset);
   for (const std::string& d : r.data_sets) out += "data: " + d + "\n";
-  out += fmt::format("\n{:<22} {:<9} {:<6} {:<24} {:>9} {:>8} {:>11} {:>9}\n", "method", "precision", "device",
+  out += fmt::format("\n{:<22} {:<19} {:<6} {:<24} {:>9} {:>8} {:>11} {:>9}\n", "method", "precision", "device",
                      "data", "PSNR (dB)", "NRMSE", "FhD relerr", "time (s)");
-  out += fmt::format("{:-<22} {:-<9} {:-<6} {:-<24} {:->9} {:->8} {:->11} {:->9}\n", "", "", "", "", "", "", "", "");
+  out += fmt::format("{:-<22} {:-<19} {:-<6} {:-<24} {:->9} {:->8} {:->11} {:->9}\n", "", "", "", "", "", "", "", "");
   for (const ValidateRow& w : r.rows) {
     if (!w.ran) {
-      out += fmt::format("{:<22} {:<9} {:<6} {:<24} not run ({})\n", w.method, w.precision, w.device, w.data,
+      out += fmt::format("{:<22} {:<19} {:<6} {:<24} not run ({})\n", w.method, w.precision, w.device, w.data,
                          w.not_run);
       continue;
     }
-    out += fmt::format("{:<22} {:<9} {:<6} {:<24} {:>9} {:>8} {:>11} {:>9}\n", w.method, w.precision, w.device,
+    out += fmt::format("{:<22} {:<19} {:<6} {:<24} {:>9} {:>8} {:>11} {:>9}\n", w.method, w.precision, w.device,
                        w.data, opt(w.psnr, "{:.2f}"), opt(w.nrmse, "{:.4f}"), opt(w.fhd_relerr, "{:.2e}"),
                        row_time(w));
   }

@@ -13,6 +13,7 @@
 
 #include "app/device.hpp"
 #include "app/log.hpp"
+#include "app/option_checks.hpp"
 #include "app/validate.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -69,15 +70,31 @@ struct DataSet {
 };
 
 // A copy of the problem at another matrix with the same sample density, so the
-// CPU rows see the same kind of data at a size they can afford.
-SourceOptions scaled_source(const SourceOptions& o, int matrix, bool is3d) {
+// CPU rows see the same kind of data at a size they can afford. The samples
+// scale by r^3 in 3D (r^2 in 2D): --readout by r, and --spokes by r^2 for a 3D
+// kooshball or random set, by r for a stack (its spokes are per partition and
+// the partitions, nz, scale by r too; r^2 there gave r^4, half the density).
+// 3D is the phantom's (the grid's nz), as make_source decides it.
+SourceOptions scaled_source(const SourceOptions& o, int matrix) {
   SourceOptions s = o;
+  const bool is3d = make_phantom(o.phantom)->dims() == 3;
+  const bool stack = o.traj.rfind("stack-of-", 0) == 0;
   double r = double(matrix) / o.matrix;
   s.matrix = matrix;
   if (o.samples) s.samples = std::size_t(double(o.samples) * std::pow(r, is3d ? 3 : 2));
-  if (o.spokes) s.spokes = std::max(1, int(o.spokes * std::pow(r, is3d ? 2 : 1)));
-  if (o.readout) s.readout = std::max(2, int(o.readout * r));
+  if (o.spokes) s.spokes = std::max(1, int(std::lround(o.spokes * std::pow(r, is3d && !stack ? 2 : 1))));
+  if (o.readout) s.readout = std::max(2, int(std::lround(o.readout * r)));
   return s;
+}
+
+// validate scores one coil's reconstruction against the phantom: a receive
+// array ran coil 0 alone against the bare phantom, labelled "N coils".
+[[noreturn]] void refuse_coils(const SourceOptions& o, std::size_t coils) {
+  const std::string one = "validate checks one coil's reconstruction; use fhdrecon ";
+  if (o.input.empty())
+    throw InputError("validate", "--coils", std::to_string(coils), one + "--coils " + std::to_string(coils) + " for SENSE");
+  throw InputError("validate", "--input", o.input,
+                   "has " + std::to_string(coils) + " coils; " + one + "--input " + o.input + " for SENSE");
 }
 
 // Voxels to check FhD on: a fixed pseudo-random set (all when n is 0 or too
@@ -96,10 +113,13 @@ std::vector<std::size_t> probe_voxels(std::size_t voxels, int n) {
   return {pick.begin(), pick.end()};
 }
 
-DataSet make_data(const SourceOptions& o, int ref_voxels) {
+DataSet make_data(const SourceOptions& o, const std::string& dcf, int ref_voxels) {
   DataSet d;
   d.src = make_source(o);
+  if (!d.src.more_coils.empty()) refuse_coils(o, 1 + d.src.more_coils.size());
   if (!d.src.phantom) throw InputError("validate: the data's phantom is unknown, so there is no PSNR to check");
+  // Before the first row: the gridding of the first row said it, after the rows before it had run.
+  check_dcf_option(dcf, true, d.src.scan, "validate", false);
   const Scan& s = d.src.scan;
   d.label = fmt::format("{}^{}, {} samples", s.grid.nx, s.grid.is3d() ? 3 : 2, s.traj.size());
   d.reference = voxel_image(*d.src.phantom, s.grid.nx, s.grid.ny, s.grid.nz);
@@ -178,11 +198,9 @@ ValidateReport run_validate(const ValidateConfig& c, bool show_progress) {
   // Without a GPU and with a CPU copy, only the copy is made (nothing else runs on main).
   bool split = c.cpu_matrix > 0;
   std::unique_ptr<DataSet> main_set, cpu_set;
-  if (gpu || !split) main_set = std::make_unique<DataSet>(make_data(c.source, c.ref_voxels));
-  if (split) {
-    bool is3d = c.source.phantom == "shepp3d";
-    cpu_set = std::make_unique<DataSet>(make_data(scaled_source(c.source, c.cpu_matrix, is3d), c.ref_voxels));
-  }
+  if (gpu || !split) main_set = std::make_unique<DataSet>(make_data(c.source, c.solver.dcf, c.ref_voxels));
+  if (split)
+    cpu_set = std::make_unique<DataSet>(make_data(scaled_source(c.source, c.cpu_matrix), c.solver.dcf, c.ref_voxels));
   const DataSet& cpu_data = split ? *cpu_set : *main_set;
   std::string main_label = main_set ? main_set->label : "not made (no GPU)";
   if (main_set) rep.data_sets.push_back(main_set->src.description);

@@ -140,3 +140,108 @@ TEST_CASE("validate: checks fail on perturbed rows and skip missing ones", "[val
   CHECK(check_named(c, "iterative > trilinear gridding").holds);
   CHECK(fhd::app::checks_pass(c));
 }
+
+namespace {
+
+int line_count(const std::string& s) {
+  int n = 0;
+  for (char ch : s) n += ch == '\n';
+  return n;
+}
+
+// Refused before any row: exit 2, the error alone (no row's log before it), no
+// validate.json or validate.md.
+void refused(const Run& r, const fs::path& dir, const std::string& must_contain) {
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(line_count(r.out) == 1);
+  CHECK(r.out.find(must_contain) != std::string::npos);
+  CHECK(!fs::exists(dir / "validate.json"));
+  CHECK(!fs::exists(dir / "validate.md"));
+}
+
+}  // namespace
+
+// Each row reconstructed coil 0 alone and scored it against the bare phantom,
+// while the data line said "N coils" (hunt19 finding 2).
+TEST_CASE("validate: several coils are refused, by option or by file", "[validate]") {
+  fs::path dir = fresh_dir("coils");
+  refused(fhdrecon("validate --preset tiny --no-gpu --coils 4 --out " + dir.string()), dir,
+          "validate: --coils = 4: validate checks one coil's reconstruction; use fhdrecon --coils 4 for SENSE");
+  CHECK(!fs::exists(dir));  // refused before the output directory was made
+  refused(fhdrecon("validate --preset tiny --no-gpu --virtual-coils 1 --out " + dir.string()), dir,
+          "validate: --virtual-coils = 1: validate checks one coil's reconstruction");
+  fs::path files = fresh_dir("coils-file");
+  fs::create_directories(files);
+  const std::string f = (files / "two.h5").string();
+  REQUIRE(fhdrecon("--quiet synth --phantom shepp2d --matrix 16 --spokes 16 --coils 2 -o " + f).code == 0);
+  refused(fhdrecon("validate --no-gpu --input " + f + " --out " + dir.string()), dir,
+          "validate: --input = " + f + ": has 2 coils; validate checks one coil's reconstruction");
+  fs::remove_all(files);
+  fs::remove_all(dir);
+}
+
+// --dcf radial on a spiral failed in the first row's gridding, after the rows
+// before it had run (and logged).
+TEST_CASE("validate: --dcf radial on a non-radial trajectory is refused before the first row", "[validate]") {
+  fs::path dir = fresh_dir("dcf");
+  refused(fhdrecon("validate --preset tiny --no-gpu --traj spiral2d --dcf radial --out " + dir.string()), dir,
+          "validate: --dcf = radial: radial weights need a radial3d, radial2d or stack-of-stars trajectory; "
+          "this one is spiral2d");
+  fs::remove_all(dir);
+}
+
+// A stack's --spokes are per partition and the partitions scale with the
+// matrix: r^2 on the spokes gave the CPU copy r^4 the samples, half the
+// density at r = 1/2 (hunt19 finding 3). The copy has r^3 the samples.
+TEST_CASE("validate --cpu-matrix: a stack's copy keeps the sample density", "[validate]") {
+  struct Case {
+    const char* traj;
+    const char* counts;
+    const char* copy;  // 1/8 of the main data's samples
+  };
+  for (const Case& k : {Case{"stack-of-stars", "--spokes 20 --readout 16", "8^3, 640 samples"},     // 20*16*16 = 5120
+                        Case{"stack-of-spirals", "--spokes 4 --readout 64", "8^3, 512 samples"}}) {  // 4*64*16 = 4096
+    INFO(k.traj);
+    fs::path dir = fresh_dir(std::string("stack-") + k.traj);
+    Run r = fhdrecon(std::string("--quiet validate --preset tiny --no-gpu --phantom shepp3d --matrix 16 --cpu-matrix 8 "
+                                 "--iters 2 --traj ") +
+                     k.traj + " " + k.counts + " --out " + dir.string());
+    INFO(r.out);
+    nlohmann::json j = read_json(dir / "validate.json");
+    const auto* cpu = find(j.at("rows"), "precision", "double", "device", "cpu");
+    REQUIRE(cpu != nullptr);
+    CHECK(cpu->at("data") == k.copy);
+    fs::remove_all(dir);
+  }
+}
+
+// "sfu, default kernel" (19 characters) overflowed the 9-wide precision
+// column and shifted its row (hunt19 finding 11).
+TEST_CASE("validate: the table's columns line up, the longest precision included", "[validate]") {
+  fhd::app::ValidateReport rep;
+  rep.preset = "tiny";
+  rep.rows = {row("iterative", "double", "cpu", 25.0, "32^2, 1664 samples"),
+              row("iterative", "sfu, default kernel", "gpu", 25.0, "128^3, 1048576 samples"),
+              row("band-limited ceiling", "double", "cpu", 27.0, "128^3, 1048576 samples")};
+  ValidateRow skipped{"iterative", "sfu, default kernel", "gpu", "not made (no GPU)", false};
+  skipped.not_run = "GPU rows disabled";
+  rep.rows.push_back(skipped);
+  const std::string table = fhd::app::validate_table(rep);
+  std::vector<std::string> lines;
+  for (std::size_t at = 0, nl; (nl = table.find('\n', at)) != std::string::npos; at = nl + 1)
+    lines.push_back(table.substr(at, nl - at));
+  std::size_t head = 0;
+  while (head < lines.size() && lines[head].rfind("method", 0) != 0) ++head;
+  REQUIRE(head + 2 + rep.rows.size() <= lines.size());
+  const std::size_t device = lines[head].find("device"), data = lines[head].find("data");
+  REQUIRE(device != std::string::npos);
+  REQUIRE(data != std::string::npos);
+  for (std::size_t i = 0; i < rep.rows.size(); ++i) {
+    const std::string& line = lines[head + 2 + i];
+    INFO(table);
+    CHECK(line.substr(device, 3) == rep.rows[i].device);
+    CHECK(line.substr(data, rep.rows[i].data.size()) == rep.rows[i].data);
+    CHECK(line[device - 1] == ' ');  // the precision ends before the device begins
+  }
+}
