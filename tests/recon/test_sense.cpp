@@ -95,6 +95,17 @@ TEST_CASE("sense: bad options are refused before any work", "[sense]") {
   HostWork checked = prepare_host_work({&a, &b}, opt);
   CHECK(checked.checked == std::vector<const Scan*>{&a, &b});
   CHECK_NOTHROW(reconstruct_coils(*be, {&a, &b}, opt, std::move(checked)));  // the same coils: no comparison
+  // k-space so small that float32 squares it to zero: the root sum of squares
+  // and the maps made an image of zeros (exit 0). Refused; all-zero data are not.
+  Scan tiny_a = a, tiny_b = b;
+  for (Scan* s : {&tiny_a, &tiny_b})
+    for (cfloat& v : s->data) v *= 1e-30f;
+  CHECK_THROWS_WITH(reconstruct_coils(*be, {&tiny_a, &tiny_b}, opt),
+                    Catch::StartsWith("k-space: largest sample magnitude = ") &&
+                        Catch::Contains("below 1e-15: float32 squares such values to zero"));
+  for (Scan* s : {&tiny_a, &tiny_b})
+    for (cfloat& v : s->data) v *= 0.0f;
+  CHECK_NOTHROW(reconstruct_coils(*be, {&tiny_a, &tiny_b}, opt));
 }
 
 TEST_CASE("sense: the batched normal equals the per-coil sum of S^H T S", "[sense]") {
