@@ -65,7 +65,8 @@ std::vector<std::string> output_names(const std::vector<std::string>& files) {
   std::vector<std::string> names;
   // Taken from the start: the batch's own files in DIR, and names that are
   // not a directory of their own (a scan "..h5" had DIR/. as its output).
-  std::set<std::string> seen = {"", ".", "..", "summary.csv", "summary.json", "overview.png", "shards"};
+  // "logs": scripts/slurm/submit.sh puts the tasks' logs in OUT/logs.
+  std::set<std::string> seen = {"", ".", "..", "summary.csv", "summary.json", "overview.png", "shards", "logs"};
   for (const std::string& f : files) {
     fs::path p(f);
     std::string name = p.stem().string();
@@ -194,6 +195,27 @@ std::string report_shape_problem(const json& j) {
   return "";
 }
 
+namespace {
+
+// Why the report was not written for `input` ("" when it was). Output names
+// follow the list's order, so DIR/<name> can hold another scan's outputs: the
+// list given in another order, a plain batch then a sharded one, or a second
+// study with the same file stems into the same --out; they were skipped as up
+// to date, their row showing the other scan's PSNR (hunt19 finding 1). The
+// same file is std::filesystem::equivalent (a relative and an absolute path,
+// a link); for BART the .cfl of the pair.
+std::string other_scan(const json& j, const std::string& input) {
+  const json::json_pointer at("/batch/input");
+  if (!j.contains(at) || !j[at].is_string() || j[at].get<std::string>().empty()) return "report.json names no input";
+  const std::string was = j[at].get<std::string>();
+  std::error_code ec;
+  const bool same = fs::equivalent(input_files(was).front(), input_files(input).front(), ec);
+  if (ec) return "cannot tell whether the outputs are of this scan (" + was + ": " + ec.message() + ")";
+  return same ? "" : "outputs are of another scan: " + was;
+}
+
+}  // namespace
+
 std::string why_not_up_to_date(const std::string& input, const std::string& dir, const std::string& fingerprint) {
   std::string report = dir + "/report.json";
   std::error_code ec;
@@ -206,6 +228,7 @@ std::string why_not_up_to_date(const std::string& input, const std::string& dir,
     return "report.json unreadable";
   }
   if (std::string why = report_shape_problem(j); !why.empty()) return "report.json " + why;
+  if (std::string why = other_scan(j, input); !why.empty()) return why;
   if (j.value("/batch/options_fingerprint"_json_pointer, std::string()) != fingerprint) return "options changed";
   std::vector<std::string> outs = {report};
   if (!j.contains("outputs")) return "no images";

@@ -34,8 +34,9 @@ void check_inputs_outside_outputs(const std::vector<std::string>& files, const s
 // extension is HDF5).
 std::string bart_traj_for(const std::string& file);
 
-// Empty when DIR's outputs are complete, made with `fingerprint` and no older
-// than the input (as make decides); else why the scan must be reconstructed.
+// Empty when DIR's outputs are complete, made from this input (its report's
+// batch.input the same file) with `fingerprint`, and no older than the input
+// (as make decides); else why the scan must be reconstructed.
 std::string why_not_up_to_date(const std::string& input, const std::string& dir, const std::string& fingerprint);
 // Why a parsed report.json is not of the shape batch writes ("" when it is);
 // why_not_up_to_date gives "report.json <why>" and the scan is reconstructed.

@@ -59,6 +59,11 @@ std::map<std::string, json> summary_rows(const fs::path& out) {
   return rows;
 }
 
+json read_report(const fs::path& p) {
+  std::ifstream f(p);
+  return json::parse(f);
+}
+
 int csv_lines(const fs::path& p) {
   std::ifstream f(p);
   int n = 0;
@@ -142,6 +147,7 @@ TEST_CASE("batch: output names stay distinct and the fingerprint follows the opt
   // taken: "st/summary.csv.h5" wrote its outputs where the summary goes.
   names = output_names({"st/summary.csv.h5", "..h5", "x/shards.mrd", "overview.png.h5"});
   CHECK(names == std::vector<std::string>{"summary_csv_h5", "__h5", "shards_mrd", "overview_png_h5"});
+  CHECK(output_names({"x/logs.h5"}) == std::vector<std::string>{"logs_h5"});  // scripts/slurm/submit.sh's OUT/logs
   SolverOptions s;
   std::string fp = options_fingerprint(s, "cpu");
   CHECK(fp == options_fingerprint(s, "cpu"));
@@ -166,6 +172,49 @@ TEST_CASE("batch: output names stay distinct and the fingerprint follows the opt
   }
   CHECK(bart_traj_for("d/k.cfl") == "d/k_traj");
   CHECK(bart_traj_for("d/k.h5").empty());
+}
+
+// hunt19 finding 1: output names follow the list, so DIR/<name> can hold
+// another scan's outputs; they were "skipped, outputs up to date", the row
+// showing the other scan's PSNR.
+TEST_CASE("batch: outputs of another scan with the same name are not up to date", "[batch]") {
+  const fs::path in = batch_dir("same-stem-in"), out = batch_dir("same-stem-out");
+  fs::create_directories(in / "sub");
+  synth(in / "s1.h5", "--spokes 24");
+  synth(in / "sub" / "s1.h5", "--spokes 8 --noise 0.2");  // another trajectory and data: another PSNR
+  const std::string opts = " --out " + out.string() + " --device cpu --iters 2 --no-cache";
+  const std::string first = (in / "s1.h5").string(), second = (in / "sub" / "s1.h5").string();
+  auto input_of_report = [&] { return read_report(out / "s1" / "report.json")["batch"]["input"]; };
+
+  BatchRun a = cli("--quiet batch " + first + opts);
+  INFO(a.out);
+  REQUIRE(a.code == 0);
+  const double psnr_first = summary_rows(out)["s1.h5"]["iterative"]["psnr_db"].get<double>();
+  // A second study with the same stem into the same --out: both are DIR/s1.
+  BatchRun b = cli("batch " + second + opts);
+  INFO(b.out);
+  CHECK(b.code == 0);
+  CHECK(b.out.find("reconstructing (outputs are of another scan: " + first + ")") != std::string::npos);
+  auto rows = summary_rows(out);
+  CHECK(rows["s1.h5"]["status"] == "ok");  // was "skipped", "outputs up to date"
+  REQUIRE(rows["s1.h5"]["iterative"]["psnr_db"].is_number());
+  CHECK(rows["s1.h5"]["iterative"]["psnr_db"].get<double>() != psnr_first);
+  CHECK(input_of_report() == second);
+
+  // The same file named relative to another directory is the same scan: skipped.
+  const std::string rel = fhd::test::shell("cd " + in.string() + " && $FHD --quiet batch sub/s1.h5" + opts +
+                                           "; echo rc=$?");
+  INFO(rel);
+  CHECK(fhd::test::exit_status(rel) == 0);
+  CHECK(summary_rows(out)["s1.h5"]["status"] == "skipped");
+  // A report that names no input is not trusted.
+  json report = read_report(out / "s1" / "report.json");
+  report["batch"].erase("input");
+  std::ofstream(out / "s1" / "report.json", std::ios::trunc) << report.dump();
+  BatchRun c = cli("batch " + second + opts);
+  CHECK(c.out.find("reconstructing (report.json names no input)") != std::string::npos);
+  CHECK(summary_rows(out)["s1.h5"]["status"] == "ok");
+  CHECK(input_of_report() == second);
 }
 
 TEST_CASE("batch: a missing file is reported in its row, not a crash", "[batch]") {
