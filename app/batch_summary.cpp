@@ -278,16 +278,32 @@ void check_same_batch(const ShardFile& a, const std::string& a_path, const Shard
                      " (shard count, file list or options differ)");
 }
 
+// Of two copies of one shard (directories copied, or given twice), whether `a`
+// got further than `b`: finished ("done") first, then more rows that ran (not
+// "pending"), then the newer file. The path sorting last won before, so an
+// interrupted copy in zz_stale/ overrode the finished shard (hunt19 finding 6).
+bool further(const ShardFile& a, const std::string& a_path, const ShardFile& b, const std::string& b_path) {
+  auto ran = [](const ShardFile& s) {
+    return std::count_if(s.rows.begin(), s.rows.end(), [](const BatchRow& r) { return r.status != "pending"; });
+  };
+  if ((a.state == "done") != (b.state == "done")) return a.state == "done";
+  if (ran(a) != ran(b)) return ran(a) > ran(b);
+  std::error_code ea, eb;
+  const fs::file_time_type ta = fs::last_write_time(a_path, ea), tb = fs::last_write_time(b_path, eb);
+  return !ea && (eb || ta > tb);
+}
+
 }  // namespace
 
 MergeResult merge_shards(const std::vector<std::string>& dirs_or_files) {
   std::vector<std::string> paths = shard_files(dirs_or_files);
-  std::map<std::size_t, ShardFile> by_index;
+  std::map<std::size_t, std::pair<ShardFile, std::string>> by_index;  // the copy kept, its path
   ShardFile first = read_shard(paths[0]);
   for (const std::string& p : paths) {
     ShardFile s = read_shard(p);
     check_same_batch(first, paths[0], s, p);
-    by_index[s.index] = std::move(s);  // the same shard twice (copied dirs): identical batch, last wins
+    auto [at, fresh] = by_index.try_emplace(s.index);  // the same shard twice: the copy that got further
+    if (fresh || further(s, p, at->second.first, at->second.second)) at->second = {std::move(s), p};
   }
   MergeResult m;
   std::map<std::size_t, BatchRow> by_position;
@@ -298,13 +314,14 @@ MergeResult merge_shards(const std::vector<std::string>& dirs_or_files) {
       m.missing.push_back(i);
       continue;
     }
-    const ShardFile& s = it->second;
+    const ShardFile& s = it->second.first;
     if (s.state != "done") m.unfinished.push_back(i);
     for (std::size_t k = 0; k < s.rows.size(); ++k) {
       BatchRow r = s.rows[k];
       if (r.status == "pending") {
         r.status = "failed";
-        r.reason = fmt::format("not run: shard {}/{} stopped before this scan ({})", i, s.count,
+        // Pending: the task stopped before it or while reconstructing it.
+        r.reason = fmt::format("not finished: shard {}/{} stopped during or before this scan ({})", i, s.count,
                                s.state == "interrupted" ? "task interrupted" : "task killed or crashed");
       }
       by_position[s.positions[k]] = r;

@@ -3,6 +3,7 @@
 // summary an unsharded batch writes, and the worker lists of --gpus/--jobs.
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -183,6 +184,77 @@ TEST_CASE("merge trusts no count a shard file claims", "[batch][shard][hostile]"
   CHECK(total.out.find("files_total = 1000000000000: more scans than a batch lists") != std::string::npos);
   auto small = tampered("files_total", 0);
   CHECK(small.out.find("position = 0: must be below files_total 0") != std::string::npos);
+}
+
+// hunt19 finding 6: of two copies of a shard, the path sorting last won, so a
+// stale interrupted copy (zz_stale/) overrode the finished one.
+TEST_CASE("merge keeps the copy of a shard that got further, whatever the paths' order", "[batch][shard]") {
+  const fs::path in = fresh("copies-in"), out = fresh("copies-out");
+  synth(in / "a.h5", "--spokes 12");
+  synth(in / "b.h5", "--spokes 12 --noise 0.05");
+  const std::string files = fhd::test::file_args(in, {"a.h5", "b.h5"});
+  for (const char* shard : {"0/2", "1/2"}) {
+    auto r = run_cli("--quiet batch" + files + " --out " + out.string() + " --device cpu --iters 2 --no-cache --shard " +
+                     shard);
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+  }
+  const std::string zero = "shards/shard-0000-of-0002.json", one = "shards/shard-0001-of-0002.json";
+  const json done = read_json(out / one);  // b.h5's row
+  REQUIRE(done["shard"]["state"] == "done");
+  REQUIRE(done["scans"].size() == 1);
+  REQUIRE(done["scans"][0]["status"] == "ok");
+  // A copy of OUT whose shard 1 is `state`, b.h5's row `status`.
+  auto copy = [&](const std::string& name, const std::string& state, const std::string& status) {
+    const fs::path d = fresh(name);
+    fs::create_directories(d / "shards");
+    fs::copy_file(out / zero, d / zero);
+    json j = done;
+    j["shard"]["state"] = state;
+    j["scans"][0]["status"] = status;
+    std::ofstream(d / one) << j.dump();
+    return d;
+  };
+  auto merge = [&](const fs::path& x, const fs::path& y) {
+    const fs::path m = fresh("copies-merged");
+    auto r = run_cli("--quiet batch --merge " + x.string() + " " + y.string() + " --out " + m.string());
+    INFO(r.out);
+    json summary = read_json(m / "summary.json");
+    summary["exit"] = r.code;
+    return summary;
+  };
+  // A task killed during b.h5, its directory copied: sorting before and after OUT.
+  for (const char* name : {"copies-aa-stale", "copies-zz-stale"}) {
+    const fs::path stale = copy(name, "running", "pending");
+    for (bool stale_first : {false, true}) {
+      INFO(name << (stale_first ? ", given first" : ", given last"));
+      const json m = stale_first ? merge(stale, out) : merge(out, stale);
+      CHECK(m["exit"] == 0);
+      CHECK(m["shards"]["unfinished"].empty());
+      CHECK(rows_by_name(m)["b.h5"]["status"] == "ok");
+    }
+  }
+  // Neither finished: the one that ran more scans.
+  const fs::path ran = copy("copies-ran", "interrupted", "ok"), cut = copy("copies-zz-cut", "interrupted", "pending");
+  for (bool cut_first : {false, true}) {
+    const json m = cut_first ? merge(cut, ran) : merge(ran, cut);
+    CHECK(m["shards"]["unfinished"] == json::array({1}));
+    CHECK(rows_by_name(m)["b.h5"]["status"] == "ok");
+  }
+  // Alike so far: the newer file (the older one, sorting last, says 1 dB).
+  const fs::path newer = copy("copies-newer", "done", "ok"), older = copy("copies-zz-older", "done", "ok");
+  json j = read_json(older / one);
+  j["scans"][0]["iterative"]["psnr_db"] = 1.0;
+  std::ofstream(older / one, std::ios::trunc) << j.dump();
+  fs::last_write_time(older / one, fs::last_write_time(newer / one) - std::chrono::hours(1));
+  CHECK(rows_by_name(merge(older, newer))["b.h5"]["iterative"]["psnr_db"] == done["scans"][0]["iterative"]["psnr_db"]);
+  // Only the stale copy: b.h5 was pending when its task stopped, perhaps during it.
+  const fs::path alone = copy("copies-alone", "running", "pending");
+  const fs::path m = fresh("copies-merged-alone");
+  auto r = run_cli("--quiet batch --merge " + alone.string() + " --out " + m.string());
+  CHECK(r.code == 2);
+  CHECK(rows_by_name(read_json(m / "summary.json"))["b.h5"]["reason"] ==
+        "not finished: shard 1/2 stopped during or before this scan (task killed or crashed)");
 }
 
 TEST_CASE("merge refuses shards of different batches", "[batch][shard]") {
