@@ -12,12 +12,16 @@
 # FHDRECON: the binary every task runs (default: build/fhdrecon, else PATH).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# ${a[@]+"${a[@]}"}: an empty array under set -u is "unbound" on bash < 4.4 (RHEL 7's 4.2).
 gres=(--gres=gpu:1) wait=() limit=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --cpu) gres=(); shift ;;
     --wait) wait=(--wait); shift ;;
-    --max-running) limit="%$2"; shift 2 ;;
+    --max-running)
+      [[ ${2:-} =~ ^[1-9][0-9]*$ ]] ||
+        { echo "$0: --max-running needs a count (a positive number of tasks)${2:+, not '$2'}" >&2; exit 2; }
+      limit="%$2"; shift 2 ;;
     *) break ;;
   esac
 done
@@ -34,10 +38,10 @@ exe=${FHDRECON:-$here/../../build/fhdrecon}
 exe=$(realpath "$exe") list=$(realpath "$list")
 mkdir -p "$out/logs"
 out=$(realpath "$out")
-array=$(sbatch --parsable --array="0-$((n - 1))$limit" "${gres[@]}" --output="$out/logs/task-%a.log" \
+array=$(sbatch --parsable --array="0-$((n - 1))$limit" ${gres[@]+"${gres[@]}"} --output="$out/logs/task-%a.log" \
   --export=ALL,FHDRECON="$exe",FHD_SHARDS="$n" "$here/fhdrecon-array.sbatch" "$list" "$out" "$@")
 array=${array%%;*}
 echo "submitted array job $array: $n tasks"
 # afterany: the merge runs even when tasks failed, and names what is missing.
-sbatch --parsable "${wait[@]}" --dependency="afterany:$array" --job-name=fhdrecon-merge \
+sbatch --parsable ${wait[@]+"${wait[@]}"} --dependency="afterany:$array" --job-name=fhdrecon-merge \
   --output="$out/logs/merge.log" --wrap="'$exe' --quiet batch --merge '$out'"

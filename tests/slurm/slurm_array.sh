@@ -10,6 +10,40 @@ set -uo pipefail
 exe=$(realpath "$1")
 root=$(cd "$(dirname "$0")/../.." && pwd)
 skip() { echo "SKIP: $*"; exit 77; }
+
+# The scripts' own argument handling, without Slurm: a fake sbatch (first on
+# PATH) records the arguments it is given, a fake fhdrecon prints its own.
+F=$(mktemp -d /tmp/fhdrecon-slurm-args-XXXXXX)
+argfail() { echo "FAIL: $*"; rm -rf "$F"; exit 1; }
+mkdir -p "$F/bin"
+printf '#!/usr/bin/env bash\nprintf "[%%s]" "$@" >> "%s/sbatch.log"; echo >> "%s/sbatch.log"; echo 42\n' "$F" "$F" \
+  > "$F/bin/sbatch"
+printf '#!/usr/bin/env bash\nprintf "[%%s]" "$@"\n' > "$F/bin/fake-fhdrecon"
+chmod +x "$F/bin/sbatch" "$F/bin/fake-fhdrecon"
+echo "$F/a.h5" > "$F/list.txt"
+# --max-running as the last argument: one line saying so (was "$2: unbound variable").
+said=$(PATH="$F/bin:$PATH" "$root/scripts/slurm/submit.sh" --max-running 2>&1) &&
+  argfail "submit.sh --max-running without a count exited 0: $said"
+[[ $said == *"--max-running needs a count"* && $said != *unbound* ]] ||
+  argfail "submit.sh --max-running without a count: $said"
+# --cpu without --wait: the empty arrays expand to no argument at all (written
+# ${a[@]+"${a[@]}"}, since "${a[@]}" of an empty array is "unbound" on bash < 4.4).
+PATH="$F/bin:$PATH" FHDRECON=$F/bin/fake-fhdrecon "$root/scripts/slurm/submit.sh" --cpu "$F/list.txt" "$F/out" 2 \
+  > "$F/submit.txt" 2>&1 || argfail "submit.sh --cpu through a fake sbatch: $(cat "$F/submit.txt")"
+[[ $(wc -l < "$F/sbatch.log") -eq 2 ]] || argfail "expected 2 sbatch calls: $(cat "$F/sbatch.log")"
+! grep -q -e '\[\]' -e gres -e '\[--wait\]' "$F/sbatch.log" ||
+  argfail "an empty or unwanted sbatch argument: $(cat "$F/sbatch.log")"
+# The job script without FHD_DEVICE (device=()), then with it.
+task() { SLURM_ARRAY_TASK_ID=1 FHD_SHARDS=3 FHDRECON=$F/bin/fake-fhdrecon "$@" \
+  bash "$root/scripts/slurm/fhdrecon-array.sbatch" L O --iters 2 2>&1; }
+got=$(task env -u FHD_DEVICE)
+[[ $got == "[--quiet][batch][--files-from][L][--out][O][--shard][1/3][--iters][2]" ]] ||
+  argfail "job script without FHD_DEVICE ran: $got"
+got=$(task env FHD_DEVICE=cpu)
+[[ $got == "[--quiet][batch][--files-from][L][--out][O][--shard][1/3][--device][cpu][--iters][2]" ]] ||
+  argfail "job script with FHD_DEVICE=cpu ran: $got"
+rm -rf "$F"
+
 for d in munged slurmctld slurmd sbatch squeue; do
   command -v "$d" >/dev/null || skip "$d not installed (scripts/setup.sh installs slurm-wlm and munge)"
 done
@@ -18,9 +52,9 @@ done
 T=$(mktemp -d /tmp/fhdrecon-slurm-XXXXXX)
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  for p in ${pids[@]+"${pids[@]}"}; do kill "$p" 2>/dev/null; done
   sleep 0.5
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  for p in ${pids[@]+"${pids[@]}"}; do kill -9 "$p" 2>/dev/null; done
   rm -rf "$T"
 }
 trap cleanup EXIT
