@@ -86,6 +86,7 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
   Progress progress(!global_options().quiet);
   ReconOptions ro = make_recon_options(c.solver, &src, progress);
   const std::vector<const Scan*> coils = coil_list(src);
+  warn_ignored_options(c.solver, coils.size());
   // Without --gpus, the host's other GPUs join when the scan is big enough
   // to gain from them (default_more_gpus); their contexts are made beside
   // the host work too.

@@ -1,6 +1,7 @@
 #pragma once
 // Solver options shared by recon, batch and validate.
 #include <CLI/CLI.hpp>
+#include <set>
 #include <string>
 
 #include "app/device.hpp"
@@ -38,9 +39,16 @@ struct SolverOptions {
   int segments = 0;                  // segmented's L; 0 = the rule (recon/field/field.hpp choose_segments)
   std::string cache_dir;  // "" = the default cache dir
   bool no_cache = false;
+  // The options given on the command line of those that apply only to some
+  // scans or models (warn_ignored_options).
+  std::set<std::string> given;
 };
 
 void add_solver_options(CLI::App& cmd, SolverOptions& o);
+// One warning for each given option this run ignores: coil options with one
+// coil, maps options with --coil-combine rss, ADMM's with l2, --nufft-tol with
+// the exact gather (the recon command's; a batch would say it per scan).
+void warn_ignored_options(const SolverOptions& o, std::size_t coils);
 // --lambda's value, checked by lambda_value(): "auto" or a number.
 void set_lambda(SolverOptions& o, const std::string& v);
 // What recon scores against, from a phantom (which must outlive the result);

@@ -201,6 +201,25 @@ TEST_CASE("sparse priors: the table names ADMM's iterations and the CG steps tha
   CHECK(nlohmann::json::parse(f)["cg"]["starts_admm"] == true);
 }
 
+TEST_CASE("options this run ignores are warned of, once each, and the run goes on", "[cli]") {
+  const std::string base = "--phantom shepp2d --matrix 16 --spokes 20 --iters 2 --no-cache --quiet --no-images "
+                           "--no-gridding --out " + fresh_dir("ignored").string() + " ";
+  Run one = fhdrecon(base + "--maps espirit --calibration 12 --admm-rho 2 --nufft-tol 1e-5");
+  INFO(one.out);
+  REQUIRE(one.code == 0);
+  CHECK(one.out.find("warning: --maps and --calibration: ignored (for several coils; this scan has one)") !=
+        std::string::npos);
+  CHECK(one.out.find("warning: --admm-rho: ignored (for ADMM") != std::string::npos);
+  CHECK(one.out.find("warning: --nufft-tol: ignored (for --fhd nufft") != std::string::npos);
+  Run rss = fhdrecon(base + "--coils 3 --coil-combine rss --maps-crop 0.2");
+  REQUIRE(rss.code == 0);
+  CHECK(rss.out.find("warning: --maps-crop: ignored (for SENSE's maps; --coil-combine rss uses none)") !=
+        std::string::npos);
+  Run used = fhdrecon(base + "--coils 3 --maps espirit --reg tv --admm-rho 2 --fhd nufft --nufft-tol 1e-5");
+  REQUIRE(used.code == 0);
+  CHECK(used.out.find("ignored") == std::string::npos);  // every option given is used
+}
+
 TEST_CASE("report.json names the options that shaped the result and the scan's counts", "[cli]") {
   const fs::path d = fresh_dir("report-options");
   Run r = fhdrecon("--phantom shepp2d --matrix 16 --spokes 20 --coils 3 --coil-combine rss --fhd nufft --reg tv "
