@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
+#include <sstream>
 
 #include "app/memory_check.hpp"
 #include "io/cfl.hpp"
@@ -14,9 +16,6 @@
 #include "io/scan_bytes.hpp"
 #include "io/scan_file.hpp"
 #include "core/error.hpp"
-#ifdef FHD_HAVE_ISMRMRD
-#include "io/ismrmrd_io.hpp"
-#endif
 
 namespace fhd::app {
 namespace {
@@ -58,9 +57,12 @@ ImageGrid grid_from_trajectory(const Trajectory& t, int matrix, const std::strin
                        "not a finite k within |k| <= 32768 cycles/FOV (matrix at most 65536)");
     extent[a] = std::abs(v);
   }
-  if (matrix > 0) return {matrix, matrix, extent[2] > 0 ? matrix : 1};
+  // A kz within the band of a one-voxel axis (what validate_trajectory accepts
+  // for Nz = 1) is a 2D trajectory's float noise, not a second slice.
+  const bool is3d = extent[2] > 0.5f + 1e-3f;
+  if (matrix > 0) return {matrix, matrix, is3d ? matrix : 1};
   auto n_for = [](float kmax) { return std::max(2, 2 * int(std::ceil(kmax - 1e-3))); };
-  return {n_for(extent[0]), n_for(extent[1]), extent[2] > 0 ? n_for(extent[2]) : 1};
+  return {n_for(extent[0]), n_for(extent[1]), is3d ? n_for(extent[2]) : 1};
 }
 
 SizeCheck memory_check_for(const std::string& path) {
@@ -92,23 +94,69 @@ std::vector<Scan> read_bart(const std::string& path, const std::string& traj_fil
   return read_bart_scan(traj_file, path, grid, memory_check_for(cfl_base(path) + ".cfl"));
 }
 
-// fhdrecon's own scan file or ISMRMRD, by content.
-std::vector<Scan> read_hdf5(const std::string& path) {
+// fhdrecon's own scan file or ISMRMRD, by content; `units` (--traj-units) is
+// for ISMRMRD: an fhdrecon file's trajectory is in cycles/FOV by its schema.
+std::vector<Scan> read_hdf5(const std::string& path, TrajUnits units) {
   if (is_ismrmrd_file(path)) {
 #ifdef FHD_HAVE_ISMRMRD
-    return read_ismrmrd(path, false, memory_check_for(path));
+    return read_ismrmrd(path, units, memory_check_for(path));
 #else
     throw InputError(path, "/dataset", "ISMRMRD", "this fhdrecon was built without ISMRMRD");
 #endif
   }
+  if (units == TrajUnits::normalized)
+    throw InputError(path, "--traj-units", "normalized",
+                     "is for ISMRMRD input; an fhdrecon scan file's trajectory is in cycles/FOV (leave the option out)");
   return read_scan_coils(path, nullptr, memory_check_for(path));
 }
 
+// The child's stderr goes nowhere (io/reader_child.cpp): what a reader logs
+// there (skipped acquisitions, a provenance attribute left out) travels to the
+// parent under this provenance key, one line per message (its level's digit,
+// then the text), and the parent logs it once (relay_child_log).
+constexpr const char* kChildLogKey = "fhdrecon.reader_log";
+
+std::string read_hdf5_logged(const std::string& path, TrajUnits units) {
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
+  auto logger = std::make_shared<spdlog::logger>("reader", sink);
+  logger->set_level(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+  std::vector<Scan> scans = read_hdf5(path, units);
+  std::string log;
+  for (const auto& m : sink->last_raw())
+    log += char('0' + m.level) + printable(std::string(m.payload.data(), m.payload.size())) + '\n';
+  for (Scan& s : scans) s.provenance.erase(kChildLogKey);  // a file's own entry never passes for ours
+  if (!log.empty()) scans.front().provenance[kChildLogKey] = log;
+  return scans_to_bytes(scans);
+}
+
+void relay_child_log(std::vector<Scan>& scans) {
+  for (Scan& s : scans) {
+    const auto it = s.provenance.find(kChildLogKey);
+    if (it == s.provenance.end()) continue;
+    std::istringstream lines(it->second);
+    for (std::string line; std::getline(lines, line);)
+      if (line.size() > 1 && line[0] >= '0' && line[0] <= '6')
+        spdlog::log(spdlog::level::level_enum(line[0] - '0'), "{}", line.substr(1));
+    s.provenance.erase(it);
+  }
+}
+
 // What the reader child (io/reader_child.hpp) runs: the real read, its scans
-// handed to the parent as bytes of our own format (io/scan_bytes.hpp).
-constexpr const char* kHdf5Reader = "hdf5-scan";
-const bool kHdf5ReaderAdded =
-    add_child_reader(kHdf5Reader, [](const std::string& path) { return scans_to_bytes(read_hdf5(path)); });
+// handed to the parent as bytes of our own format (io/scan_bytes.hpp). One
+// reader per --traj-units: a reader gets nothing but the path.
+const char* hdf5_reader_name(TrajUnits units) {
+  return units == TrajUnits::cycles ? "hdf5-scan-cycles" : units == TrajUnits::normalized ? "hdf5-scan-normalized"
+                                                                                          : "hdf5-scan";
+}
+template <TrajUnits U>
+std::string read_hdf5_bytes(const std::string& path) {
+  return read_hdf5_logged(path, U);
+}
+const bool kHdf5ReadersAdded =
+    add_child_reader(hdf5_reader_name(TrajUnits::unstated), read_hdf5_bytes<TrajUnits::unstated>) &&
+    add_child_reader(hdf5_reader_name(TrajUnits::cycles), read_hdf5_bytes<TrajUnits::cycles>) &&
+    add_child_reader(hdf5_reader_name(TrajUnits::normalized), read_hdf5_bytes<TrajUnits::normalized>);
 // A --field-map file is HDF5 as well: its dataset is read there too.
 constexpr const char* kFieldMapReader = "field-map";
 const bool kFieldMapReaderAdded = add_child_reader(
@@ -145,7 +193,7 @@ bool is_bart_input(const std::string& path, const std::string& traj_file) {
   return !traj_file.empty() || e == ".cfl" || e == ".hdr" || (is_bart_name(path) && !input_exists(path));
 }
 
-std::vector<Scan> read_scans_any(const std::string& path, const std::string& traj_file, int matrix) {
+std::vector<Scan> read_scans_any(const std::string& path, const std::string& traj_file, int matrix, TrajUnits units) {
   if (!traj_file.empty() && is_hdf5_file(path))
     throw InputError(path, "--traj-file", traj_file,
                      "is for a BART k-space --input; this file is HDF5 (fhdrecon or ISMRMRD) and carries its own "
@@ -155,8 +203,12 @@ std::vector<Scan> read_scans_any(const std::string& path, const std::string& tra
   // In a child only: a corrupt file that crashes or hangs libhdf5 becomes one
   // line, and this process decodes bytes of our own, never the file. Where no
   // child can be started, the file is read here, as without isolation.
-  if (std::optional<std::string> bytes = read_in_child(path, kHdf5Reader)) return scans_from_bytes(*bytes, path);
-  return read_hdf5(path);
+  if (std::optional<std::string> bytes = read_in_child(path, hdf5_reader_name(units))) {
+    std::vector<Scan> scans = scans_from_bytes(*bytes, path);
+    relay_child_log(scans);
+    return scans;
+  }
+  return read_hdf5(path, units);
 }
 
 std::vector<float> read_field_map_any(const std::string& path, const ImageGrid& grid) {

@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "io/ismrmrd_io.hpp"
 #include "recon/problem/scan.hpp"
 
 namespace fhd::app {
@@ -11,8 +12,11 @@ namespace fhd::app {
 // BART k-space .cfl/.hdr (needs `traj_file`, the trajectory's .cfl; the matrix
 // is `matrix` if > 0, else the smallest even N whose band holds every sample).
 // One Scan per coil. Every reader validates (io/scan_checks.hpp): errors name the
-// file, field and value.
-std::vector<Scan> read_scans_any(const std::string& path, const std::string& traj_file, int matrix);
+// file, field and value. `units` (--traj-units) is for ISMRMRD; normalized on an
+// fhdrecon file is refused. What the readers log in the reader child is logged
+// here.
+std::vector<Scan> read_scans_any(const std::string& path, const std::string& traj_file, int matrix,
+                                 TrajUnits units = TrajUnits::unstated);
 
 // A --field-map file's map for `grid` (io/scan_file.hpp, read_field_map), read
 // in the reader child like an HDF5 --input: a file that crashes or hangs

@@ -25,6 +25,10 @@ void add_source_options(CLI::App& cmd, SourceOptions& o) {
       ->check(non_empty_path());
   cmd.add_option("--traj-file", o.traj_file, "BART trajectory .cfl for a BART k-space --input")
       ->check(non_empty_path());
+  cmd.add_option("--traj-units", o.traj_units,
+                 "an ISMRMRD --input's trajectory units: cycles (cycles/FOV) | normalized ([-0.5, 0.5], Gadgetron's); "
+                 "default: the file's fhdrecon_traj_units, else cycles")
+      ->check(CLI::IsMember({"cycles", "normalized"}));
   cmd.add_option("--matrix", o.matrix, "image matrix N (N^3 in 3D, N^2 in 2D); default 64 (3D), 128 (2D)")
       ->check(CLI::Range(4, 1024));
   cmd.add_option("--traj", o.traj, "trajectory: radial3d | stack-of-stars | stack-of-spirals | radial2d | "
@@ -66,9 +70,9 @@ void add_source_options(CLI::App& cmd, SourceOptions& o) {
   cmd.add_option("--field-map", o.field_map, "HDF5 file whose /field_map (Hz, the image grid) is the scan's field map")
       ->check(CLI::ExistingFile);
   // Which of them were given: with --input most would be ignored (check_source_options).
-  for (const char* name : {"--phantom", "--traj-file", "--matrix", "--traj", "--readout", "--spokes", "--samples",
-                           "--noise", "--seed", "--coils", "--noise-samples", "--off-resonance", "--readout-ms",
-                           "--te-ms"})
+  for (const char* name : {"--phantom", "--traj-file", "--traj-units", "--matrix", "--traj", "--readout", "--spokes",
+                           "--samples", "--noise", "--seed", "--coils", "--noise-samples", "--off-resonance",
+                           "--readout-ms", "--te-ms"})
     cmd.get_option(name)->each([&o, name](const std::string&) { o.given.insert(name); });
 }
 
@@ -248,7 +252,10 @@ void regenerate_true_maps(Source& src) {
 
 Source from_file(const SourceOptions& o) {
   Source src;
-  std::vector<Scan> coils = read_scans_any(o.input, o.traj_file, o.matrix);
+  const TrajUnits units = o.traj_units == "normalized" ? TrajUnits::normalized
+                          : o.traj_units == "cycles"   ? TrajUnits::cycles
+                                                       : TrajUnits::unstated;
+  std::vector<Scan> coils = read_scans_any(o.input, o.traj_file, o.matrix, units);
   src.scan = std::move(coils.front());
   src.more_coils.assign(std::make_move_iterator(coils.begin() + 1), std::make_move_iterator(coils.end()));
   auto it = src.scan.provenance.find("phantom");
@@ -343,6 +350,8 @@ void check_source_options(const SourceOptions& o) {
   if (o.input.empty()) {
     if (given("--traj-file"))
       throw InputError("--traj-file", "value", o.traj_file, "is the trajectory of a BART k-space --input; there is no --input");
+    if (given("--traj-units"))
+      throw InputError("--traj-units", "value", o.traj_units, "states an ISMRMRD --input's units; there is no --input");
     if (o.virtual_coils > o.coils)
       throw InputError("--virtual-coils", "value", std::to_string(o.virtual_coils),
                        "the scan has only " + std::to_string(o.coils) + " coil(s) (--coils): compress to fewer");
@@ -354,6 +363,9 @@ void check_source_options(const SourceOptions& o) {
     if (given(opt))
       throw InputError(opt, "with --input", o.input,
                        "sets up a synthesized scan; a file brings its own, so it would be ignored (leave it out)");
+  if (o.traj_units == "normalized" && is_bart_input(o.input, o.traj_file))
+    throw InputError("--traj-units", "with --input", o.input,
+                     "normalized is for ISMRMRD input; a BART trajectory is in cycles/FOV (leave the option out)");
   if (given("--matrix") && !is_bart_input(o.input, o.traj_file))
     throw InputError("--matrix", "with --input", o.input,
                      "the file holds its own matrix; --matrix sets the grid of a BART k-space (or of a synthesized scan)");

@@ -17,6 +17,7 @@ struct SourceOptions {
   std::string phantom = "shepp3d";
   std::string input;     // scan file; overrides the phantom
   std::string traj_file; // BART trajectory (.cfl base) for a BART k-space input
+  std::string traj_units;  // ISMRMRD input's trajectory: "" (as the file says) | cycles | normalized
   int matrix = 0;        // 0: 64 for 3D, 128 for 2D
   std::string traj;      // "": radial3d for 3D, radial2d for 2D
   int readout = 0;
@@ -56,6 +57,7 @@ struct Source {
 // Throws InputError for bad combinations (naming the option and value):
 // options that only a synthesized scan uses, given with --input (they would be
 // ignored), --traj-file without a BART --input, --matrix with an HDF5 --input,
+// --traj-units without an --input or normalized with a BART one,
 // --virtual-coils beyond the scan's coils; then the memory a synthesized scan
 // claims (--matrix, --samples or --spokes, --coils, --noise-samples).
 Source make_source(const SourceOptions& o);

@@ -9,10 +9,12 @@
 #include <ismrmrd/xml.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <spdlog/spdlog.h>
 #include <sstream>
 
 #include "io/atomic_file.hpp"
@@ -119,6 +121,58 @@ void check_record(const AcqRecord& r, hsize_t i, const std::string& path) {
                          std::to_string(r.data.len / 2) + " (corrupt header)");
 }
 
+// ---- which acquisitions are image data ----
+// Navigators, phase correction, dummy scans, feedback and calibration readouts
+// share the file with the image's but are not samples of it (the ISMRMRD spec;
+// Gadgetron and BART's tools leave them out): taken as image data they blend
+// junk into the image (3 navigators among 24 readouts: relative error 2).
+
+bool has_flag(std::uint64_t flags, int flag) { return (flags >> (flag - 1)) & 1u; }
+
+struct NonImageKind {
+  int flag;
+  const char* name;
+};
+
+constexpr NonImageKind kNonImage[] = {
+    {ISMRMRD::ISMRMRD_ACQ_IS_NAVIGATION_DATA, "navigator"},
+    {ISMRMRD::ISMRMRD_ACQ_IS_PHASECORR_DATA, "phase correction"},
+    {ISMRMRD::ISMRMRD_ACQ_IS_DUMMYSCAN_DATA, "dummy scan"},
+    {ISMRMRD::ISMRMRD_ACQ_IS_RTFEEDBACK_DATA, "RT feedback"},
+    {ISMRMRD::ISMRMRD_ACQ_IS_HPFEEDBACK_DATA, "HP feedback"},
+    {ISMRMRD::ISMRMRD_ACQ_IS_SURFACECOILCORRECTIONSCAN_DATA, "surface-coil correction"},
+    {ISMRMRD::ISMRMRD_ACQ_IS_PHASE_STABILIZATION, "phase stabilization"},
+    {ISMRMRD::ISMRMRD_ACQ_IS_PHASE_STABILIZATION_REFERENCE, "phase stabilization reference"},
+    {ISMRMRD::ISMRMRD_ACQ_IS_PARALLEL_CALIBRATION, "parallel calibration"},
+};
+
+// What a non-image acquisition is ("navigator", ...), or nullptr for image
+// data. A readout flagged "parallel calibration and imaging" is image data.
+const char* non_image_kind(std::uint64_t flags) {
+  for (const NonImageKind& k : kNonImage) {
+    const bool imaging_too = k.flag == ISMRMRD::ISMRMRD_ACQ_IS_PARALLEL_CALIBRATION &&
+                             has_flag(flags, ISMRMRD::ISMRMRD_ACQ_IS_PARALLEL_CALIBRATION_AND_IMAGING);
+    if (has_flag(flags, k.flag) && !imaging_too) return k.name;
+  }
+  return nullptr;
+}
+
+// The skipped acquisitions, counted for one info line at the end of the read.
+struct Skipped {
+  std::size_t count = 0;
+  std::vector<std::string> kinds;  // in the order first met
+  void add(const char* kind) {
+    ++count;
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+  }
+  void log(const std::string& path) const {
+    if (count == 0) return;
+    std::string list;
+    for (const std::string& k : kinds) list += (list.empty() ? "" : ", ") + k;
+    spdlog::info("{}: skipped {} non-image acquisition{} ({})", printable(path), count, count == 1 ? "" : "s", list);
+  }
+};
+
 struct AcqTotals {
   std::size_t samples = 0, channels = 0;
   std::size_t noise_values = 0;  // noise samples x channels
@@ -143,6 +197,7 @@ AcqTotals check_acquisitions(const std::string& path) {
       t.noise_values += std::size_t(r.head.samples) * r.head.channels;
       continue;
     }
+    if (non_image_kind(r.head.flags)) continue;
     if (r.head.pre + r.head.post < r.head.samples) t.samples += r.head.samples - r.head.pre - r.head.post;
     t.channels = std::max<std::size_t>(t.channels, r.head.channels);
   }
@@ -169,13 +224,81 @@ std::string user_string(const ISMRMRD::IsmrmrdHeader& h, const std::string& name
   return "";
 }
 
-bool wants_normalized(const ISMRMRD::IsmrmrdHeader& h, const std::string& path, bool caller) {
+const char* units_word(TrajUnits u) { return u == TrajUnits::normalized ? "normalized" : "cycles"; }
+
+// The units the samples are read in: the file's word (fhdrecon_traj_units) or
+// the caller's; when both speak they must agree (a silent winner would scale
+// the trajectory one of them did not mean).
+TrajUnits traj_units(const ISMRMRD::IsmrmrdHeader& h, const std::string& path, TrajUnits caller) {
   const std::string units = user_string(h, kUnitsParam);
   if (units.empty()) return caller;
-  if (units == "cycles/FOV") return false;
-  if (units == "normalized") return true;
-  throw InputError(path, std::string("/dataset/xml userParameterString ") + kUnitsParam, units,
-                   "expected \"cycles/FOV\" or \"normalized\"");
+  const std::string field = std::string("/dataset/xml userParameterString ") + kUnitsParam;
+  if (units != "cycles/FOV" && units != "normalized")
+    throw InputError(path, field, units, "expected \"cycles/FOV\" or \"normalized\"");
+  const TrajUnits file = units == "normalized" ? TrajUnits::normalized : TrajUnits::cycles;
+  if (caller != TrajUnits::unstated && caller != file)
+    throw InputError(path, "--traj-units", units_word(caller),
+                     "the file says otherwise (" + field + " = " + units + "); leave the option out");
+  return file;
+}
+
+// Units stated nowhere and every sample within |k| <= 0.5 on every axis of
+// N >= 4: the trajectory looks normalized (Gadgetron's [-0.5, 0.5]); read as
+// cycles/FOV it gives garbage silently (a 16x12 image: relative error 652).
+void refuse_if_looks_normalized(const Trajectory& t, const ImageGrid& g, const std::string& path) {
+  const std::vector<float>* k[3] = {&t.kx, &t.ky, &t.kz};
+  const int n[3] = {g.nx, g.ny, g.nz};
+  float widest = 0;
+  bool any_axis = false;
+  for (int a = 0; a < 3; ++a) {
+    if (n[a] < 4) continue;
+    any_axis = true;
+    for (float v : *k[a]) {
+      if (!(std::abs(v) <= 0.5f + 1e-3f)) return;  // a NaN too: validate_scan names it
+      widest = std::max(widest, std::abs(v));
+    }
+  }
+  if (!any_axis) return;
+  std::ostringstream msg;
+  msg << "trajectory: max |k| = " << widest << " on every axis although the matrix is " << g.nx << "x" << g.ny
+      << (g.nz > 1 ? "x" + std::to_string(g.nz) : "")
+      << ": it looks normalized to [-0.5, 0.5]; give --traj-units normalized (Python: traj_units='normalized'; "
+         "or cycles to read it as it is)";
+  throw file_error(path, msg.str());
+}
+
+// What tells one image from another: the counters other than idx.average
+// (repeated readouts of the same image, which may be merged).
+struct Counter {
+  const char* field;
+  const char* noun;
+  unsigned value;
+};
+
+std::array<Counter, 5> image_counters(const ISMRMRD::AcquisitionHeader& a) {
+  return {{{"idx.slice", "slice", a.idx.slice},
+           {"idx.contrast", "contrast", a.idx.contrast},
+           {"idx.repetition", "repetition", a.idx.repetition},
+           {"idx.set", "set", a.idx.set},
+           {"idx.phase", "phase", a.idx.phase}}};
+}
+
+// One image per file: an image acquisition of another slice, contrast, ... or
+// of another encoding than encoding[0] (whose matrix and FOV are used) is
+// refused by name; merged they would blend two images into one.
+void check_same_image(const ISMRMRD::AcquisitionHeader& first, const ISMRMRD::AcquisitionHeader& a,
+                      std::uint32_t index, const std::string& path) {
+  const std::string field = "/dataset/data[" + std::to_string(index) + "].";
+  if (a.encoding_space_ref != 0)
+    throw InputError(path, field + "encoding_space_ref", std::to_string(a.encoding_space_ref),
+                     "not encoding[0], whose matrix and FOV are used; fhdrecon reconstructs one image per file");
+  const auto want = image_counters(first), got = image_counters(a);
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (got[i].value != want[i].value)
+      throw InputError(path, field + got[i].field, std::to_string(got[i].value),
+                       std::string("the file holds more than one ") + got[i].noun +
+                           " (the first image acquisition has " + std::to_string(want[i].value) +
+                           "); fhdrecon reconstructs one image per file");
 }
 
 // Appends one acquisition's samples to every coil's scan.
@@ -291,7 +414,7 @@ ScanGeometry read_geometry(const ISMRMRD::IsmrmrdHeader& h, const ISMRMRD::Acqui
 
 }  // namespace
 
-std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, const SizeCheck& size_check) {
+std::vector<Scan> read_ismrmrd(const std::string& path, TrajUnits caller_units, const SizeCheck& size_check) {
   quiet_ismrmrd();
   check_layout(path);
   const AcqTotals totals = check_acquisitions(path);
@@ -301,6 +424,8 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, co
   ImageGrid grid;
   std::optional<ScanGeometry> geometry;
   ISMRMRD::IsmrmrdHeader h;
+  TrajUnits units = TrajUnits::unstated;
+  Skipped skipped;
   try {
     ISMRMRD::Dataset d(path.c_str(), "dataset", false);
     h = read_header(d, path);
@@ -312,16 +437,24 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, co
                      "/dataset/data samples",
                      std::to_string(totals.samples) + " x " + std::to_string(totals.channels) + " channels");
     if (size_check) size_check(grid, totals.samples, totals.channels);
-    const bool norm = wants_normalized(h, path, normalized_traj);
+    units = traj_units(h, path, caller_units);
+    const bool norm = units == TrajUnits::normalized;
     const double scale[3] = {norm ? grid.nx : 1.0, norm ? grid.ny : 1.0, norm ? grid.nz : 1.0};
     const std::uint32_t n = d.getNumberOfAcquisitions();
     ISMRMRD::Acquisition acq;
+    std::optional<ISMRMRD::AcquisitionHeader> first;  // the first image acquisition's
     for (std::uint32_t i = 0; i < n; ++i) {
       d.readAcquisition(i, acq);
       if (acq.isFlagSet(ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT)) {
         take_noise(acq, i, path, noise);
         continue;
       }
+      if (const char* kind = non_image_kind(acq.getHead().flags)) {
+        skipped.add(kind);
+        continue;
+      }
+      if (!first) first = acq.getHead();
+      check_same_image(*first, acq.getHead(), i, path);
       if (!geometry) geometry = read_geometry(h, acq.getHead(), i, path);
       take_acquisition(acq, i, path, coils, scale, header_te_s(h));
     }
@@ -333,7 +466,10 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, co
       if (ch == '\n') ch = ' ';
     throw InputError(path, "/dataset", "(unreadable)", "ISMRMRD cannot read it: " + why);
   }
-  if (coils.empty()) throw InputError(path, "/dataset/data", "0 acquisitions", "no (non-noise) readouts");
+  if (coils.empty())
+    throw InputError(path, "/dataset/data", "0 image acquisitions",
+                     "no image readouts (" + std::to_string(skipped.count) + " non-image acquisitions skipped, noise apart)");
+  if (units == TrajUnits::unstated) refuse_if_looks_normalized(coils[0].traj, grid, path);
   attach_noise(path, noise, coils);
   for (std::size_t c = 0; c < coils.size(); ++c) {
     Scan& s = coils[c];
@@ -347,6 +483,7 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, co
       for (const auto& p : h.userParameters->userParameterString)
         if (p.name.rfind(kProvenancePrefix, 0) == 0) s.provenance[p.name.substr(std::string(kProvenancePrefix).size())] = p.value;
   }
+  skipped.log(path);
   return coils;
 }
 
@@ -355,9 +492,15 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, co
 #else  // no ISMRMRD
 
 namespace fhd {
-std::vector<Scan> read_ismrmrd(const std::string& path, bool, const SizeCheck&) {
+std::vector<Scan> read_ismrmrd(const std::string& path, TrajUnits, const SizeCheck&) {
   throw InputError(path, "format", "ismrmrd", "this build has no ISMRMRD support (libismrmrd not found)");
 }
 }  // namespace fhd
 
 #endif
+
+namespace fhd {
+std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, const SizeCheck& check) {
+  return read_ismrmrd(path, normalized_traj ? TrajUnits::normalized : TrajUnits::unstated, check);
+}
+}  // namespace fhd

@@ -7,7 +7,9 @@
 // Units: trajectory in cycles/FOV (the encoded FOV), as BART and fhdrecon use.
 // Gadgetron-style trajectories normalized to [-0.5, 0.5] are accepted when the
 // header says so (userParameterString fhdrecon_traj_units = "normalized") or the
-// caller asks; they are multiplied by the matrix size per axis.
+// caller asks; they are multiplied by the matrix size per axis. Units stated
+// nowhere, on a trajectory within |k| <= 0.5 on every axis of N >= 4: refused
+// (it looks normalized; read as cycles it would be garbage).
 // Scaling: none. ISMRMRD stores raw samples with no transform convention; they
 // are taken as fhdrecon's non-unitary D_m unchanged.
 #include <string>
@@ -31,7 +33,20 @@ namespace fhd {
 // acquisition's position and read/phase/slice directions (LPS; all zero = not
 // recorded: the default axes; otherwise unit and orthogonal, slice_dir zero =
 // read x phase).
-std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj = false, const SizeCheck& check = {});
+// Image data only: acquisitions flagged navigator, phase correction, dummy scan,
+// RT/HP feedback, surface-coil correction, phase stabilization (+ reference) or
+// parallel calibration (not "calibration and imaging") are skipped and counted
+// (one spdlog::info line). The image acquisitions must share idx.slice,
+// contrast, repetition, set, phase and encoding_space_ref (one image per file;
+// averages are merged): InputError names the first that differs.
+// `units`: what the caller says of the trajectory's units; the file's
+// fhdrecon_traj_units, when present, must agree with it.
+enum class TrajUnits { unstated, cycles, normalized };
+std::vector<Scan> read_ismrmrd(const std::string& path, TrajUnits units = TrajUnits::unstated,
+                               const SizeCheck& check = {});
+// The older form (the Python binding's; kept out of line for the shared
+// library's ABI): true = normalized, false = unstated.
+std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, const SizeCheck& check = {});
 
 // Writes coils (sharing coils[0]'s trajectory) as acquisitions of `readout`
 // samples (0 = all samples in one acquisition); readout must fit number_of_samples

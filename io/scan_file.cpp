@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <spdlog/spdlog.h>
 
 #include "io/atomic_file.hpp"
 #include "io/h5util.hpp"
@@ -309,11 +311,16 @@ struct Reader {
                        "unknown major schema version; this build reads 1.x");
   }
 
+  // Provenance only describes the scan: what cannot be read as text is
+  // skipped with a warning, never a reason to refuse the scan.
   std::map<std::string, std::string> provenance() const {
     std::map<std::string, std::string> out;
     if (!h5::exists(f, "provenance")) return out;
     Handle g(H5Gopen2(f, "provenance", H5P_DEFAULT), H5Gclose);
-    if (!g.ok()) throw InputError(file, "/provenance", "(not a group)", "expected a group of string attributes");
+    if (!g.ok()) {
+      spdlog::warn("{}: /provenance is not a group of attributes; skipped", printable(file));
+      return out;
+    }
     // H5Aiterate2 exists unchanged in HDF5 1.10 through 1.14 (H5Oget_info does not).
     std::vector<std::string> names;
     auto collect = [](hid_t, const char* name, const H5A_info_t*, void* op) -> herr_t {
@@ -322,8 +329,44 @@ struct Reader {
     };
     H5Aiterate2(g.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names);
     for (const auto& name : names)
-      out[name] = h5::read_string_attr(g.get(), name, file, "/provenance attribute " + name);
+      if (std::optional<std::string> v = provenance_value(g.get(), name)) out[name] = *v;
     return out;
+  }
+
+  // A string, or one integer or float (h5py's attrs['seed'] = 5 is an int64)
+  // as its decimal text; anything else nullopt, with one warning naming it.
+  std::optional<std::string> provenance_value(hid_t g, const std::string& name) const {
+    const std::string field = "/provenance attribute " + name;
+    try {
+      Handle a(H5Aopen(g, name.c_str(), H5P_DEFAULT), H5Aclose);
+      Handle t(a.ok() ? H5Aget_type(a.get()) : H5I_INVALID_HID, H5Tclose);
+      Handle sp(a.ok() ? H5Aget_space(a.get()) : H5I_INVALID_HID, H5Sclose);
+      if (!t.ok() || !sp.ok()) throw InputError(file, field, "?", "cannot be opened");
+      const H5T_class_t cls = H5Tget_class(t.get());
+      if (cls == H5T_STRING) return h5::read_string_attr(g, name, file, field);
+      const bool one = H5Sget_simple_extent_npoints(sp.get()) == 1;
+      if (one && (cls == H5T_INTEGER || cls == H5T_FLOAT)) return number_text(a.get(), t.get(), field);
+      throw InputError(file, field, h5::class_name(t.get()) + (one ? "" : " array"), "not a string or one number");
+    } catch (const InputError& e) {
+      spdlog::warn("{}; skipped", e.what());
+      return std::nullopt;
+    }
+  }
+
+  // One number's text: integers exact, floats the shortest that reads back the same.
+  std::string number_text(hid_t a, hid_t t, const std::string& field) const {
+    const bool is_float = H5Tget_class(t) == H5T_FLOAT;
+    float f32 = 0;
+    double f64 = 0;
+    std::int64_t i64 = 0;
+    std::uint64_t u64 = 0;
+    if (is_float && H5Tget_size(t) <= 4 && H5Aread(a, H5T_NATIVE_FLOAT, &f32) >= 0) return fmt::format("{}", f32);
+    if (is_float && H5Tget_size(t) > 4 && H5Aread(a, H5T_NATIVE_DOUBLE, &f64) >= 0) return fmt::format("{}", f64);
+    if (!is_float && H5Tget_sign(t) == H5T_SGN_NONE && H5Aread(a, H5T_NATIVE_UINT64, &u64) >= 0)
+      return std::to_string(u64);
+    if (!is_float && H5Tget_sign(t) != H5T_SGN_NONE && H5Aread(a, H5T_NATIVE_INT64, &i64) >= 0)
+      return std::to_string(i64);
+    throw InputError(file, field, h5::class_name(t), "cannot be read as a number");
   }
 };
 

@@ -228,9 +228,10 @@ TEST_CASE("ismrmrd normalized trajectories are scaled by the matrix", "[io][ismr
   REQUIRE(r.size() == 1);
   CHECK(r[0].traj.kx[0] == 4.0f);  // 0.25 * 16
   CHECK(r[0].traj.kz[0] == 0.0f);
-  // Without the header's word, the caller's choice applies.
+  // Without the header's word, the caller's choice applies (none: refused, it
+  // looks normalized; test_ismrmrd_acquisitions.cpp).
   hand_written(dir.file("plain.h5"), 2, 3, 5, 0.25f);
-  CHECK(read_ismrmrd(dir.file("plain.h5"))[0].traj.kx[0] == 0.25f);
+  CHECK(read_ismrmrd(dir.file("plain.h5"), TrajUnits::cycles)[0].traj.kx[0] == 0.25f);
   CHECK(read_ismrmrd(dir.file("plain.h5"), true)[0].traj.kx[0] == 4.0f);
 }
 
