@@ -52,6 +52,7 @@ def read_scan(
     matrix: Optional[Union[int, Sequence[int]]] = ...,
     format: str = ...,
     normalized_traj: bool = ...,
+    traj_units: Optional[str] = ...,
 ) -> Scan: ...
 def write_scan(
     path: PathLike, scan: Scan, format: str = ..., readout: int = ..., traj: Optional[PathLike] = ...

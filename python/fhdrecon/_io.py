@@ -97,20 +97,34 @@ def _bart_base(name):
 
 def _grid_from_traj(traj, matrix):
     """The CLI's rule (app/scan_input.cpp): the smallest even N per axis whose
-    band [-N/2, N/2] holds every sample; nz = 1 when kz is all zero."""
+    band [-N/2, N/2] holds every sample; nz = 1 when every |kz| <= 0.5."""
     if matrix is not None:
         m = _matrix(np.broadcast_to(matrix, (3,))) if np.ndim(matrix) else None
         if m is None:
             extent_z = float(np.max(np.abs(traj[:, 2]))) if len(traj) else 0.0
             n = integral("matrix", matrix)
-            return (n, n, n if extent_z > 0 else 1)
+            return (n, n, n if extent_z > _FLAT_KZ else 1)
         return m
     ext = np.max(np.abs(traj), axis=0) if len(traj) else np.zeros(3)
     n = [max(2, 2 * int(np.ceil(e - 1e-3))) for e in ext]
-    return (n[0], n[1], n[2] if ext[2] > 0 else 1)
+    return (n[0], n[1], n[2] if ext[2] > _FLAT_KZ else 1)
 
 
-def read_scan(path, traj=None, matrix=None, format="auto", normalized_traj=False):
+# A kz within the band of a one-voxel axis is a 2D trajectory's float noise,
+# not a second slice (the CLI's rule, app/scan_input.cpp).
+_FLAT_KZ = 0.5 + 1e-3
+
+
+def _units(normalized_traj, traj_units):
+    """The ISMRMRD reader's units word from read_scan's two arguments."""
+    if traj_units not in (None, "cycles", "normalized"):
+        raise ValueError(f"traj_units = {traj_units!r}: expected None, 'cycles' or 'normalized'")
+    if normalized_traj and traj_units == "cycles":
+        raise ValueError("normalized_traj=True with traj_units='cycles': choose one")
+    return "normalized" if normalized_traj else (traj_units or "")
+
+
+def read_scan(path, traj=None, matrix=None, format="auto", normalized_traj=False, traj_units=None):
     """Reads a scan file, validated as the CLI validates it.
 
     path : an fhdrecon HDF5 scan file, an ISMRMRD file (found by content), or
@@ -118,7 +132,11 @@ def read_scan(path, traj=None, matrix=None, format="auto", normalized_traj=False
     traj : BART only: the trajectory pair [3, readout, spokes] in cycles/FOV.
     matrix : BART only: the image size (an int for every axis, or (nx, ny, nz));
         default: the smallest even size whose band holds the trajectory.
-    normalized_traj : ISMRMRD only: trajectories in [-0.5, 0.5] (Gadgetron's habit).
+    normalized_traj : ISMRMRD only: trajectories in [-0.5, 0.5] (Gadgetron's habit);
+        the same as traj_units='normalized'.
+    traj_units : ISMRMRD only: None (as the file says; a file that says nothing
+        and whose samples all lie within |k| <= 0.5 is refused as looking
+        normalized), 'cycles' (cycles/FOV) or 'normalized'.
     Raises ValueError naming the file, field and value for bad input.
     """
     path = _path("path", path)
@@ -132,13 +150,13 @@ def read_scan(path, traj=None, matrix=None, format="auto", normalized_traj=False
         grid = _grid_from_traj(t, matrix)
         return Scan._from_dict(_core.read_bart(_bart_base(traj), _bart_base(path), list(grid)))
     if fmt == "ismrmrd":
-        return Scan._from_dict(_core.read_ismrmrd(path, normalized_traj))
+        return Scan._from_dict(_core.read_ismrmrd(path, _units(normalized_traj, traj_units)))
     if fmt != "hdf5":
         raise ValueError(f"{path}: format = {format}: expected auto, hdf5, ismrmrd or bart")
     if not os.path.exists(path):
         raise ValueError(f"{path}: no such file")
     if _core.is_ismrmrd_file(path):
-        return Scan._from_dict(_core.read_ismrmrd(path, normalized_traj))
+        return Scan._from_dict(_core.read_ismrmrd(path, _units(normalized_traj, traj_units)))
     return Scan._from_dict(_core.read_scan_h5(path))
 
 

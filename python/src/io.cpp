@@ -19,9 +19,14 @@ namespace {
   throw InputError(path, "format", "ismrmrd", "this fhdrecon was built without ISMRMRD");
 }
 
-nb::dict read_ismrmrd_file(const std::string& path, bool normalized) {
+// units: "" (as the file says, else cycles/FOV unless it looks normalized),
+// "cycles" or "normalized" (read_scan checked the word).
+nb::dict read_ismrmrd_file(const std::string& path, const std::string& units) {
 #ifdef FHD_HAVE_ISMRMRD
-  return scans_to_dict(read_ismrmrd(path, normalized));
+  const TrajUnits u = units == "normalized" ? TrajUnits::normalized
+                      : units == "cycles"   ? TrajUnits::cycles
+                                            : TrajUnits::unstated;
+  return scans_to_dict(read_ismrmrd(path, u));
 #else
   no_ismrmrd(path);
 #endif
@@ -70,7 +75,7 @@ bool is_ismrmrd_file(const std::string& path) {
 void bind_io(nb::module_& m) {
   m.def("read_scan_h5", [](const std::string& p) { return scans_to_dict(read_scan_coils(p)); }, nb::arg("path"));
   m.def("write_scan_h5", &write_scan_file, nb::arg("path"), nb::arg("scan"));
-  m.def("read_ismrmrd", &read_ismrmrd_file, nb::arg("path"), nb::arg("normalized_traj") = false);
+  m.def("read_ismrmrd", &read_ismrmrd_file, nb::arg("path"), nb::arg("units") = "");
   m.def("write_ismrmrd", &write_ismrmrd_file, nb::arg("path"), nb::arg("scan"), nb::arg("readout"));
   m.def(
       "read_bart",

@@ -75,6 +75,35 @@ def test_bart_grid_from_trajectory(tmp_path):
     assert back.matrix == (8, 8, 8)  # |k| < 3.5: the smallest even band holding it
 
 
+def test_bart_2d_with_float_noise_in_kz_stays_2d(tmp_path):
+    """A 2D trajectory whose kz holds float noise (within the band of a
+    one-voxel axis) is 2D, as in the CLI; it was read as 2 slices."""
+    s = make_scan(coils=1, noise=False, matrix=(16, 16, 1))
+    s.traj[:, 2] = 0
+    base = str(tmp_path / "k2")
+    fhdrecon.write_scan(base, s)
+    t = fhdrecon.read_cfl(base + "_traj")
+    t[2] = 1e-6  # kz: the first axis of BART's trajectory is (kx, ky, kz)
+    t.reshape(3, -1)[2, 0] = -3e-7
+    fhdrecon.write_cfl(base + "_traj", t)
+    assert fhdrecon.read_scan(base, traj=base + "_traj").matrix == (8, 8, 1)
+    assert fhdrecon.read_scan(base, traj=base + "_traj", matrix=16).matrix == (16, 16, 1)
+
+
+def test_ismrmrd_units_are_checked(tmp_path):
+    s = make_scan(coils=1, noise=False)
+    p = str(tmp_path / "scan.mrd")
+    fhdrecon.write_scan(p, s, format="ismrmrd", readout=20)
+    # The file states cycles/FOV (fhdrecon's writer): the same with the word, refused against it.
+    np.testing.assert_array_equal(fhdrecon.read_scan(p, traj_units="cycles").traj, fhdrecon.read_scan(p).traj)
+    with pytest.raises(ValueError, match="--traj-units"):
+        fhdrecon.read_scan(p, traj_units="normalized")
+    with pytest.raises(ValueError, match="traj_units = 'radians'"):
+        fhdrecon.read_scan(p, traj_units="radians")
+    with pytest.raises(ValueError, match="choose one"):
+        fhdrecon.read_scan(p, normalized_traj=True, traj_units="cycles")
+
+
 def test_cfl_array_round_trip(tmp_path):
     a = (RNG.standard_normal((4, 3, 2)) + 1j * RNG.standard_normal((4, 3, 2))).astype(np.complex64)
     fhdrecon.write_cfl(str(tmp_path / "a"), a)
