@@ -72,7 +72,7 @@ void add_source_options(CLI::App& cmd, SourceOptions& o) {
   // Which of them were given: with --input most would be ignored (check_source_options).
   for (const char* name : {"--phantom", "--traj-file", "--traj-units", "--matrix", "--traj", "--readout", "--spokes",
                            "--samples", "--noise", "--seed", "--coils", "--noise-samples", "--off-resonance",
-                           "--readout-ms", "--te-ms"})
+                           "--readout-ms", "--te-ms", "--no-prewhiten"})
     cmd.get_option(name)->each([&o, name](const std::string&) { o.given.insert(name); });
 }
 
@@ -172,6 +172,17 @@ Source from_phantom(const SourceOptions& o) {
   if (!is3d && spec.kind.rfind("stack-of-", 0) == 0)  // one partition: it ran as radial2d or spiral2d, unsaid
     throw InputError("--traj", "with --phantom " + o.phantom, spec.kind,
                      "stacks partitions along z, and a 2D phantom has one slice: use radial2d or spiral2d");
+  if (!is3d && spec.kind == "radial3d")
+    throw InputError("--traj", "with --phantom " + o.phantom, spec.kind,
+                     "is 3D, and a 2D phantom has one slice: use radial2d, spiral2d or random");
+  if (is3d && (spec.kind == "radial2d" || spec.kind == "spiral2d"))
+    throw InputError("--traj", "with --phantom " + o.phantom, spec.kind,
+                     "is 2D, and a 3D phantom has many slices: use radial3d, a stack-of-* or random");
+  // The spoke count wins over --samples in every trajectory: given both, the
+  // samples were dropped unsaid (640 samples for --spokes 10 --samples 50000).
+  if (o.given.count("--spokes") && o.given.count("--samples"))
+    throw InputError("--samples", "with --spokes", std::to_string(o.spokes),
+                     "the spokes (times the readout) set the samples: give one of them");
   spec.nx = spec.ny = n;
   spec.nz = is3d ? n : 1;
   spec.readout = o.readout;

@@ -112,6 +112,28 @@ TEST_CASE("bench-nufft: --samples past 2^30 and --sweep on the CPU are refused b
 TEST_CASE("a stack trajectory with a 2D phantom is refused, not run as a 2D one", "[cli][hostile]") {
   for (const char* kind : {"stack-of-stars", "stack-of-spirals"})
     one_line_error(run_cli(std::string("--phantom shepp2d --matrix 16 --traj ") + kind), "a 2D phantom has one slice");
+  // The other mismatches named neither option ("trajectory nz = 1: ...").
+  one_line_error(run_cli("--phantom shepp2d --matrix 16 --traj radial3d"),
+                 "--traj: with --phantom shepp2d = radial3d: is 3D, and a 2D phantom has one slice");
+  for (const char* kind : {"radial2d", "spiral2d"})
+    one_line_error(run_cli(std::string("--phantom shepp3d --matrix 16 --traj ") + kind),
+                   std::string("--traj: with --phantom shepp3d = ") + kind + ": is 2D");
+}
+
+TEST_CASE("options that a synthesized scan would drop are refused", "[cli][hostile]") {
+  // --spokes won: --samples 50000 gave 640 samples, unsaid.
+  one_line_error(run_cli("--phantom shepp2d --matrix 16 --spokes 10 --samples 50000"),
+                 "--samples: with --spokes = 10: the spokes (times the readout) set the samples");
+  const std::string map = fhd::test::fresh_temp_dir("hostile", "synth-map").string() + ".h5";
+  REQUIRE(run_cli("synth --phantom shepp2d --matrix 16 --traj spiral2d --off-resonance 150 -o " + map).code == 0);
+  const std::string out = " -o " + fhd::test::fresh_temp_dir("hostile", "synth-out").string() + ".h5";
+  // The stored map replaced, the data's field not: a file at odds with itself.
+  one_line_error(run_cli("synth --phantom shepp2d --matrix 16 --traj spiral2d --off-resonance 50 --field-map " + map +
+                         out),
+                 "synth: --field-map = " + map + ": synth writes the analytic field of --off-resonance");
+  one_line_error(run_cli("synth --phantom shepp2d --matrix 16 --coils 2 --prewhitened --no-prewhiten" + out),
+                 "synth: --no-prewhiten is the reconstruction's");
+  std::filesystem::remove(map);
 }
 
 TEST_CASE("empty paths are refused by name", "[cli][hostile]") {
