@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <complex>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -65,6 +66,9 @@ struct CliRun {
 };
 
 // `env`: NAME=VALUE assignments for its environment (e.g. test-only fault switches).
+// Lines of a command's output (its newlines).
+inline int line_count(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
+
 inline CliRun run_cli(const std::string& args, const std::string& env = "") {
   std::string cmd = env + " " + std::string(FHDRECON_EXE) + " " + args + " 2>&1";
   CliRun r;

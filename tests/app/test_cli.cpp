@@ -19,12 +19,6 @@ using Run = fhd::test::CliRun;
 
 Run fhdrecon(const std::string& args) { return fhd::test::run_cli(args); }
 
-int lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
-
 fs::path fresh_dir(const std::string& name) { return fhd::test::fresh_temp_dir("cli", name); }
 
 // A tiny, fast problem for the runs that should succeed.
@@ -33,7 +27,7 @@ const std::string kTiny = "--phantom shepp2d --matrix 16 --spokes 16 --iters 3 -
 void require_one_line_error(const Run& r, int code, const std::string& must_contain) {
   INFO(r.out);
   CHECK(r.code == code);
-  CHECK(lines(r.out) == 1);
+  CHECK(fhd::test::line_count(r.out) == 1);
   CHECK(r.out.rfind("fhdrecon: error: ", 0) == 0);
   CHECK(r.out.find(must_contain) != std::string::npos);
 }

@@ -24,16 +24,10 @@ using fhd::test::run_cli;
 
 namespace {
 
-int lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
-
 void one_line_error(const CliRun& r, const std::string& must_contain) {
   INFO(r.out);
   CHECK(r.code == 2);
-  CHECK(lines(r.out) == 1);
+  CHECK(fhd::test::line_count(r.out) == 1);
   CHECK(r.out.rfind("fhdrecon: error: ", 0) == 0);
   CHECK(r.out.find(must_contain) != std::string::npos);
 }

@@ -22,12 +22,6 @@ using fhd::test::run_cli;
 
 namespace {
 
-int lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
-
 int occurrences(const std::string& s, const std::string& what) {
   int n = 0;
   for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
@@ -37,7 +31,7 @@ int occurrences(const std::string& s, const std::string& what) {
 void one_line_error(const CliRun& r, const std::string& must_contain) {
   INFO(r.out);
   CHECK(r.code == 2);
-  CHECK(lines(r.out) == 1);
+  CHECK(fhd::test::line_count(r.out) == 1);
   CHECK(r.out.rfind("fhdrecon: error: ", 0) == 0);
   CHECK(r.out.find(must_contain) != std::string::npos);
 }

@@ -143,18 +143,12 @@ TEST_CASE("validate: checks fail on perturbed rows and skip missing ones", "[val
 
 namespace {
 
-int line_count(const std::string& s) {
-  int n = 0;
-  for (char ch : s) n += ch == '\n';
-  return n;
-}
-
 // Refused before any row: exit 2, the error alone (no row's log before it), no
 // validate.json or validate.md.
 void refused(const Run& r, const fs::path& dir, const std::string& must_contain) {
   INFO(r.out);
   CHECK(r.code == 2);
-  CHECK(line_count(r.out) == 1);
+  CHECK(fhd::test::line_count(r.out) == 1);
   CHECK(r.out.find(must_contain) != std::string::npos);
   CHECK(!fs::exists(dir / "validate.json"));
   CHECK(!fs::exists(dir / "validate.md"));

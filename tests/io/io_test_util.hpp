@@ -2,11 +2,17 @@
 // Shared helpers for the io tests: scratch directories, random scans, shell commands.
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <sstream>
 #include <string>
+
+#if defined(FHD_HAVE_ISMRMRD)
+#include <ismrmrd/xml.h>
+#endif
 
 #include "core/error.hpp"
 #include "recon/problem/scan.hpp"
@@ -80,5 +86,29 @@ std::string error_of(F&& f) {
   }
   return "no error";
 }
+
+#if defined(FHD_HAVE_ISMRMRD)
+// A minimal ISMRMRD header written with ISMRMRD's own API: the matrix, the FOV
+// (mm) and, when `units` is not empty, the fhdrecon_traj_units parameter.
+inline std::string ismrmrd_header(int nx, int ny, int nz, const std::string& units = "",
+                                  std::array<float, 3> fov_mm = {200, 200, 200}) {
+  ISMRMRD::IsmrmrdHeader h;
+  h.experimentalConditions.H1resonanceFrequency_Hz = 63870000;
+  ISMRMRD::Encoding e;
+  e.encodedSpace.matrixSize = ISMRMRD::MatrixSize(nx, ny, nz);
+  e.encodedSpace.fieldOfView_mm = {fov_mm[0], fov_mm[1], fov_mm[2]};
+  e.reconSpace = e.encodedSpace;
+  e.trajectory = ISMRMRD::TrajectoryType::RADIAL;
+  h.encoding.push_back(e);
+  if (!units.empty()) {
+    ISMRMRD::UserParameters u;
+    u.userParameterString.push_back({"fhdrecon_traj_units", units});
+    h.userParameters = u;
+  }
+  std::ostringstream s;
+  ISMRMRD::serialize(h, s);
+  return s.str();
+}
+#endif
 
 }  // namespace fhd::test

@@ -22,26 +22,6 @@ using namespace fhd::test;
 
 namespace {
 
-// A minimal header with the given matrix, written with ISMRMRD's own API.
-std::string header(int nx, int ny, int nz, const std::string& units = "") {
-  ISMRMRD::IsmrmrdHeader h;
-  h.experimentalConditions.H1resonanceFrequency_Hz = 63870000;
-  ISMRMRD::Encoding e;
-  e.encodedSpace.matrixSize = ISMRMRD::MatrixSize(nx, ny, nz);
-  e.encodedSpace.fieldOfView_mm = {200, 200, 200};
-  e.reconSpace = e.encodedSpace;
-  e.trajectory = ISMRMRD::TrajectoryType::RADIAL;
-  h.encoding.push_back(e);
-  if (!units.empty()) {
-    ISMRMRD::UserParameters u;
-    u.userParameterString.push_back({"fhdrecon_traj_units", units});
-    h.userParameters = u;
-  }
-  std::ostringstream s;
-  ISMRMRD::serialize(h, s);
-  return s.str();
-}
-
 // libismrmrd leaves a new acquisition's samples as realloc left them: zero them,
 // or a stray NaN there fails the reader's finiteness check (seen once in CI).
 void zero_data(ISMRMRD::Acquisition& acq) {
@@ -52,7 +32,7 @@ void zero_data(ISMRMRD::Acquisition& acq) {
 void hand_written(const std::string& path, int tdims, int acqs, int n, float k, const std::string& units = "",
                   int channels_of_last = 1) {
   ISMRMRD::Dataset d(path.c_str(), "dataset", true);
-  d.writeHeader(header(16, 16, 1, units));
+  d.writeHeader(ismrmrd_header(16, 16, 1, units));
   for (int a = 0; a < acqs; ++a) {
     ISMRMRD::Acquisition acq(n, a + 1 == acqs ? channels_of_last : 1, tdims);
     zero_data(acq);
@@ -67,7 +47,7 @@ void hand_written(const std::string& path, int tdims, int acqs, int n, float k, 
 void oriented(const std::string& path, const float (&pos)[3], const float (&read)[3], const float (&phase)[3],
               const float (&slice)[3]) {
   ISMRMRD::Dataset d(path.c_str(), "dataset", true);
-  d.writeHeader(header(16, 16, 1));  // FOV 200 mm: 12.5 mm voxels, a 200 mm slice
+  d.writeHeader(ismrmrd_header(16, 16, 1));  // FOV 200 mm: 12.5 mm voxels, a 200 mm slice
   for (int a = 0; a < 3; ++a) {
     ISMRMRD::Acquisition acq(4, 1, 2);
     zero_data(acq);

@@ -22,25 +22,6 @@ namespace {
 
 constexpr int kSamples = 8;  // per readout
 
-// A 16x12 (x nz) header; `units` is fhdrecon_traj_units when not empty.
-std::string header(const std::string& units = "", int nz = 1) {
-  ISMRMRD::IsmrmrdHeader h;
-  ISMRMRD::Encoding e;
-  e.encodedSpace.matrixSize = ISMRMRD::MatrixSize(16, 12, nz);
-  e.encodedSpace.fieldOfView_mm = {200, 150, 10};
-  e.reconSpace = e.encodedSpace;
-  e.trajectory = ISMRMRD::TrajectoryType::RADIAL;
-  h.encoding.push_back(e);
-  if (!units.empty()) {
-    ISMRMRD::UserParameters u;
-    u.userParameterString.push_back({"fhdrecon_traj_units", units});
-    h.userParameters = u;
-  }
-  std::ostringstream s;
-  ISMRMRD::serialize(h, s);
-  return s.str();
-}
-
 // Readout `a`: kx = (s - 4) * step, ky = (a - 3) * step, data a + i s (all small).
 ISMRMRD::Acquisition readout(int a, float step = 1.0f) {
   ISMRMRD::Acquisition acq(kSamples, 1, 2);
@@ -84,7 +65,7 @@ void write_file(const std::string& path, const std::vector<ISMRMRD::Acquisition>
                 int nz = 1) {
   REQUIRE(!std::filesystem::exists(path));
   ISMRMRD::Dataset d(path.c_str(), "dataset", true);
-  d.writeHeader(header(units, nz));
+  d.writeHeader(ismrmrd_header(16, 12, nz, units, {200, 150, 10}));  // 16x12 (x nz)
   for (const auto& a : acqs) d.appendAcquisition(a);
 }
 
