@@ -82,6 +82,16 @@ inline CliRun run_cli(const std::string& args, const std::string& env = "") {
 }
 
 // Runs a shell script (bash), returns its output; FHD is the executable.
+// A refused run: exit 2 and one line, "fhdrecon: error: ...", holding `must_contain`.
+inline void one_line_error(const CliRun& r, const std::string& must_contain) {
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(line_count(r.out) == 1);
+  CHECK(r.out.back() == '\n');  // the one line, ended: nothing after it
+  CHECK(r.out.rfind("fhdrecon: error: ", 0) == 0);
+  CHECK(r.out.find(must_contain) != std::string::npos);
+}
+
 inline std::string shell(const std::string& script) {
   std::string out;
   FILE* p = popen(("FHD=" + std::string(FHDRECON_EXE) + " bash -c '" + script + "' 2>&1").c_str(), "r");

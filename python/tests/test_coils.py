@@ -36,6 +36,13 @@ def test_compression_keeps_what_it_reports():
     total = np.sum(np.abs(s.kspace.astype(np.complex128)) ** 2)
     assert kept / total == pytest.approx(np.sum(energy[:2]) / np.sum(energy), rel=1e-4)
     np.testing.assert_allclose(m @ m.conj().T, np.eye(2), atol=1e-10)
+    # k = every coil: the coils unchanged, the same energies (they were all 1).
+    same, eye, all_energy = fhdrecon.compress_coils(s, 4)
+    np.testing.assert_array_equal(same.kspace, s.kspace)
+    np.testing.assert_array_equal(eye, np.eye(4))
+    np.testing.assert_allclose(all_energy, energy, rtol=1e-12)
+    sv = np.linalg.svd(s.kspace.astype(np.complex128), compute_uv=False) ** 2
+    np.testing.assert_allclose(all_energy, sv, rtol=1e-6)
 
 
 def test_no_noise_no_prewhitening():

@@ -29,7 +29,9 @@ Compression compress_coils(std::vector<Scan>& coils, int k) {
   const int nc = int(coils.size());
   CoilData data;
   for (const Scan& s : coils) data.push_back(s.data);
-  if (k >= nc) return {CMatrix::identity(nc), std::vector<double>(nc, 1.0)};
+  // As many as the coils: the coils unchanged, but their energies reported
+  // as for any k (they were all 1).
+  if (k >= nc) return {CMatrix::identity(nc), compression_matrix(data, nc).energy};
   Compression c = compression_matrix(data, k);
   mix_coils(c.matrix, data);
   bool noisy = !coils[0].noise.empty();

@@ -22,7 +22,8 @@ Compression compression_matrix(const CoilData& data, int k);
 
 // Compresses the coils' data (and noise samples, when present) to k virtual
 // coils in place; coils[0]'s trajectory and metadata are kept for all.
-// Returns the compression used. k >= coils.size() changes nothing (matrix = I).
+// Returns the compression used. k >= coils.size() changes nothing (matrix = I,
+// the energies as for any k).
 Compression compress_coils(std::vector<Scan>& coils, int k);
 
 }  // namespace fhd

@@ -20,17 +20,10 @@
 
 namespace fs = std::filesystem;
 using fhd::test::CliRun;
+using fhd::test::one_line_error;
 using fhd::test::run_cli;
 
 namespace {
-
-void one_line_error(const CliRun& r, const std::string& must_contain) {
-  INFO(r.out);
-  CHECK(r.code == 2);
-  CHECK(fhd::test::line_count(r.out) == 1);
-  CHECK(r.out.rfind("fhdrecon: error: ", 0) == 0);
-  CHECK(r.out.find(must_contain) != std::string::npos);
-}
 
 std::string error_of_read(const std::string& input, const std::string& traj = "", int matrix = 0) {
   try {

@@ -18,6 +18,7 @@
 
 namespace fs = std::filesystem;
 using fhd::test::CliRun;
+using fhd::test::one_line_error;
 using fhd::test::run_cli;
 
 namespace {
@@ -26,14 +27,6 @@ int occurrences(const std::string& s, const std::string& what) {
   int n = 0;
   for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
   return n;
-}
-
-void one_line_error(const CliRun& r, const std::string& must_contain) {
-  INFO(r.out);
-  CHECK(r.code == 2);
-  CHECK(fhd::test::line_count(r.out) == 1);
-  CHECK(r.out.rfind("fhdrecon: error: ", 0) == 0);
-  CHECK(r.out.find(must_contain) != std::string::npos);
 }
 
 // A short CPU run of `input` writing nothing but the report.

@@ -20,6 +20,7 @@
 namespace fs = std::filesystem;
 using fhd::test::CliRun;
 using fhd::test::exit_status;
+using fhd::test::one_line_error;
 using fhd::test::run_cli;
 using fhd::test::shell;
 
@@ -47,15 +48,6 @@ constexpr double kWithin = 30;
 #else
 constexpr double kWithin = 10;
 #endif
-
-// A run that fails: exit 2, one line naming `what`, no raw control byte.
-void one_line_error(const CliRun& r, const std::string& what) {
-  INFO(r.out);
-  CHECK(r.code == 2);
-  CHECK(r.out.rfind("fhdrecon: error: ", 0) == 0);
-  CHECK(r.out.find('\n') == r.out.size() - 1);
-  CHECK(r.out.find(what) != std::string::npos);
-}
 
 // Runs the CLI and the seconds it took.
 CliRun timed_cli(const std::string& args, double& seconds, const std::string& env = "") {
