@@ -81,6 +81,9 @@ class Plan:
         n_modes = tuple(_whole(f"n_modes[{a}]", n, 1, _MAX_MODES) for a, n in enumerate(n_modes))
         if len(n_modes) not in (2, 3):
             raise ValueError(f"n_modes = {n_modes}: fhdrecon offers 2 and 3 dimensions")
+        if sum(n > 1 for n in n_modes) < 2:  # said here: the core sees the axes reversed (x fastest)
+            raise ValueError(f"n_modes = {n_modes}: at least two axes need 2 or more modes (an axis of 1 mode "
+                             "is dropped; a 1D transform is not offered)")
         if np.dtype(dtype) != np.complex64:
             raise TypeError(f"dtype = {dtype}: fhdrecon computes in single precision (complex64)")
         self.type = int(nufft_type)
