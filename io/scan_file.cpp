@@ -345,7 +345,7 @@ struct Reader {
       const H5T_class_t cls = H5Tget_class(t.get());
       if (cls == H5T_STRING) return h5::read_string_attr(g, name, file, field);
       const bool one = H5Sget_simple_extent_npoints(sp.get()) == 1;
-      if (one && (cls == H5T_INTEGER || cls == H5T_FLOAT)) return number_text(a.get(), t.get(), field);
+      if (one && (cls == H5T_INTEGER || cls == H5T_FLOAT)) return attribute_number(a.get(), t.get(), field);
       throw InputError(file, field, h5::class_name(t.get()) + (one ? "" : " array"), "not a string or one number");
     } catch (const InputError& e) {
       spdlog::warn("{}; skipped", e.what());
@@ -354,7 +354,7 @@ struct Reader {
   }
 
   // One number's text: integers exact, floats the shortest that reads back the same.
-  std::string number_text(hid_t a, hid_t t, const std::string& field) const {
+  std::string attribute_number(hid_t a, hid_t t, const std::string& field) const {
     const bool is_float = H5Tget_class(t) == H5T_FLOAT;
     float f32 = 0;
     double f64 = 0;
