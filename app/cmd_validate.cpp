@@ -38,10 +38,11 @@ void run(ValidateCommand& c, CLI::App& sub) {
                      one + "--virtual-coils " + std::to_string(src.virtual_coils) + " for SENSE on compressed coils");
   std::string json = c.json.empty() ? c.out_dir + "/validate.json" : c.json;
   std::string md = c.markdown.empty() ? c.out_dir + "/validate.md" : c.markdown;
-  // Fail on an unusable destination before minutes of work.
-  make_output_dir(c.out_dir);
-  make_parent_dir(json);
-  make_parent_dir(md);
+  // Fail on an unusable destination before minutes of work, making nothing:
+  // a run refused later (a multi-coil --input, --dcf radial on a spiral) left
+  // an empty --out. The files' folders are made when they are written.
+  check_writable_file(json, c.json.empty() ? "--out" : "--json");
+  check_writable_file(md, c.markdown.empty() ? "--out" : "--markdown");
   ValidateReport rep = run_validate(c.config, !global_options().quiet);
   std::fputs(validate_table(rep).c_str(), stdout);
   std::fflush(stdout);

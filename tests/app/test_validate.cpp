@@ -171,6 +171,7 @@ TEST_CASE("validate: several coils are refused, by option or by file", "[validat
   REQUIRE(fhdrecon("--quiet synth --phantom shepp2d --matrix 16 --spokes 16 --coils 2 -o " + f).code == 0);
   refused(fhdrecon("validate --no-gpu --input " + f + " --out " + dir.string()), dir,
           "validate: --input = " + f + ": has 2 coils; validate checks one coil's reconstruction");
+  CHECK(!fs::exists(dir));  // refused after the read: nothing made either
   fs::remove_all(files);
   fs::remove_all(dir);
 }
@@ -182,6 +183,7 @@ TEST_CASE("validate: --dcf radial on a non-radial trajectory is refused before t
   refused(fhdrecon("validate --preset tiny --no-gpu --traj spiral2d --dcf radial --out " + dir.string()), dir,
           "validate: --dcf = radial: radial weights need a radial3d, radial2d or stack-of-stars trajectory; "
           "this one is spiral2d");
+  CHECK(!fs::exists(dir));  // no empty --out left behind
   fs::remove_all(dir);
 }
 
