@@ -25,17 +25,7 @@ struct ValidateCommand {
 void run(ValidateCommand& c, CLI::App& sub) {
   apply_preset(c.config, [&sub](const std::string& name) { return sub.count(name) > 0; });
   c.config.gpu = !c.no_gpu;
-  // One coil, refused before any work: each row reconstructed coil 0 alone and
-  // scored it against the bare phantom, under "N coils". A multi-coil --input
-  // is refused once read (run_validate).
-  const SourceOptions& src = c.config.source;
-  const std::string one = "validate checks one coil's reconstruction; use fhdrecon ";
-  if (src.coils > 1)
-    throw InputError("validate", "--coils", std::to_string(src.coils),
-                     one + "--coils " + std::to_string(src.coils) + " for SENSE");
-  if (src.virtual_coils > 0)
-    throw InputError("validate", "--virtual-coils", std::to_string(src.virtual_coils),
-                     one + "--virtual-coils " + std::to_string(src.virtual_coils) + " for SENSE on compressed coils");
+  check_one_coil(c.config.source);  // before any work; a multi-coil --input once read (run_validate)
   std::string json = c.json.empty() ? c.out_dir + "/validate.json" : c.json;
   std::string md = c.markdown.empty() ? c.out_dir + "/validate.md" : c.markdown;
   // Fail on an unusable destination before minutes of work, making nothing:
@@ -70,7 +60,9 @@ void add_validate_command(CLI::App& app) {
          "regularization: auto or a number relative to Q(0) (default: the preset's)")
       ->check(lambda_value());
   sub->add_option("--tol", s.tol, "CG relative residual to stop at")->check(number_in(0.0, 1.0))->capture_default_str();
-  sub->add_option("--dcf", s.dcf, "density compensation of the gridding baselines and of SENSE's calibration: auto | radial | pipe-menon")
+  sub->add_option("--dcf", s.dcf,
+                  "density compensation of the gridding baselines and of SENSE's calibration: "
+                  "auto | radial | pipe-menon")
       ->check(CLI::IsMember({"auto", "radial", "pipe-menon"}))
       ->capture_default_str();
   sub->add_option("--cpu-matrix", c->config.cpu_matrix,

@@ -30,11 +30,6 @@ std::string regularizer_help() {
   return h;
 }
 
-// Notes `name` in o.given when the option is given (warn_ignored_options).
-void note_given(CLI::Option* opt, SolverOptions& o) {
-  opt->each([&o, name = opt->get_name()](const std::string&) { o.given.insert(name); });
-}
-
 // "--a", "--a and --b", "--a, --b and --c".
 std::string listed(const std::vector<std::string>& names) {
   std::string out;
@@ -67,11 +62,10 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
   cmd.add_option("--fhd", o.fhd, "how FhD and Q are computed: exact (every sample-voxel pair) | nufft (--nufft-tol)")
       ->check(CLI::IsMember({"exact", "nufft"}))
       ->capture_default_str();
-  note_given(cmd.add_option("--nufft-tol", o.nufft_tol, "relative accuracy of the NUFFT (with --fhd nufft)")
-                 ->check(finite_number())
-                 ->check(number_in(1e-7, 1e-1))
-                 ->capture_default_str(),
-             o);
+  cmd.add_option("--nufft-tol", o.nufft_tol, "relative accuracy of the NUFFT (with --fhd nufft)")
+      ->check(finite_number())
+      ->check(number_in(1e-7, 1e-1))
+      ->capture_default_str();
   cmd.add_option("--kernel", o.kernel, "FhD/Q kernel variant (default: the backend's fastest accurate one)");
   cmd.add_option("--iters", o.iters, "CG iterations (at most)")->check(CLI::Range(0, 100000))->capture_default_str();
   cmd.add_option("--tol", o.tol, "CG stops when the relative residual falls below")
@@ -88,37 +82,29 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
       ->check(CLI::IsMember(regularizer_names()))
       ->capture_default_str();
   cmd.add_flag("--no-precond", o.no_precond, "plain CG (no circulant preconditioner)");
-  note_given(cmd.add_option("--admm-rho", o.admm_rho, "a sparse prior's ADMM penalty, relative to Q(0)")
-                 ->check(finite_number())
-                 ->check(number_in(1e-6, 1e3))
-                 ->capture_default_str(),
-             o);
-  note_given(cmd.add_option("--admm-inner", o.admm_inner, "a sparse prior's CG steps per ADMM iteration")
-                 ->check(CLI::Range(1, 1000))
-                 ->capture_default_str(),
-             o);
-  cmd.add_option(
-         "--dcf", o.dcf,
-         "density compensation of the gridding baselines and of SENSE's calibration: auto | radial | pipe-menon")
+  cmd.add_option("--admm-rho", o.admm_rho, "a sparse prior's ADMM penalty, relative to Q(0)")
+      ->check(finite_number())
+      ->check(number_in(1e-6, 1e3))
+      ->capture_default_str();
+  cmd.add_option("--admm-inner", o.admm_inner, "a sparse prior's CG steps per ADMM iteration")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd.add_option("--dcf", o.dcf,
+                 "density compensation of the gridding baselines and of SENSE's calibration: "
+                 "auto | radial | pipe-menon")
       ->check(CLI::IsMember({"auto", "radial", "pipe-menon"}))
       ->capture_default_str();
-  note_given(
-      cmd.add_option("--coil-combine", o.coil_combine,
-                     "several coils: sense (one image from all coils, plain CG) | rss (each coil, root sum of squares)")
-          ->check(CLI::IsMember({"rss", "sense"}))
-          ->capture_default_str(),
-      o);
-  note_given(
-      cmd.add_option(
-             "--maps", o.maps,
-             "coil maps for sense: lowres | espirit (from the calibration region) | true (synthesized coils' own)")
-          ->check(CLI::IsMember({"lowres", "espirit", "true"}))
-          ->capture_default_str(),
-      o);
-  note_given(cmd.add_option("--calibration", o.calibration, "calibration region for sense's maps, samples per axis")
-                 ->check(CLI::Range(4, 256))
-                 ->capture_default_str(),
-             o);
+  cmd.add_option("--coil-combine", o.coil_combine,
+                 "several coils: sense (one image from all coils, plain CG) | rss (each coil, root sum of squares)")
+      ->check(CLI::IsMember({"rss", "sense"}))
+      ->capture_default_str();
+  cmd.add_option("--maps", o.maps,
+                 "coil maps for sense: lowres | espirit (from the calibration region) | true (synthesized coils' own)")
+      ->check(CLI::IsMember({"lowres", "espirit", "true"}))
+      ->capture_default_str();
+  cmd.add_option("--calibration", o.calibration, "calibration region for sense's maps, samples per axis")
+      ->check(CLI::Range(4, 256))
+      ->capture_default_str();
   cmd.add_option("--field-comp", o.field_comp,
                  "off-resonance compensation: none | exact | segmented; default segmented when the scan has a "
                  "field map, else none")
@@ -127,19 +113,20 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
                  "time segments L of --field-comp segmented; default: the fewest whose interpolators err by "
                  "at most 0.2% over the field map's range and the readout")
       ->check(CLI::Range(1, 256));
-  note_given(
-      cmd.add_option(
-             "--maps-crop", o.maps_crop,
-             "sense's maps (lowres, espirit, true) are zero where the low-resolution root sum of squares is below this "
-             "fraction of its peak (outside the object; 0 = nowhere)")
-          ->check(finite_number())
-          ->check(number_in(0.0, 0.9))
-          ->capture_default_str(),
-      o);
+  cmd.add_option("--maps-crop", o.maps_crop,
+                 "sense's maps (lowres, espirit, true) are zero where the low-resolution root sum of squares is below this "
+                 "fraction of its peak (outside the object; 0 = nowhere)")
+      ->check(finite_number())
+      ->check(number_in(0.0, 0.9))
+      ->capture_default_str();
   cmd.add_flag("--no-gridding", o.no_gridding, "skip the gridding baselines");
   cmd.add_option("--cache-dir", o.cache_dir, "where Q is cached per trajectory (default ~/.cache/fhdrecon)")
       ->check(non_empty_path());
   cmd.add_flag("--no-cache", o.no_cache, "neither read nor write the Q cache");
+  // Which of them were given (warn_ignored_options): each applies to some scans or models only.
+  for (const char* name : {"--nufft-tol", "--admm-rho", "--admm-inner", "--coil-combine", "--maps", "--calibration",
+                           "--maps-crop"})
+    cmd.get_option(name)->each([&o, name](const std::string&) { o.given.insert(name); });
 }
 
 std::shared_ptr<const Truth> truth_of(const Phantom& p, const std::vector<float>* gain) {

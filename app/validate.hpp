@@ -68,6 +68,10 @@ void apply_preset(ValidateConfig& c, const std::function<bool(const std::string&
 const std::vector<std::string>& preset_names();
 
 ValidateReport run_validate(const ValidateConfig& c, bool show_progress);
+// validate scores one coil's reconstruction against the phantom: InputError
+// for --coils N, --virtual-coils, or a file of `file_coils` > 1 coils (a
+// receive array ran coil 0 alone against the bare phantom, labelled "N coils").
+void check_one_coil(const SourceOptions& o, std::size_t file_coils = 1);
 
 // Pure: the checks over rows (tests feed perturbed rows to prove they can fail).
 std::vector<ValidateCheck> evaluate_checks(const std::vector<ValidateRow>& rows, const CheckThresholds& t);

@@ -87,16 +87,6 @@ SourceOptions scaled_source(const SourceOptions& o, int matrix) {
   return s;
 }
 
-// validate scores one coil's reconstruction against the phantom: a receive
-// array ran coil 0 alone against the bare phantom, labelled "N coils".
-[[noreturn]] void refuse_coils(const SourceOptions& o, std::size_t coils) {
-  const std::string one = "validate checks one coil's reconstruction; use fhdrecon ";
-  if (o.input.empty())
-    throw InputError("validate", "--coils", std::to_string(coils), one + "--coils " + std::to_string(coils) + " for SENSE");
-  throw InputError("validate", "--input", o.input,
-                   "has " + std::to_string(coils) + " coils; " + one + "--input " + o.input + " for SENSE");
-}
-
 // Voxels to check FhD on: a fixed pseudo-random set (all when n is 0 or too
 // large), so the float64 reference stays affordable at 128^3 x 1M samples.
 std::vector<std::size_t> probe_voxels(std::size_t voxels, int n) {
@@ -116,7 +106,7 @@ std::vector<std::size_t> probe_voxels(std::size_t voxels, int n) {
 DataSet make_data(const SourceOptions& o, const std::string& dcf, int ref_voxels) {
   DataSet d;
   d.src = make_source(o);
-  if (!d.src.more_coils.empty()) refuse_coils(o, 1 + d.src.more_coils.size());
+  check_one_coil(o, 1 + d.src.more_coils.size());
   if (!d.src.phantom) throw InputError("validate: the data's phantom is unknown, so there is no PSNR to check");
   // Before the first row: the gridding of the first row said it, after the rows before it had run.
   check_dcf_option(dcf, true, d.src.scan, "validate", false);
@@ -182,6 +172,19 @@ ValidateRow not_run(const RowSpec& spec, const std::string& data, const std::str
 }
 
 }  // namespace
+
+void check_one_coil(const SourceOptions& o, std::size_t file_coils) {
+  const std::string one = "validate checks one coil's reconstruction; use fhdrecon ";
+  if (o.coils > 1)
+    throw InputError("validate", "--coils", std::to_string(o.coils),
+                     one + "--coils " + std::to_string(o.coils) + " for SENSE");
+  if (o.virtual_coils > 0)
+    throw InputError("validate", "--virtual-coils", std::to_string(o.virtual_coils),
+                     one + "--virtual-coils " + std::to_string(o.virtual_coils) + " for SENSE on compressed coils");
+  if (file_coils > 1)
+    throw InputError("validate", "--input", o.input,
+                     "has " + std::to_string(file_coils) + " coils; " + one + "--input " + o.input + " for SENSE");
+}
 
 ValidateReport run_validate(const ValidateConfig& c, bool show_progress) {
   if (c.cpu_matrix && !c.source.input.empty())
