@@ -213,10 +213,6 @@ void check_given_maps(const CoilData& maps) {
     }
 }
 
-}  // namespace
-
-namespace {
-
 // The smallest largest sample a scan may have (0, all-zero data, aside).
 // float32 squares values below about 1e-19 to zero: the root sums of squares
 // of the coils and SENSE's maps made an image of zeros from 4-coil k-space of

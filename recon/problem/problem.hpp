@@ -33,10 +33,11 @@ Problem build_problem(Plan& plan, const std::vector<const Scan*>& coils, bool se
 
 // The checks that need the scan (the coils share grid, trajectory and Phi;
 // field compensation has a field map to use; given maps number the coils and
-// are finite, |m| <= 1e3), OptionError or InputError before any work.
+// are finite, |m| <= 1e3; the k-space's largest sample is 0 or at least
+// 1e-15), OptionError or InputError before any work.
 // compare_coils false skips the comparison of the coils' trajectories (8 coils
-// of 1M samples: 84 MB, about 7 ms) and of the given maps' values, for data
-// already checked.
+// of 1M samples: 84 MB, about 7 ms), of the given maps' values and of the
+// k-space's scale, for data already checked.
 void check_scans(const std::vector<const Scan*>& coils, const ReconOptions& opt, bool compare_coils = true);
 
 // The method field_comp resolves to for this scan, and the field's range.
