@@ -263,10 +263,7 @@ void regenerate_true_maps(Source& src) {
 
 Source from_file(const SourceOptions& o) {
   Source src;
-  const TrajUnits units = o.traj_units == "normalized" ? TrajUnits::normalized
-                          : o.traj_units == "cycles"   ? TrajUnits::cycles
-                                                       : TrajUnits::unstated;
-  std::vector<Scan> coils = read_scans_any(o.input, o.traj_file, o.matrix, units);
+  std::vector<Scan> coils = read_scans_any(o.input, o.traj_file, o.matrix, traj_units_named(o.traj_units));
   src.scan = std::move(coils.front());
   src.more_coils.assign(std::make_move_iterator(coils.begin() + 1), std::make_move_iterator(coils.end()));
   auto it = src.scan.provenance.find("phantom");

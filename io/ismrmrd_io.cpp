@@ -503,4 +503,8 @@ namespace fhd {
 std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, const SizeCheck& check) {
   return read_ismrmrd(path, normalized_traj ? TrajUnits::normalized : TrajUnits::unstated, check);
 }
+
+TrajUnits traj_units_named(const std::string& word) {
+  return word == "normalized" ? TrajUnits::normalized : word == "cycles" ? TrajUnits::cycles : TrajUnits::unstated;
+}
 }  // namespace fhd

@@ -44,9 +44,12 @@ namespace fhd {
 enum class TrajUnits { unstated, cycles, normalized };
 std::vector<Scan> read_ismrmrd(const std::string& path, TrajUnits units = TrajUnits::unstated,
                                const SizeCheck& check = {});
-// The older form (the Python binding's; kept out of line for the shared
-// library's ABI): true = normalized, false = unstated.
+// The older form, kept for the installed library's callers: true =
+// normalized, false = unstated.
 std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, const SizeCheck& check = {});
+// "cycles" or "normalized" (--traj-units, Python's traj_units); anything else
+// (the front ends checked the word), "" among it, is unstated.
+TrajUnits traj_units_named(const std::string& word);
 
 // Writes coils (sharing coils[0]'s trajectory) as acquisitions of `readout`
 // samples (0 = all samples in one acquisition); readout must fit number_of_samples

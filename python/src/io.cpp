@@ -23,10 +23,7 @@ namespace {
 // "cycles" or "normalized" (read_scan checked the word).
 nb::dict read_ismrmrd_file(const std::string& path, const std::string& units) {
 #ifdef FHD_HAVE_ISMRMRD
-  const TrajUnits u = units == "normalized" ? TrajUnits::normalized
-                      : units == "cycles"   ? TrajUnits::cycles
-                                            : TrajUnits::unstated;
-  return scans_to_dict(read_ismrmrd(path, u));
+  return scans_to_dict(read_ismrmrd(path, traj_units_named(units)));
 #else
   no_ismrmrd(path);
 #endif
