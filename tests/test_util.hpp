@@ -66,6 +66,13 @@ struct CliRun {
 };
 
 // `env`: NAME=VALUE assignments for its environment (e.g. test-only fault switches).
+// How often `what` appears in `s` (overlaps counted).
+inline int occurrences(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
 // Lines of a command's output (its newlines).
 inline int line_count(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
 

@@ -201,14 +201,14 @@ TEST_CASE("options this run ignores are warned of, once each, and the run goes o
   Run one = fhdrecon(base + "--maps espirit --calibration 12 --admm-rho 2 --nufft-tol 1e-5");
   INFO(one.out);
   REQUIRE(one.code == 0);
-  CHECK(one.out.find("warning: --maps and --calibration: ignored (for several coils; this scan has one)") !=
-        std::string::npos);
-  CHECK(one.out.find("warning: --admm-rho: ignored (for ADMM") != std::string::npos);
-  CHECK(one.out.find("warning: --nufft-tol: ignored (for --fhd nufft") != std::string::npos);
+  using fhd::test::occurrences;
+  CHECK(occurrences(one.out, "warning: --maps and --calibration: ignored (for several coils; this scan has one)") == 1);
+  CHECK(occurrences(one.out, "warning: --admm-rho: ignored (for ADMM") == 1);
+  CHECK(occurrences(one.out, "warning: --nufft-tol: ignored (for --fhd nufft") == 1);
+  CHECK(occurrences(one.out, "ignored") == 3);  // those three lines, nothing else
   Run rss = fhdrecon(base + "--coils 3 --coil-combine rss --maps-crop 0.2");
   REQUIRE(rss.code == 0);
-  CHECK(rss.out.find("warning: --maps-crop: ignored (for SENSE's maps; --coil-combine rss uses none)") !=
-        std::string::npos);
+  CHECK(occurrences(rss.out, "warning: --maps-crop: ignored (for SENSE's maps; --coil-combine rss uses none)") == 1);
   Run used = fhdrecon(base + "--coils 3 --maps espirit --reg tv --admm-rho 2 --fhd nufft --nufft-tol 1e-5");
   REQUIRE(used.code == 0);
   CHECK(used.out.find("ignored") == std::string::npos);  // every option given is used

@@ -18,16 +18,11 @@
 
 namespace fs = std::filesystem;
 using fhd::test::CliRun;
+using fhd::test::occurrences;
 using fhd::test::one_line_error;
 using fhd::test::run_cli;
 
 namespace {
-
-int occurrences(const std::string& s, const std::string& what) {
-  int n = 0;
-  for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-  return n;
-}
 
 // A short CPU run of `input` writing nothing but the report.
 CliRun recon(const std::string& input, const std::string& more, const fs::path& out) {
