@@ -5,9 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
-#include <sstream>
 
 #include "app/memory_check.hpp"
 #include "io/cfl.hpp"
@@ -110,57 +108,19 @@ std::vector<Scan> read_hdf5(const std::string& path, TrajUnits units) {
   return read_scan_coils(path, nullptr, memory_check_for(path));
 }
 
-// The child's stderr goes nowhere (io/reader_child.cpp): what a reader logs
-// there (skipped acquisitions, a provenance attribute left out) travels to the
-// parent under this provenance key, one line per message (its level's digit,
-// then the text), and the parent logs it once (relay_child_log).
-constexpr const char* kChildLogKey = "fhdrecon.reader_log";
-
-std::string read_hdf5_logged(const std::string& path, TrajUnits units) {
-  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
-  auto logger = std::make_shared<spdlog::logger>("reader", sink);
-  logger->set_level(spdlog::level::info);
-  spdlog::set_default_logger(logger);
-  std::vector<Scan> scans = read_hdf5(path, units);
-  std::string log;
-  for (const auto& m : sink->last_raw())
-    log += char('0' + m.level) + printable(std::string(m.payload.data(), m.payload.size())) + '\n';
-  for (Scan& s : scans) s.provenance.erase(kChildLogKey);  // a file's own entry never passes for ours
-  if (!log.empty()) scans.front().provenance[kChildLogKey] = log;
-  return scans_to_bytes(scans);
-}
-
-void relay_child_log(std::vector<Scan>& scans) {
-  for (Scan& s : scans) {
-    const auto it = s.provenance.find(kChildLogKey);
-    if (it == s.provenance.end()) continue;
-    std::istringstream lines(it->second);
-    for (std::string line; std::getline(lines, line);)
-      if (line.size() > 1 && line[0] >= '0' && line[0] <= '6')
-        spdlog::log(spdlog::level::level_enum(line[0] - '0'), "{}", line.substr(1));
-    s.provenance.erase(it);
-  }
-}
-
 // What the reader child (io/reader_child.hpp) runs: the real read, its scans
-// handed to the parent as bytes of our own format (io/scan_bytes.hpp). One
-// reader per --traj-units: a reader gets nothing but the path.
-const char* hdf5_reader_name(TrajUnits units) {
-  return units == TrajUnits::cycles ? "hdf5-scan-cycles" : units == TrajUnits::normalized ? "hdf5-scan-normalized"
-                                                                                          : "hdf5-scan";
-}
-template <TrajUnits U>
-std::string read_hdf5_bytes(const std::string& path) {
-  return read_hdf5_logged(path, U);
-}
-const bool kHdf5ReadersAdded =
-    add_child_reader(hdf5_reader_name(TrajUnits::unstated), read_hdf5_bytes<TrajUnits::unstated>) &&
-    add_child_reader(hdf5_reader_name(TrajUnits::cycles), read_hdf5_bytes<TrajUnits::cycles>) &&
-    add_child_reader(hdf5_reader_name(TrajUnits::normalized), read_hdf5_bytes<TrajUnits::normalized>);
+// handed to the parent as bytes of our own format (io/scan_bytes.hpp); its
+// argument is --traj-units' word.
+constexpr const char* kHdf5Reader = "hdf5-scan";
+const bool kHdf5ReaderAdded = add_child_reader(kHdf5Reader, [](const std::string& path, const std::string& units) {
+  return scans_to_bytes(read_hdf5(path, traj_units_named(units)));
+});
 // A --field-map file is HDF5 as well: its dataset is read there too.
 constexpr const char* kFieldMapReader = "field-map";
 const bool kFieldMapReaderAdded = add_child_reader(
-    kFieldMapReader, [](const std::string& path) { return field_map_to_bytes(read_field_map_file(path)); });
+    kFieldMapReader, [](const std::string& path, const std::string&) {
+      return field_map_to_bytes(read_field_map_file(path));
+    });
 
 // What the file system says of `path` (a symlink loop, a bad permission) as one
 // InputError; false when it does not exist.
@@ -203,11 +163,8 @@ std::vector<Scan> read_scans_any(const std::string& path, const std::string& tra
   // In a child only: a corrupt file that crashes or hangs libhdf5 becomes one
   // line, and this process decodes bytes of our own, never the file. Where no
   // child can be started, the file is read here, as without isolation.
-  if (std::optional<std::string> bytes = read_in_child(path, hdf5_reader_name(units))) {
-    std::vector<Scan> scans = scans_from_bytes(*bytes, path);
-    relay_child_log(scans);
-    return scans;
-  }
+  if (std::optional<std::string> bytes = read_in_child(path, kHdf5Reader, traj_units_word(units)))
+    return scans_from_bytes(*bytes, path);
   return read_hdf5(path, units);
 }
 

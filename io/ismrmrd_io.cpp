@@ -507,4 +507,8 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, co
 TrajUnits traj_units_named(const std::string& word) {
   return word == "normalized" ? TrajUnits::normalized : word == "cycles" ? TrajUnits::cycles : TrajUnits::unstated;
 }
+
+const char* traj_units_word(TrajUnits units) {
+  return units == TrajUnits::normalized ? "normalized" : units == TrajUnits::cycles ? "cycles" : "";
+}
 }  // namespace fhd

@@ -50,6 +50,8 @@ std::vector<Scan> read_ismrmrd(const std::string& path, bool normalized_traj, co
 // "cycles" or "normalized" (--traj-units, Python's traj_units); anything else
 // (the front ends checked the word), "" among it, is unstated.
 TrajUnits traj_units_named(const std::string& word);
+// The word traj_units_named reads back: "cycles", "normalized" or "".
+const char* traj_units_word(TrajUnits units);
 
 // Writes coils (sharing coils[0]'s trajectory) as acquisitions of `readout`
 // samples (0 = all samples in one acquisition); readout must fit number_of_samples

@@ -24,6 +24,9 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -41,8 +44,13 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kFlag = "--fhdrecon-reader-child";  // argv[1] of a reader child
 constexpr int kResultFd = 3;                              // the child's end of the pipe
 constexpr int kRequestFd = 4;                             // a spare's end of its request socket
-constexpr const char* kAsked = "-";                       // a spare's reader and path: sent later
+constexpr const char* kAsked = "-";                       // a spare's reader, path and argument: sent later
+constexpr int kLogLines = 64;                             // the child's last log messages sent back
 
+// What a child is asked to do: run reader `name` on `path` with `arg`.
+struct Request {
+  std::string name, path, arg;
+};
 
 std::map<std::string, ChildReader>& readers() {
   static std::map<std::string, ChildReader> r;
@@ -82,14 +90,14 @@ void write_all(int fd, const std::string& msg) {
 
 // 'O' (read: `result` holds the reader's bytes), 'E' (`result` holds the
 // InputError) or 'X' (another error).
-char run_reader(const std::string& name, const std::string& path, std::string& result) {
-  const auto it = readers().find(name);
+char run_reader(const Request& r, std::string& result) {
+  const auto it = readers().find(r.name);
   if (it == readers().end()) {
-    result = "no reader named " + name + " in this executable";
+    result = "no reader named " + r.name + " in this executable";
     return 'X';
   }
   try {
-    result = it->second(path);
+    result = it->second(r.path, r.arg);
   } catch (const InputError& e) {
     result = e.what();
     return 'E';
@@ -100,19 +108,52 @@ char run_reader(const std::string& name, const std::string& path, std::string& r
   return 'O';
 }
 
+// The reader's log, kept in the child (its stderr goes nowhere) to be sent
+// back: one line per message, its level's digit, then its text made printable.
+std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> capture_log() {
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(kLogLines);
+  auto logger = std::make_shared<spdlog::logger>("reader", sink);
+  logger->set_level(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+  return sink;
+}
+
+std::string captured(spdlog::sinks::ringbuffer_sink_mt& sink) {
+  std::string log;
+  for (const auto& m : sink.last_raw())
+    log += char('0' + m.level) + printable(std::string(m.payload.data(), m.payload.size())) + '\n';
+  return log;
+}
+
 // ------------------------------------------------------------ the parent
 
-// What the child sends: a head (its tag, 'O', 'E' or 'X', and the body's
-// length) and a body (the reader's bytes, or the error's message). An exec
-// that failed sends the head "N" alone.
-constexpr std::size_t kHead = 1 + sizeof(std::uint64_t);
+// What the child sends: a head (its tag, 'O', 'E' or 'X', the body's length
+// and the log's), the body (the reader's bytes, or the error's message) and
+// the log (capture_log's lines). An exec that failed sends the head "N" alone.
+constexpr std::size_t kHead = 1 + 2 * sizeof(std::uint64_t);
+
+std::string answer_head(char tag, std::uint64_t body, std::uint64_t log) {
+  std::string head(kHead, tag);
+  std::memcpy(&head[1], &body, sizeof body);
+  std::memcpy(&head[1 + sizeof body], &log, sizeof log);
+  return head;
+}
 
 struct Answer {
-  std::string head, body;
-  std::uint64_t announced() const {
+  std::string head, body;  // body: the reader's bytes, then the log
+  std::uint64_t announced(int which) const {  // 0: the body's length, 1: the log's
     std::uint64_t n = 0;
-    if (head.size() == kHead) std::memcpy(&n, head.data() + 1, sizeof n);
+    if (head.size() == kHead) std::memcpy(&n, head.data() + 1 + which * sizeof n, sizeof n);
     return n;
+  }
+  bool complete() const {
+    return head.size() == kHead && announced(1) <= body.size() && body.size() - announced(1) == announced(0);
+  }
+  // The log's lines, taken off the body.
+  std::string take_log() {
+    std::string log = body.substr(std::size_t(announced(0)));
+    body.resize(std::size_t(announced(0)));
+    return log;
   }
 };
 
@@ -124,9 +165,19 @@ void take(Answer& a, const char* data, std::size_t n) {
   a.head.append(data, head);
   if (head && a.head.size() == kHead) {
     const std::size_t free = available_host_bytes();
-    if (free == 0 || a.announced() <= free) a.body.reserve(std::size_t(a.announced()));
+    const std::uint64_t total = a.announced(0) + a.announced(1);
+    if ((free == 0 || total <= free) && total >= a.announced(0)) a.body.reserve(std::size_t(total));
   }
   a.body.append(data + head, n - head);
+}
+
+// The child's log lines, logged here at their levels (a line not of
+// capture_log's form is dropped).
+void relay_log(const std::string& log) {
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);)
+    if (line.size() > 1 && line[0] >= '0' && line[0] <= '6')
+      spdlog::log(spdlog::level::level_enum(line[0] - '0'), "{}", line.substr(1));
 }
 
 // The result pipe's read end, non-blocking; read while the child writes
@@ -202,7 +253,7 @@ int above_child_fds(int fd) {
 // result pipe as fd 3 and, for a spare, the request socket as fd 4. The child
 // sets its own PR_SET_PDEATHSIG after the exec (argv names the parent).
 // Returns a pid of -1 when no child could be started.
-Started spawn_reader(const std::string& name, const std::string& path, bool spare) {
+Started spawn_reader(const Request& r, bool spare) {
   Started c;
   int pipe_fds[2], sock[2] = {-1, -1};
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return c;
@@ -212,8 +263,8 @@ Started spawn_reader(const std::string& name, const std::string& path, bool spar
     sock[1] = above_child_fds(sock[1]);
   }
   const bool ok = read_end >= 0 && write_end >= 0 && (!spare || (sock[0] >= 0 && sock[1] >= 0));
-  std::vector<std::string> args = {this_executable(), kFlag, spare ? kAsked : name, spare ? kAsked : path,
-                                   std::to_string(::getpid())};
+  std::vector<std::string> args = {this_executable(), kFlag, spare ? kAsked : r.name, spare ? kAsked : r.path,
+                                   spare ? kAsked : r.arg, std::to_string(::getpid())};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -243,10 +294,10 @@ Started spawn_reader(const std::string& name, const std::string& path, bool spar
   return {pid, read_end, sock[0]};
 }
 
-// The request a spare waits for: the reader's name and the path, each ended by
-// a NUL, then the end of the stream.
-bool send_request(const Started& c, const std::string& name, const std::string& path) {
-  const std::string msg = name + '\0' + path + '\0';
+// The request a spare waits for: the reader's name, the path and the
+// argument, each ended by a NUL, then the end of the stream.
+bool send_request(const Started& c, const Request& r) {
+  const std::string msg = r.name + '\0' + r.path + '\0' + r.arg + '\0';
   for (std::size_t at = 0; at < msg.size();) {
     const ssize_t n = ::send(c.request, msg.data() + at, msg.size() - at, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
@@ -257,7 +308,7 @@ bool send_request(const Started& c, const std::string& name, const std::string& 
 }
 
 // Reads a spare's request from fd 4: false when it is malformed or cut short.
-bool receive_request(std::string& name, std::string& path) {
+bool receive_request(Request& r) {
   std::string msg;
   char buf[4096];
   for (ssize_t n; (n = ::read(kRequestFd, buf, sizeof buf)) != 0;) {
@@ -266,11 +317,12 @@ bool receive_request(std::string& name, std::string& path) {
     msg.append(buf, std::size_t(n));
   }
   ::close(kRequestFd);
-  const std::size_t a = msg.find('\0');
-  if (a == std::string::npos || msg.size() < a + 2 || msg.back() != '\0') return false;
-  name = msg.substr(0, a);
-  path = msg.substr(a + 1, msg.size() - a - 2);
-  return path.find('\0') == std::string::npos;
+  std::vector<std::string> fields;
+  for (std::size_t at = 0, end; (end = msg.find('\0', at)) != std::string::npos; at = end + 1)
+    fields.push_back(msg.substr(at, end - at));
+  if (fields.size() != 3 || msg.empty() || msg.back() != '\0') return false;
+  r = {fields[0], fields[1], fields[2]};
+  return true;
 }
 
 // Ends a child that will not be used (a spare left over, or one that died).
@@ -318,20 +370,20 @@ void replenish_spare() {
   SpareState& s = spare_state();
   std::lock_guard<std::mutex> g(s.mutex);
   if (!s.wanted || s.child.pid > 0) return;
-  s.child = spawn_reader("", "", true);
+  s.child = spawn_reader(Request{}, true);
 }
 
 // The child that reads `path` (its result pipe only): the spare when there is
 // one and it takes the request, else a fresh one; then the next spare is
 // started beside this read.
-Started start_reader(const std::string& name, const std::string& path) {
+Started start_reader(const Request& r) {
   Started c = take_spare();
-  if (c.pid > 0 && !send_request(c, name, path)) discard(c);
+  if (c.pid > 0 && !send_request(c, r)) discard(c);
   if (c.request >= 0) {
     ::close(c.request);  // the request is sent
     c.request = -1;
   }
-  if (c.pid < 0) c = spawn_reader(name, path, false);
+  if (c.pid < 0) c = spawn_reader(r, false);
   replenish_spare();
   return c;
 }
@@ -357,18 +409,19 @@ double reader_child_seconds(double file_bytes) {
 
 void serve_reader_child(int argc, char** argv) {
   if (argc < 2 || std::strcmp(argv[1], kFlag) != 0) return;
-  // argv: the flag, the reader's name, the path (both kAsked for a spare), the parent's pid.
-  if (argc != 5) ::_exit(127);
+  // argv: the flag, the reader's name, the path, the argument (all kAsked for
+  // a spare), the parent's pid.
+  if (argc != 6) ::_exit(127);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (std::to_string(::getppid()) != argv[4]) ::_exit(127);  // the parent is already gone
+  if (std::to_string(::getppid()) != argv[5]) ::_exit(127);  // the parent is already gone
   ::syscall(SYS_close_range, kRequestFd + 1, ~0U, 0);        // no inherited lock or socket stays open
   h5::no_cleanup_at_exit();
-  std::string name = argv[2], path = argv[3];
-  if (name != kAsked)
+  Request r{argv[2], argv[3], argv[4]};
+  if (r.name != kAsked)
     ::close(kRequestFd);
-  else if (!receive_request(name, path))
+  else if (!receive_request(r))
     ::_exit(127);
-  cap_address_space(path);
+  cap_address_space(r.path);
   // The result goes through the pipe; what a crash prints (libhdf5's traces)
   // would break the CLI's one-line error, and stdout is the parent's table.
   // Sanitizer reports are kept by ASAN_OPTIONS=log_path (scripts/fuzz.sh,
@@ -376,13 +429,13 @@ void serve_reader_child(int argc, char** argv) {
   const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   if (null >= 0) ::dup2(null, 1), ::dup2(null, 2);
   test_hook("reader-child");
+  const auto sink = capture_log();
   std::string result;
-  const char tag = run_reader(name, path, result);
-  std::string head(kHead, tag);
-  const std::uint64_t n = result.size();
-  std::memcpy(&head[1], &n, sizeof n);
-  write_all(kResultFd, head);
+  const char tag = run_reader(r, result);
+  const std::string log = captured(*sink);
+  write_all(kResultFd, answer_head(tag, result.size(), log.size()));
   write_all(kResultFd, result);
+  write_all(kResultFd, log);
   ::_exit(0);
 }
 
@@ -399,14 +452,14 @@ void keep_spare_reader() {
   replenish_spare();
 }
 
-std::optional<std::string> read_in_child(const std::string& path, const std::string& name) {
+std::optional<std::string> read_in_child(const std::string& path, const std::string& name, const std::string& arg) {
   // Not a regular file (a FIFO, a device): the child still reads it, on the
   // time of an empty file.
   std::error_code ec;
   const auto size = fs::file_size(path, ec);
   const Clock::time_point start = Clock::now();
   const double seconds = reader_child_seconds(ec ? 0.0 : double(size));
-  const Started child = start_reader(name, path);
+  const Started child = start_reader(Request{name, path, arg});
   if (child.pid < 0) return std::nullopt;
   const pid_t pid = child.pid;
   const int result_fd = child.result;
@@ -424,11 +477,12 @@ std::optional<std::string> read_in_child(const std::string& path, const std::str
                      " s (corrupt HDF5 structure? FHDRECON_READ_TIMEOUT sets the limit)");
   }
   // A child that died after writing part of its answer is a crash too.
-  if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0 || a.head.size() != kHead || a.body.size() != a.announced())
+  if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0 || !a.complete())
     refuse(path, "libhdf5 crashed reading it (corrupt HDF5 structure; " +
                      (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
                                           : "exit status " + std::to_string(WEXITSTATUS(status))) +
                      ")");
+  const std::string log = a.take_log();  // logged when the read succeeded: an error stays one line
   if (a.head[0] == 'E') throw InputError(a.body);
   if (a.head[0] == 'X') {
     for (char& c : a.body)
@@ -436,6 +490,7 @@ std::optional<std::string> read_in_child(const std::string& path, const std::str
     refuse(path, "unreadable (corrupt?): " + a.body);
   }
   if (a.head[0] != 'O') refuse(path, "unreadable: the reader child's answer is malformed");
+  relay_log(log);
   return std::move(a.body);
 }
 

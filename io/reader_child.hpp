@@ -28,9 +28,12 @@ namespace fhd {
 
 // Reads `path` the way the caller would and returns what it read as bytes of
 // our own format (scans: io/scan_bytes.hpp), throwing InputError on bad input.
-// Runs in the child; the parent only decodes the bytes, so libhdf5 never runs
-// on an untrusted file in the parent.
-using ChildReader = std::string (*)(const std::string& path);
+// `arg` is the caller's one option for the reader (an ISMRMRD file's
+// trajectory units), "" when it has none. Runs in the child; the parent only
+// decodes the bytes, so libhdf5 never runs on an untrusted file in the parent.
+// What the reader logs (spdlog) is sent back with its bytes and logged by the
+// parent, at the same levels: the child's own stderr goes nowhere.
+using ChildReader = std::string (*)(const std::string& path, const std::string& arg);
 
 // Names a reader the child may run. Call during static initialisation (a
 // namespace-scope constant in the reader's own file), so every executable that
@@ -39,8 +42,9 @@ bool add_child_reader(const std::string& name, ChildReader read);
 
 // First thing in main(), before threads or other work: when this process was
 // started as a reader child (argv: exe, the reader flag, reader name, path,
-// the parent's pid; a spare has "-" for name and path and reads them from its
-// request socket), runs the reader, writes its result to the pipe and exits;
+// argument, the parent's pid; a spare has "-" for name, path and argument and
+// reads them from its request socket), runs the reader, writes its result and
+// its log to the pipe and exits;
 // otherwise returns.
 void serve_reader_child(int argc, char** argv);
 
@@ -53,16 +57,18 @@ void keep_spare_reader();
 // The spare's pid, -1 when none waits (for tests).
 int spare_reader_pid();
 
-// Runs reader `name` on `path` in a child process, reading its result while it
-// waits (the time limit covers the read and the hand-over):
-//   the child read it              -> the bytes its reader returned
+// Runs reader `name` on `path` (with `arg`) in a child process, reading its
+// result while it waits (the time limit covers the read and the hand-over):
+//   the child read it              -> the bytes its reader returned, its log
+//                                     lines logged here
 //   the child threw InputError     -> the same InputError here
 //   it crashed, ran past its time (reader_child_seconds) or out of its
 //   memory cap (what it has plus 8x the file size plus 1 GiB)
 //                                  -> one InputError naming `path`.
 // Where no child can be started (no pipe, spawn or exec), returns nullopt: the
 // caller then reads the file itself, as without isolation.
-std::optional<std::string> read_in_child(const std::string& path, const std::string& name);
+std::optional<std::string> read_in_child(const std::string& path, const std::string& name,
+                                         const std::string& arg = "");
 
 // The child's time: FHDRECON_READ_TIMEOUT seconds when set, else 6 s plus one
 // per 64 MiB of file, so a spin on a damaged file of a few KB ends the run

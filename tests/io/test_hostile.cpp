@@ -377,28 +377,40 @@ std::string pattern() {
   return b;
 }
 const bool kReaders[] = {
-    add_child_reader("test-ok", [](const std::string& p) { mark(p); return "read " + p; }),
-    add_child_reader("test-large", [](const std::string&) { return pattern(); }),
-    add_child_reader("test-empty", [](const std::string&) { return std::string(); }),
-    add_child_reader("test-crash", [](const std::string& p) -> std::string {
+    add_child_reader("test-ok", [](const std::string& p, const std::string&) { mark(p); return "read " + p; }),
+    add_child_reader("test-large", [](const std::string&, const std::string&) { return pattern(); }),
+    add_child_reader("test-empty", [](const std::string&, const std::string&) { return std::string(); }),
+    add_child_reader("test-arg",  // its argument back, and two lines logged on the way
+                     [](const std::string& p, const std::string& arg) {
+                       mark(p);
+                       spdlog::warn("{}: a warning\x1b[2J", p);
+                       spdlog::debug("below the child's level");
+                       spdlog::info("argument [{}]", arg);
+                       return "arg " + arg;
+                     }),
+    add_child_reader("test-crash", [](const std::string& p, const std::string&) -> std::string {
       mark(p);
       std::signal(SIGSEGV, SIG_DFL);  // a plain crash, not the sanitizer's report of one
       std::raise(SIGSEGV);
       return "";
     }),
     add_child_reader("test-input-error",
-                     [](const std::string& p) -> std::string { throw InputError(p, "/kspace", "x", "bad"); }),
-    add_child_reader("test-sleep", [](const std::string& p) -> std::string { mark(p); for (;;) pause(); }),
-    add_child_reader("test-spin", [](const std::string& p) -> std::string {
+                     [](const std::string& p, const std::string&) -> std::string {
+                       spdlog::warn("logged before the error");
+                       throw InputError(p, "/kspace", "x", "bad");
+                     }),
+    add_child_reader("test-sleep",
+                     [](const std::string& p, const std::string&) -> std::string { mark(p); for (;;) pause(); }),
+    add_child_reader("test-spin", [](const std::string& p, const std::string&) -> std::string {
       mark(p);
       for (volatile unsigned long i = 0;; i = i + 1) {
       }
     }),
-    add_child_reader("test-alloc", [](const std::string&) {
+    add_child_reader("test-alloc", [](const std::string&, const std::string&) {
       std::vector<char> v(std::size_t(64) << 30);
       return std::string(v.data(), 1);
     }),
-    add_child_reader("test-fd", [](const std::string& p) {  // is the descriptor named in p.fd open here?
+    add_child_reader("test-fd", [](const std::string& p, const std::string&) {  // is the descriptor named in p.fd open here?
       std::ifstream in(p + ".fd");
       int fd = -1;
       in >> fd;
@@ -433,6 +445,30 @@ TEST_CASE("read_in_child hands over what the child read", "[io][hostile]") {
   CHECK(child != std::to_string(::getpid()));  // it ran in another process
   CHECK(read_in_child(f, "test-large") == pattern());
   CHECK(read_in_child(f, "test-empty") == std::string());
+}
+
+// The argument and the log, through a fresh child and through a spare (whose
+// request carries them): run once before keep_spare_reader and once after.
+void check_argument_and_log(const std::string& f) {
+  for (const std::string arg : {"normalized", "", "two words"}) {
+    INFO("[" << arg << "]");
+    LogCapture log;
+    CHECK(read_in_child(f, "test-arg", arg) == "arg " + arg);
+    const std::vector<std::string> lines = log.lines();
+    REQUIRE(lines.size() == 2);  // the debug line is below the child's level
+    CHECK(contains(lines[0], "[warning] " + f + ": a warning\\x1b[2J"));  // made printable in the child
+    CHECK(contains(lines[1], "[info] argument [" + arg + "]"));
+  }
+  LogCapture log;  // an error stays one line: what was logged before it is not relayed
+  CHECK(error_of([&] { read_in_child(f, "test-input-error"); }) == f + ": /kspace = x: bad");
+  CHECK(log.lines().empty());
+}
+
+TEST_CASE("read_in_child passes the reader its argument and logs what the child logged", "[io][hostile]") {
+  TempDir dir;
+  const std::string f = dir.file("any.h5");
+  std::ofstream(f) << "0123456789";
+  check_argument_and_log(f);  // by a fresh child while no spare is kept (the spare's case is below)
 }
 
 TEST_CASE("read_in_child turns crashes, hangs and memory blow-ups into one InputError", "[io][hostile]") {
@@ -527,5 +563,6 @@ TEST_CASE("read_in_child with a spare child: a child per read, a dead spare repl
   CHECK(contains(error_of([&] { read_in_child(f, "test-crash"); }),
                  f + ": libhdf5 crashed reading it (corrupt HDF5 structure; signal 11)"));
   CHECK(error_of([&] { read_in_child(f, "test-input-error"); }) == f + ": /kspace = x: bad");
+  check_argument_and_log(f);
   CHECK(spare_reader_pid() > 0);
 }

@@ -3,8 +3,6 @@
 #if defined(FHD_HAVE_ISMRMRD)
 #include <ismrmrd/dataset.h>
 #include <ismrmrd/xml.h>
-#include <spdlog/sinks/ringbuffer_sink.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <sstream>
@@ -68,22 +66,6 @@ void write_file(const std::string& path, const std::vector<ISMRMRD::Acquisition>
   d.writeHeader(ismrmrd_header(16, 12, nz, units, {200, 150, 10}));  // 16x12 (x nz)
   for (const auto& a : acqs) d.appendAcquisition(a);
 }
-
-// The lines logged while alive (the default logger swapped for a ring buffer).
-class LogCapture {
- public:
-  LogCapture() : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(32)), old_(spdlog::default_logger()) {
-    auto logger = std::make_shared<spdlog::logger>("capture", sink_);
-    logger->set_level(spdlog::level::info);
-    spdlog::set_default_logger(logger);
-  }
-  ~LogCapture() { spdlog::set_default_logger(old_); }
-  std::vector<std::string> lines() { return sink_->last_formatted(); }
-
- private:
-  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
-  std::shared_ptr<spdlog::logger> old_;
-};
 
 // How many of `lines` contain `text`.
 int count_containing(const std::vector<std::string>& lines, const std::string& text) {
