@@ -31,38 +31,6 @@ bool is_ismrmrd_file(const std::string& path) {
   return h5::exists(f.get(), "dataset") && !h5::exists(f.get(), "kspace");
 }
 
-// The sample with the largest |k| on one axis (the first in file order on a tie).
-std::size_t widest(const std::vector<float>& k) {
-  std::size_t at = 0;
-  for (std::size_t m = 0; m < k.size(); ++m)
-    if (!(std::abs(k[m]) <= std::abs(k[at]))) at = m;  // NaN counts as widest
-  return at;
-}
-
-// Smallest even N per axis whose band [-N/2, N/2] holds every sample. A sample
-// no matrix can hold (NaN, Inf, |k| > 32768) is named here, before it can
-// overflow the grid size and make another sample look like the culprit.
-ImageGrid grid_from_trajectory(const Trajectory& t, int matrix, const std::string& file) {
-  const std::vector<float>* k[3] = {&t.kx, &t.ky, &t.kz};
-  const char* axis[3] = {".kx", ".ky", ".kz"};
-  float extent[3] = {0, 0, 0};
-  for (int a = 0; a < 3; ++a) {
-    if (k[a]->empty()) continue;
-    const std::size_t m = widest(*k[a]);
-    const float v = (*k[a])[m];
-    if (!(std::abs(v) <= 32768.0f))
-      throw InputError(file, "sample[" + std::to_string(m) + "]" + axis[a], std::to_string(v),
-                       "not a finite k within |k| <= 32768 cycles/FOV (matrix at most 65536)");
-    extent[a] = std::abs(v);
-  }
-  // A kz within the band of a one-voxel axis (what validate_trajectory accepts
-  // for Nz = 1) is a 2D trajectory's float noise, not a second slice.
-  const bool is3d = extent[2] > 0.5f + 1e-3f;
-  if (matrix > 0) return {matrix, matrix, is3d ? matrix : 1};
-  auto n_for = [](float kmax) { return std::max(2, 2 * int(std::ceil(kmax - 1e-3))); };
-  return {n_for(extent[0]), n_for(extent[1]), is3d ? n_for(extent[2]) : 1};
-}
-
 SizeCheck memory_check_for(const std::string& path) {
   return [path](const ImageGrid& g, std::size_t samples, std::size_t coils) {
     check_host_memory(g, samples, coils, path);
@@ -79,17 +47,7 @@ std::vector<Scan> read_bart(const std::string& path, const std::string& traj_fil
   if (ext != ".cfl" && ext != ".hdr" && std::filesystem::is_regular_file(traj_file, ec))
     throw InputError(traj_file, "--traj-file", traj_file,
                      "is not a BART trajectory (a .cfl/.hdr pair: give its .cfl, .hdr or base name)");
-  CflArray traj = read_cfl(traj_file);
-  Trajectory t;
-  std::size_t m = traj.data.size() / 3;
-  t.resize(m);
-  for (std::size_t i = 0; i < m; ++i) {
-    t.kx[i] = traj.data[3 * i].real();
-    t.ky[i] = traj.data[3 * i + 1].real();
-    t.kz[i] = traj.data[3 * i + 2].real();
-  }
-  const ImageGrid grid = grid_from_trajectory(t, matrix, cfl_base(traj_file) + ".cfl");
-  return read_bart_scan(traj_file, path, grid, memory_check_for(cfl_base(path) + ".cfl"));
+  return read_bart_scan(traj_file, path, bart_grid(traj_file, matrix), memory_check_for(cfl_base(path) + ".cfl"));
 }
 
 // fhdrecon's own scan file or ISMRMRD, by content; `units` (--traj-units) is

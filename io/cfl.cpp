@@ -17,6 +17,51 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "cfl I/O assumes a litt
 namespace fhd {
 namespace {
 
+// The sample with the largest |k| on one axis (the first in file order on a tie).
+std::size_t widest(const std::vector<float>& k) {
+  std::size_t at = 0;
+  for (std::size_t m = 0; m < k.size(); ++m)
+    if (!(std::abs(k[m]) <= std::abs(k[at]))) at = m;  // NaN counts as widest
+  return at;
+}
+
+// Smallest even N per axis whose band [-N/2, N/2] holds every sample. A sample
+// no matrix can hold (NaN, Inf, |k| > 32768) is named here, before it can
+// overflow the grid size and make another sample look like the culprit.
+ImageGrid grid_holding(const Trajectory& t, int matrix, const std::string& file) {
+  const std::vector<float>* k[3] = {&t.kx, &t.ky, &t.kz};
+  const char* axis[3] = {".kx", ".ky", ".kz"};
+  float extent[3] = {0, 0, 0};
+  for (int a = 0; a < 3; ++a) {
+    if (k[a]->empty()) continue;
+    const std::size_t m = widest(*k[a]);
+    const float v = (*k[a])[m];
+    if (!(std::abs(v) <= 32768.0f))
+      throw InputError(file, "sample[" + std::to_string(m) + "]" + axis[a], std::to_string(v),
+                       "not a finite k within |k| <= 32768 cycles/FOV (matrix at most 65536)");
+    extent[a] = std::abs(v);
+  }
+  // A kz within the band of a one-voxel axis (what validate_trajectory accepts
+  // for Nz = 1) is a 2D trajectory's float noise, not a second slice.
+  const bool is3d = extent[2] > 0.5f + 1e-3f;
+  if (matrix > 0) return {matrix, matrix, is3d ? matrix : 1};
+  auto n_for = [](float kmax) { return std::max(2, 2 * int(std::ceil(kmax - 1e-3))); };
+  return {n_for(extent[0]), n_for(extent[1]), is3d ? n_for(extent[2]) : 1};
+}
+
+// The trajectory of a [3, readout, spokes] array (its imaginary part ignored, as BART does).
+Trajectory to_trajectory(const CflArray& t) {
+  const std::size_t m = t.data.size() / 3;
+  Trajectory traj;
+  traj.resize(m);
+  for (std::size_t i = 0; i < m; ++i) {
+    traj.kx[i] = t.data[3 * i].real();
+    traj.ky[i] = t.data[3 * i + 1].real();
+    traj.kz[i] = t.data[3 * i + 2].real();
+  }
+  return traj;
+}
+
 std::string dims_text(const CflDims& d) {
   std::string s = "[";
   int last = kCflDims - 1;
@@ -162,6 +207,10 @@ void write_cfl(const std::string& name, const std::vector<long>& dims, const std
 
 double bart_kspace_scale(const ImageGrid& grid) { return std::sqrt(double(grid.voxels())); }
 
+ImageGrid bart_grid(const std::string& traj_name, int matrix) {
+  return grid_holding(to_trajectory(read_cfl(traj_name)), matrix, cfl_base(traj_name) + ".cfl");
+}
+
 std::vector<Scan> read_bart_scan(const std::string& traj_name, const std::string& ksp_name, const ImageGrid& grid,
                                  const SizeCheck& check) {
   const std::string tfile = cfl_base(traj_name) + ".cfl", kfile = cfl_base(ksp_name) + ".cfl";
@@ -179,16 +228,8 @@ std::vector<Scan> read_bart_scan(const std::string& traj_name, const std::string
   for (int i = 4; i < kCflDims; ++i)
     require(kd[i] == 1, kfile, "dims", kd, "only [1, readout, spokes, coils] is supported (no maps/time)");
   require(std::size_t(kd[3]) <= kMaxCoils, kfile, "dims", kd, "at most " + std::to_string(kMaxCoils) + " coils (dims[3])");
-  CflArray t = read_cfl(traj_name);
-
-  const std::size_t m = std::size_t(t.dims[1]) * t.dims[2];
-  Trajectory traj;
-  traj.resize(m);
-  for (std::size_t i = 0; i < m; ++i) {
-    traj.kx[i] = t.data[3 * i].real();
-    traj.ky[i] = t.data[3 * i + 1].real();
-    traj.kz[i] = t.data[3 * i + 2].real();
-  }
+  const Trajectory traj = to_trajectory(read_cfl(traj_name));
+  const std::size_t m = traj.size();
   validate_trajectory(traj, grid, tfile, "sample");
   if (check) check(grid, m, std::size_t(kd[3]));
   const CflArray k = read_cfl(ksp_name);

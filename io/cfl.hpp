@@ -42,6 +42,12 @@ void write_cfl(const std::string& name, const std::vector<long>& dims, const std
 // sqrt(Nx*Ny*Nz): fhdrecon k-space = BART k-space * bart_kspace_scale(grid).
 double bart_kspace_scale(const ImageGrid& grid);
 
+// The grid for a BART trajectory: matrix per axis when matrix > 0, else the
+// smallest even N per axis whose band [-N/2, N/2] holds every sample; one
+// voxel on z when every |kz| <= 0.5 (a 2D trajectory's float noise). The
+// CLI's rule for --matrix, and Python's read_scan's for an int or None.
+ImageGrid bart_grid(const std::string& traj_name, int matrix);
+
 // Trajectory [3, readout, spokes] + k-space [1, readout, spokes, coils] -> one
 // Scan per coil (same trajectory, samples ordered readout fastest:
 // m = r + readout * s). The trajectory's imaginary part is ignored, as BART does.

@@ -95,24 +95,16 @@ def _bart_base(name):
     return base if ext in (".cfl", ".hdr") else name
 
 
-def _grid_from_traj(traj, matrix):
-    """The CLI's rule (app/scan_input.cpp): the smallest even N per axis whose
-    band [-N/2, N/2] holds every sample; nz = 1 when every |kz| <= 0.5."""
-    if matrix is not None:
-        m = _matrix(np.broadcast_to(matrix, (3,))) if np.ndim(matrix) else None
-        if m is None:
-            extent_z = float(np.max(np.abs(traj[:, 2]))) if len(traj) else 0.0
-            n = integral("matrix", matrix)
-            return (n, n, n if extent_z > _FLAT_KZ else 1)
-        return m
-    ext = np.max(np.abs(traj), axis=0) if len(traj) else np.zeros(3)
-    n = [max(2, 2 * int(np.ceil(e - 1e-3))) for e in ext]
-    return (n[0], n[1], n[2] if ext[2] > _FLAT_KZ else 1)
-
-
-# A kz within the band of a one-voxel axis is a 2D trajectory's float noise,
-# not a second slice (the CLI's rule, app/scan_input.cpp).
-_FLAT_KZ = 0.5 + 1e-3
+def _bart_grid(traj, matrix):
+    """(nx, ny, nz) for a BART trajectory: `matrix` as given when it is a
+    triple, else the CLI's rule (io/cfl.hpp bart_grid: matrix per axis, or the
+    smallest even size whose band holds every sample; nz = 1 for a 2D one)."""
+    if matrix is not None and np.ndim(matrix):
+        return _matrix(np.broadcast_to(matrix, (3,)))
+    n = 0 if matrix is None else integral("matrix", matrix)
+    if matrix is not None and n < 1:  # 0 would mean "from the trajectory" to the core
+        raise ValueError(f"matrix = {n}: must be at least 1 (None: from the trajectory)")
+    return tuple(_core.bart_grid(traj, n))
 
 
 def _units(normalized_traj, traj_units):
@@ -145,9 +137,7 @@ def read_scan(path, traj=None, matrix=None, format="auto", normalized_traj=False
     if fmt == "bart":
         if traj is None:
             raise ValueError(f"{path}: a BART k-space needs its trajectory (traj=...)")
-        dims, t = _core.read_cfl(traj)
-        t = t.reshape(-1, 3).real.astype(np.float32)
-        grid = _grid_from_traj(t, matrix)
+        grid = _bart_grid(_bart_base(traj), matrix)
         return Scan._from_dict(_core.read_bart(_bart_base(traj), _bart_base(path), list(grid)))
     if fmt == "ismrmrd":
         return Scan._from_dict(_core.read_ismrmrd(path, _units(normalized_traj, traj_units)))

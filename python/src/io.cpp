@@ -81,6 +81,13 @@ void bind_io(nb::module_& m) {
       },
       nb::arg("traj"), nb::arg("kspace"), nb::arg("matrix"));
   m.def(
+      "bart_grid",
+      [](const std::string& traj, int matrix) {
+        const ImageGrid g = bart_grid(traj, matrix);
+        return std::vector<int>{g.nx, g.ny, g.nz};
+      },
+      nb::arg("traj"), nb::arg("matrix"));
+  m.def(
       "write_bart",
       [](const std::string& traj, const std::string& ksp, const nb::dict& d, int readout) {
         write_bart_scan(traj, ksp, scans_from_dict(d), readout);

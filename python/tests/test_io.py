@@ -88,6 +88,8 @@ def test_bart_2d_with_float_noise_in_kz_stays_2d(tmp_path):
     fhdrecon.write_cfl(base + "_traj", t)
     assert fhdrecon.read_scan(base, traj=base + "_traj").matrix == (8, 8, 1)
     assert fhdrecon.read_scan(base, traj=base + "_traj", matrix=16).matrix == (16, 16, 1)
+    with pytest.raises(ValueError, match="matrix = 0: must be at least 1"):
+        fhdrecon.read_scan(base, traj=base + "_traj", matrix=0)
 
 
 def test_ismrmrd_units_are_checked(tmp_path):
