@@ -165,7 +165,7 @@ std::vector<std::string> job_option_args(const ScanJob& job) {
                                 num(s.maps_crop), "--field-comp", s.field_comp, "--admm-rho", num(s.admm_rho),
                                 "--admm-inner", std::to_string(s.admm_inner)};
   if (s.lambda_given) a.insert(a.end(), {"--lambda", s.lambda_auto ? "auto" : num(s.lambda)});
-  if (s.trig_given) a.insert(a.end(), {"--trig", s.trig});
+  if (s.given.count("--trig")) a.insert(a.end(), {"--trig", s.trig});
   if (!s.kernel.empty()) a.insert(a.end(), {"--kernel", s.kernel});
   if (s.segments > 0) a.insert(a.end(), {"--segments", std::to_string(s.segments)});
   if (s.no_precond) a.push_back("--no-precond");

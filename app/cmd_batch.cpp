@@ -62,6 +62,7 @@ void run(BatchOptions o, const std::vector<std::string>& merge) {
     return run_merge(merge, o.out);
   }
   if (o.out.empty()) throw InputError("batch: --out DIR is required");
+  warn_ignored_options(o.solver, 0);  // once here, not per scan
   o.progress = !global_options().quiet;
   BatchResult res = run_batch(o);
   print_rows(res.rows);

@@ -48,17 +48,17 @@ void warn_ignored_options(const SolverOptions& o, std::size_t coils) {
   };
   if (coils == 1)
     warn({"--coil-combine", "--maps", "--calibration", "--maps-crop"}, "for several coils; this scan has one");
-  else if (o.coil_combine == "rss")
+  else if (coils > 1 && o.coil_combine == "rss")
     warn({"--maps", "--calibration", "--maps-crop"}, "for SENSE's maps; --coil-combine rss uses none");
   if (o.reg == "l2") warn({"--admm-rho", "--admm-inner"}, "for ADMM, --reg tv or wavelet; l2 runs CG");
   if (o.fhd != "nufft") warn({"--nufft-tol"}, "for --fhd nufft; the exact gather has no tolerance");
+  if (o.fhd == "nufft") warn({"--trig", "--kernel"}, "for the exact kernels; --fhd nufft has its own");
 }
 
 void add_solver_options(CLI::App& cmd, SolverOptions& o) {
   cmd.add_option("--trig", o.trig, "sine/cosine in FhD and Q: double | single | sfu")
       ->check(CLI::IsMember({"double", "single", "sfu"}))
-      ->capture_default_str()
-      ->each([&o](const std::string&) { o.trig_given = true; });
+      ->capture_default_str();
   cmd.add_option("--fhd", o.fhd, "how FhD and Q are computed: exact (every sample-voxel pair) | nufft (--nufft-tol)")
       ->check(CLI::IsMember({"exact", "nufft"}))
       ->capture_default_str();
@@ -125,7 +125,7 @@ void add_solver_options(CLI::App& cmd, SolverOptions& o) {
   cmd.add_flag("--no-cache", o.no_cache, "neither read nor write the Q cache");
   // Which of them were given (warn_ignored_options): each applies to some scans or models only.
   for (const char* name : {"--nufft-tol", "--admm-rho", "--admm-inner", "--coil-combine", "--maps", "--calibration",
-                           "--maps-crop"})
+                           "--maps-crop", "--trig", "--kernel"})
     cmd.get_option(name)->each([&o, name](const std::string&) { o.given.insert(name); });
 }
 
@@ -150,8 +150,6 @@ ReconOptions make_recon_options(const SolverOptions& o, const Source* src, Progr
   r.fhd.kernel = o.kernel;
   r.fhd.method = o.fhd == "nufft" ? FhdMethod::Nufft : FhdMethod::Exact;
   r.fhd.nufft_tol = o.nufft_tol;
-  if (r.fhd.method == FhdMethod::Nufft && (o.trig_given || !o.kernel.empty()))
-    spdlog::warn("--trig and --kernel apply to the exact kernels only; --fhd nufft ignores them");
   r.iters = o.iters;
   r.tol = o.tol;
   r.reg = o.reg;

@@ -14,7 +14,6 @@ namespace fhd::app {
 
 struct SolverOptions {
   std::string trig = "single";
-  bool trig_given = false;
   std::string kernel;
   std::string fhd = "exact";    // exact (the gather, the book's method) | nufft (tolerance-controlled)
   double nufft_tol = 1e-6;
@@ -40,14 +39,16 @@ struct SolverOptions {
   std::string cache_dir;  // "" = the default cache dir
   bool no_cache = false;
   // The options given on the command line of those that apply only to some
-  // scans or models (warn_ignored_options).
+  // scans or models (warn_ignored_options); --trig's also tells a batch to
+  // pass it on.
   std::set<std::string> given;
 };
 
 void add_solver_options(CLI::App& cmd, SolverOptions& o);
 // One warning for each given option this run ignores: coil options with one
 // coil, maps options with --coil-combine rss, ADMM's with l2, --nufft-tol with
-// the exact gather (the recon command's; a batch would say it per scan).
+// the exact gather, --trig and --kernel with the NUFFT. coils = 0: the scans
+// are not known yet (a batch says, once, only what holds for every scan).
 void warn_ignored_options(const SolverOptions& o, std::size_t coils);
 // --lambda's value, checked by lambda_value(): "auto" or a number.
 void set_lambda(SolverOptions& o, const std::string& v);

@@ -209,6 +209,9 @@ TEST_CASE("options this run ignores are warned of, once each, and the run goes o
   Run rss = fhdrecon(base + "--coils 3 --coil-combine rss --maps-crop 0.2");
   REQUIRE(rss.code == 0);
   CHECK(occurrences(rss.out, "warning: --maps-crop: ignored (for SENSE's maps; --coil-combine rss uses none)") == 1);
+  Run nufft = fhdrecon(base + "--fhd nufft --trig double --kernel coarsened");
+  REQUIRE(nufft.code == 0);
+  CHECK(occurrences(nufft.out, "warning: --trig and --kernel: ignored (for the exact kernels; --fhd nufft has its own)") == 1);
   Run used = fhdrecon(base + "--coils 3 --maps espirit --reg tv --admm-rho 2 --fhd nufft --nufft-tol 1e-5");
   REQUIRE(used.code == 0);
   CHECK(used.out.find("ignored") == std::string::npos);  // every option given is used
