@@ -118,7 +118,7 @@ nlohmann::json results_json(const ReconResult& r, const RunInfo& info) {
   j["stages"] = json::array();
   for (const StageTime& s : r.stages) j["stages"].push_back({{"name", s.name}, {"seconds", s.seconds}, {"note", s.note}});
   j["cg"] = {{"iterations", r.cg.iters}, {"converged", r.cg.converged}, {"relative_residuals", r.cg.residuals},
-             {"starts_admm", sparse_prior(info)}};
+             {"returned_iteration", r.cg.returned}, {"starts_admm", sparse_prior(info)}};
   // Against the phantom, [0] the zero start: shows semi-convergence (null without a phantom).
   j["cg"]["psnr_db"] = r.cg_psnr.empty() ? json(nullptr) : json(r.cg_psnr);
   j["q_cached"] = r.q_cached;

@@ -48,6 +48,10 @@ CgResult cg_solve(Plan& plan, Problem& p, LinOp& op, double lambda_abs, const De
   if (rec) cg.on_iterate = std::ref(*rec);
   CgResult r = conjugate_gradient(op, rhs, x, cg);
   spdlog::debug("CG: {} iterations done", r.iters);
+  if (r.returned != r.iters)
+    spdlog::warn("CG diverged: its residual rose from {:.2g} (iteration {}) to {:.2g} (iteration {}); the image is "
+                 "iteration {}'s. float32 reaches a residual near 1e-6: a --tol below it runs into this",
+                 r.residuals[std::size_t(r.returned)], r.returned, r.residuals.back(), r.iters, r.returned);
   return r;
 }
 

@@ -1,4 +1,5 @@
 // CG with the CPU backend against the dense normal equations solved in double.
+#include <algorithm>
 #include <cmath>
 
 #include "catch.hpp"
@@ -131,4 +132,29 @@ TEST_CASE("CG with a zero right-hand side returns zero", "[cpu]") {
   CHECK(res.converged);
   CHECK(res.iters == 0);
   CHECK(backend->dot(*x, *x) == cdouble(0.0));
+}
+
+TEST_CASE("CG that diverges past float32's floor returns its best iterate, not its last", "[cpu]") {
+  // Fewer samples than voxels and no regularizer: T is singular. Run past the
+  // residual float32 can reach (tol 0), p^H A p loses its digits and x runs
+  // off along T's null space (the CLI's 2D case: 15 dB at iteration 125,
+  // -42 dB at 264).
+  auto backend = make_cpu_device();
+  const ImageGrid g{32, 32, 1};
+  const Trajectory traj = random_trajectory(256, g, 3);
+  auto plan = Plan::make(*backend, traj, g, {});
+  OpPtr op = l2_system(*plan, 0.0);
+  VecPtr b = backend->upload(plan->fhd(random_complex(traj.size(), 4)));
+  VecPtr at_tol = backend->zeros(g.voxels()), run_on = backend->zeros(g.voxels());
+  const CgResult stopped = conjugate_gradient(*op, *b, *at_tol, {300, 1e-5, {}});
+  REQUIRE(stopped.converged);
+  CHECK(stopped.returned == stopped.iters);  // a healthy run returns its last iterate
+  const CgResult res = conjugate_gradient(*op, *b, *run_on, {300, 0.0, {}});
+  const double lowest = *std::min_element(res.residuals.begin(), res.residuals.end());
+  INFO("iters " << res.iters << " returned " << res.returned << " last residual " << res.residuals.back()
+                << " lowest " << lowest);
+  REQUIRE(res.residuals.back() > kDivergedFactor * lowest);  // it diverged, as it does in float32
+  CHECK(res.returned < res.iters);
+  CHECK(res.residuals[std::size_t(res.returned)] == lowest);
+  CHECK(rel_l2(backend->download(*run_on), backend->download(*at_tol)) < 1e-2);  // not 1e9 times it
 }
