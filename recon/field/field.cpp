@@ -14,29 +14,43 @@
 namespace fhd {
 namespace {
 
-constexpr int kHistogramBins = 64;
+constexpr int kFieldNodes = 256;                 // field values the interpolators are fitted at
+constexpr std::size_t kNodeSample = 1 << 16;     // map values sorted to find them
 constexpr double kMaxHz = 1e5;     // beyond any off-resonance in an MR scanner: a unit mix-up
 constexpr double kMaxSeconds = 10; // likewise for a sample's time after excitation
 
-// The field map as a histogram: bin centres (Hz) and weights summing to 1.
-struct Histogram {
+// The field values (Hz) the interpolators are fitted and judged at, with
+// weights summing to 1: kFieldNodes quantiles of the map's values, equally
+// weighted, its extremes among them (equal values merged). Quantiles follow
+// the map where its voxels are. Fixed-width bins over [min, max] did not: a
+// smooth +-57 Hz map with one background voxel at 2500 Hz fell into 3-4 bins
+// 40 Hz wide, fitted exactly at their centres and wrong between them (rms
+// error 6.3e-10 reported, 0.28 at the voxels' values; the image 1.75 off
+// where the exact model was 0.12: hunt20).
+struct FieldNodes {
   std::vector<double> hz, weight;
 };
 
-Histogram histogram(const std::vector<float>& hz) {
+FieldNodes field_nodes(const std::vector<float>& hz) {
+  const std::size_t stride = (hz.size() + kNodeSample - 1) / kNodeSample;  // at most kNodeSample values sorted
+  std::vector<float> v;
+  for (std::size_t i = 0; i < hz.size(); i += stride) v.push_back(hz[i]);
   const auto [lo, hi] = std::minmax_element(hz.begin(), hz.end());
-  Histogram h;
-  if (*lo == *hi) {
-    h.hz = {double(*lo)};
-    h.weight = {1.0};
-    return h;
+  v.push_back(*lo);
+  v.push_back(*hi);
+  std::sort(v.begin(), v.end());
+  const std::size_t k = std::min<std::size_t>(kFieldNodes, v.size());
+  FieldNodes n;
+  for (std::size_t q = 0; q < k; ++q) {
+    const double f = v[k == 1 ? 0 : (q * (v.size() - 1) + (k - 1) / 2) / (k - 1)];
+    if (!n.hz.empty() && n.hz.back() == f) {
+      n.weight.back() += 1.0 / double(k);
+    } else {
+      n.hz.push_back(f);
+      n.weight.push_back(1.0 / double(k));
+    }
   }
-  const double a = *lo, w = (double(*hi) - a) / kHistogramBins;
-  h.hz.resize(kHistogramBins);
-  h.weight.assign(kHistogramBins, 0.0);
-  for (int b = 0; b < kHistogramBins; ++b) h.hz[b] = a + (b + 0.5) * w;
-  for (float f : hz) h.weight[std::min(kHistogramBins - 1, int((f - a) / w))] += 1.0 / double(hz.size());
-  return h;
+  return n;
 }
 
 std::vector<double> segment_times(const std::vector<float>& times, int segments) {
@@ -62,15 +76,16 @@ std::vector<cdouble> cholesky_solve(const CMatrix& l, std::vector<cdouble> b) {
 }
 
 // The least-squares interpolators at every distinct sample time (Fessler et
-// al. 2005): a(t) = argmin sum_b h_b |exp(-i2pi f_b t) - sum_l a_l exp(-i2pi f_b tau_l)|^2,
-// and the weighted mean square error over the samples.
+// al. 2005): a(t) = argmin sum_b h_b |exp(-i2pi f_b t) - sum_l a_l exp(-i2pi f_b tau_l)|^2
+// over the map's nodes f_b (weights h_b), and the weighted mean square error
+// over the samples.
 struct Interpolators {
   std::map<float, std::vector<cdouble>> at;
   double mse = 0;
 };
 
 Interpolators interpolators(const FieldData& f, const std::vector<double>& tau) {
-  const Histogram h = histogram(f.hz);
+  const FieldNodes h = field_nodes(f.hz);
   const int L = int(tau.size()), B = int(h.hz.size());
   std::vector<cdouble> e(std::size_t(B) * L);  // e[b, l] = exp(-i2pi f_b tau_l)
   for (int b = 0; b < B; ++b)

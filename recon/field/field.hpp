@@ -33,12 +33,13 @@ struct TimeSegments {
   std::vector<double> tau;   // the L segment times, s
   std::vector<cfloat> a;     // a_l(t_m) at [l * samples + m]
   double rms_error = 0;      // RMS of exp(-i2pi f t) - sum_l a_l(t) exp(-i2pi f tau_l) over the
-                             // field map's histogram and the sample times (unit-modulus target)
+                             // field map's values (256 quantiles) and the sample times (unit-modulus target)
   std::size_t samples() const { return tau.empty() ? 0 : a.size() / tau.size(); }
 };
 
 // L segments evenly spaced over [min t, max t] and least-squares interpolators
-// for the field map's histogram (Fessler et al. 2005, eq. 11).
+// for the field map's values (Fessler et al. 2005, eq. 11, its histogram
+// taken as 256 quantiles of the map).
 TimeSegments time_segments(const FieldData& f, int segments);
 
 // The rule for the default L: the smallest L whose interpolators' RMS error
