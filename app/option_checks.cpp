@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <spdlog/spdlog.h>
+
 #include "recon/gridding/dcf.hpp"
 #include "core/error.hpp"
 
@@ -90,6 +92,10 @@ const CLI::Validator& non_empty_path() {
 
 void check_dcf_option(const std::string& dcf, bool gridding, const Scan& scan, const std::string& source,
                       bool skip_gridding) {
+  // The file's weights win (docs/conventions.md, "Gridding baseline"); "auto"
+  // is the default and asks for nothing the file's weights do not give.
+  if (!scan.dcf.empty() && dcf != "auto")
+    spdlog::warn("--dcf {}: ignored ({} has its own density weights, /dcf, and they are used)", dcf, source);
   if (!gridding || dcf != "radial" || !scan.dcf.empty()) return;
   auto it = scan.provenance.find("trajectory");
   const std::string kind = it == scan.provenance.end() ? "" : it->second;
@@ -102,6 +108,12 @@ void check_dcf_option(const std::string& dcf, bool gridding, const Scan& scan, c
 
 HostWork host_work_for(const std::string& source, const std::vector<const Scan*>& coils, const ReconOptions& ro,
                        bool beside_gpu) {
+  // The NUFFT transforms two axes or three (an axis of one voxel is idle);
+  // the exact gather takes a 1D scan too.
+  const ImageGrid& g = coils.at(0)->grid;
+  if (ro.fhd.method == FhdMethod::Nufft && (g.nx > 1) + (g.ny > 1) + (g.nz > 1) < 2)
+    throw InputError(source, "matrix", dims_string(g),
+                     "--fhd nufft needs two axes of 2 or more voxels (this scan is 1D); use --fhd exact");
   try {
     return prepare_host_work(coils, ro, beside_gpu);
   } catch (const DcfError& e) {

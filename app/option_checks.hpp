@@ -32,7 +32,7 @@ const CLI::Validator& non_empty_path();
 // --dcf radial on a scan whose trajectory kind (provenance "trajectory") is not
 // radial, or unknown (an imported file), is refused naming the option, the
 // value and the source, before FhD and Q are computed. A scan with its own
-// density weights ignores --dcf.
+// density weights ignores --dcf: a --dcf other than auto is warned of, once.
 // `skip_gridding`: whether "(or --no-gridding)" is a way out the command has.
 void check_dcf_option(const std::string& dcf, bool gridding, const Scan& scan, const std::string& source,
                       bool skip_gridding = true);
@@ -41,6 +41,8 @@ void check_dcf_option(const std::string& dcf, bool gridding, const Scan& scan, c
 // for the scan read from `source`. A trajectory the radial weights cannot take
 // (DcfError: one radius, samples that share no radii) is one line naming the
 // source and --dcf like every other scan error; the library knows no file names.
+// A 1D scan (one axis of 2 or more voxels) with --fhd nufft is refused first,
+// naming the source and its matrix: the NUFFT needs two such axes.
 HostWork host_work_for(const std::string& source, const std::vector<const Scan*>& coils, const ReconOptions& ro,
                        bool beside_gpu);
 

@@ -92,6 +92,9 @@ void resolve_lines(const TrajectorySpec& s, TrajectoryLayout& l) {
     l.spokes = s.spokes;
   } else if (s.total > 0) {
     l.spokes = spokes_for_total(s.total, std::size_t(l.readout) * l.partitions);
+    // One in-plane spoke (the default 0.4 N^3 samples of a stack of stars at
+    // N <= 7) lies at angle 0: ky = 0 everywhere, y not encoded at all.
+    if (s.kind == "radial2d" || s.kind == "stack-of-stars") l.spokes = std::max(2, l.spokes);
   } else if (s.kind == "random") {
     double voxels = double(s.nx) * s.ny * s.nz;
     l.spokes = to_count("spokes", std::ceil(2 * voxels / l.readout));

@@ -19,6 +19,7 @@ struct TrajectorySpec {
   int readout = 0;                // samples per readout; 0 = default (2*nx for radial)
   int spokes = 0;                 // spokes or spiral interleaves per partition; 0 = default
   std::size_t total = 0;          // if > 0 and spokes == 0: choose spokes for about this many samples
+                                  // (radial2d, stack-of-stars: at least 2 spokes, so y is encoded)
   std::uint64_t seed = 1;         // for random trajectories
   bool golden = false;            // 2D radial/spiral angles: golden-angle order instead of uniform
 };

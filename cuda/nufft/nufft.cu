@@ -53,6 +53,9 @@ struct NufftPlan::Impl {
   cudaStream_t s;
   NufftOptions opt;
   int dim = 3, w = 0;
+  // The plan's axis a is the given axis axis[a] (nufft::axis_order: axes of
+  // one mode last, so a 7x1x5 slab is planned as 7x5x1), as on the CPU.
+  std::array<int, 3> axis{0, 1, 2};
   ModeMap mm{};
   Geom g{};
   ImageGrid fine_grid;
@@ -234,9 +237,23 @@ CufftPlan& NufftPlan::Impl::fft(int batch) {
   return *f;
 }
 
-NufftPlan::NufftPlan(const ImageGrid& modes, const ImageGrid& image, const NufftOptions& opt, cudaStream_t s)
+namespace {
+
+// The grid in the plan's axis order.
+ImageGrid planned_order(const ImageGrid& given, const std::array<int, 3>& axis) {
+  const int n[3] = {given.nx, given.ny, given.nz};
+  return {n[axis[0]], n[axis[1]], n[axis[2]]};
+}
+
+}  // namespace
+
+NufftPlan::NufftPlan(const ImageGrid& given_modes, const ImageGrid& given_image, const NufftOptions& opt,
+                     cudaStream_t s)
     : impl_(std::make_unique<Impl>()) {
   Impl& p = *impl_;
+  const int n_given[3] = {given_modes.nx, given_modes.ny, given_modes.nz};
+  p.axis = nufft::axis_order(n_given);
+  const ImageGrid modes = planned_order(given_modes, p.axis), image = planned_order(given_image, p.axis);
   p.s = s;
   p.opt = opt;
   if (!(opt.tol > 0 && opt.tol < 1))
@@ -247,14 +264,15 @@ NufftPlan::NufftPlan(const ImageGrid& modes, const ImageGrid& image, const Nufft
     throw InputError("nufft", "spreading method", "rows", "is for interpolation only");
   if (spreading_only(opt.interp))
     throw InputError("nufft", "interpolation method", "gather", "is for spreading only");
-  if (opt.sigma < 2.0 && opt.tol < kMinTolSigma125) p.opt.sigma = 2.0;
+  if (opt.sigma < 2.0 && opt.tol < fhd::nufft::kMinTolSigma125) p.opt.sigma = 2.0;
   const nufft::KernelParams kp = nufft::kernel_for(opt.tol, p.opt.sigma);
   p.w = kp.width;
   if (p.w < kMinWidth || p.w > kMaxWidth)
     throw InputError("nufft", "tolerance", std::to_string(opt.tol),
                      "gives kernel width " + std::to_string(p.w) + ", outside 2..16");
   if (modes.nx < 2 || modes.ny < 2 || image.nx < 1 || image.ny < 1 || image.nz < 1)
-    throw InputError("nufft", "grid", dims_string(modes), "needs at least 2 voxels along x and y");
+    throw InputError("nufft", "grid", dims_string(given_modes),
+                     "needs two axes of 2 or more modes (an axis of 1 mode is idle; a 1D transform is not offered)");
   p.dim = modes.nz > 1 ? 3 : 2;
   const int n[3] = {modes.nx, modes.ny, modes.nz}, img[3] = {image.nx, image.ny, image.nz};
   const int defaults3[3] = {16, 16, 8}, defaults2[3] = {32, 32, 1};
@@ -390,7 +408,9 @@ void NufftPlan::set_points(const float* kx, const float* ky, const float* kz, st
   impl_->nsub = 0;
   impl_->nparts = 0;
   impl_->parts_cut = false;
-  if (m) impl_->sort_points(kx, ky, kz);
+  const float* given[3] = {kx, ky, kz};
+  const std::array<int, 3>& axis = impl_->axis;
+  if (m) impl_->sort_points(given[axis[0]], given[axis[1]], given[axis[2]]);
 }
 
 // Type 1's set-up for a pass of `batch` transforms, made once and kept.

@@ -40,13 +40,10 @@ constexpr int kGatherMinBatch = 3;
 // tile on larger ones (512^3: 10.7 against 11.8 ms at 256^3 modes).
 constexpr std::size_t kRowsMaxFineCells = std::size_t(1) << 26;
 
-constexpr double kMinTolSigma125 = 1e-4;
-
 struct NufftOptions {
   double tol = 1e-6;    // requested relative accuracy: sets the kernel width
-  // Upsampling factor, 2.0 or 1.25. In single precision 1.25 cannot reach
-  // tolerances below kMinTolSigma125 (1/phihat at the band edge amplifies the
-  // spread's rounding, per axis): there the plan uses 2.0.
+  // Upsampling factor, 2.0 or 1.25; below nufft::kMinTolSigma125
+  // (recon/nufft/nufft_kernel.hpp) the plan uses 2.0.
   double sigma = 2.0;
   // Defaults measured on the H100 (docs/nufft-gpu.md): privatized spreading,
   // interpolation by rows or from the shared tile by the fine grid's size.
@@ -75,6 +72,8 @@ class OwnedStream {
 
 class NufftPlan {
  public:
+  // An axis of 1 mode, x, y or z, is not transformed (its x is 0); two axes
+  // need 2 or more modes (InputError), as the CPU plan's.
   NufftPlan(const ImageGrid& modes, const ImageGrid& image, const NufftOptions& opt, cudaStream_t s);
   ~NufftPlan();
   NufftPlan(const NufftPlan&) = delete;

@@ -93,22 +93,41 @@ std::vector<std::size_t> cell_order(const Trajectory& t, const GridMap& map) {
   return order;
 }
 
-// Fraction of consecutive sample pairs on one line through the origin: the
-// cross product of k_m and k_m+1 small against their lengths (a sample at the
-// origin is on every line). in_plane: kx-ky only.
+// Whether samples m and n lie on one line through the origin: the cross
+// product of k_m and k_n small against their lengths (a sample at the origin
+// is on every line). in_plane: kx-ky only.
+bool on_one_line(const Trajectory& t, std::size_t m, std::size_t n, bool in_plane) {
+  const double a[3] = {t.kx[m], t.ky[m], in_plane ? 0.0 : t.kz[m]};
+  const double b[3] = {t.kx[n], t.ky[n], in_plane ? 0.0 : t.kz[n]};
+  const double c[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+  const double na = std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+  const double nb = std::sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
+  const double nc = std::sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+  return nc <= 1e-4 * na * nb + 1e-6;
+}
+
+// Fraction of consecutive sample pairs on one line through the origin.
 double collinear_fraction(const Trajectory& t, bool in_plane) {
   if (t.size() < 2) return 0.0;
   std::size_t hits = 0;
-  for (std::size_t m = 0; m + 1 < t.size(); ++m) {
-    const double a[3] = {t.kx[m], t.ky[m], in_plane ? 0.0 : t.kz[m]};
-    const double b[3] = {t.kx[m + 1], t.ky[m + 1], in_plane ? 0.0 : t.kz[m + 1]};
-    const double c[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-    const double na = std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
-    const double nb = std::sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
-    const double nc = std::sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
-    if (nc <= 1e-4 * na * nb + 1e-6) ++hits;
-  }
+  for (std::size_t m = 0; m + 1 < t.size(); ++m)
+    if (on_one_line(t, m, m + 1, in_plane)) ++hits;
   return double(hits) / double(t.size() - 1);
+}
+
+// Whether every sample lies on the line through the origin and the sample
+// farthest from it: a 1D scan, or a single spoke, is collinear throughout but
+// has no spokes whose density radial weights describe.
+bool single_line(const Trajectory& t, bool in_plane) {
+  std::size_t far = 0;
+  double far2 = -1;
+  for (std::size_t m = 0; m < t.size(); ++m) {
+    const double r2 = double(t.kx[m]) * t.kx[m] + double(t.ky[m]) * t.ky[m] + (in_plane ? 0.0 : double(t.kz[m]) * t.kz[m]);
+    if (r2 > far2) far2 = r2, far = m;
+  }
+  for (std::size_t m = 0; m < t.size(); ++m)
+    if (!on_one_line(t, far, m, in_plane)) return false;
+  return true;
 }
 
 // Readouts have tens to hundreds of samples, so a line change costs one pair in
@@ -189,8 +208,8 @@ RadiusLevels radius_levels(const std::vector<double>& radii) {
 std::string detect_radial_kind(const Trajectory& t) {
   bool flat = true;
   for (float z : t.kz) flat = flat && z == 0.0f;
-  if (collinear_fraction(t, false) >= kCollinear) return flat ? "radial2d" : "radial3d";
-  if (flat || collinear_fraction(t, true) < kCollinear) return "";
+  if (collinear_fraction(t, false) >= kCollinear) return single_line(t, false) ? "" : flat ? "radial2d" : "radial3d";
+  if (flat || collinear_fraction(t, true) < kCollinear || single_line(t, true)) return "";
   // In-plane spokes: a stack of stars when kz takes few values (partitions).
   std::vector<float> kz(t.kz);
   std::sort(kz.begin(), kz.end());

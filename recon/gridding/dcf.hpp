@@ -46,6 +46,7 @@ std::vector<float> density_weights(const Trajectory& t, const ImageGrid& grid, c
 // their trajectory: "radial3d" (or "radial2d" when every kz is 0) when almost
 // all consecutive samples lie on one line through the origin, "stack-of-stars"
 // when that holds in the kx-ky plane only and kz takes few values, else "".
+// Samples all on one line (a 1D scan, one spoke) are not radial: "".
 std::string detect_radial_kind(const Trajectory& t);
 
 // The trajectory kind density_weights should treat the samples as: the named

@@ -42,14 +42,21 @@ void CpuPlan::Impl::make(const ImageGrid& modes_in, const ImageGrid& image_in, c
   threads = o.threads > 0 ? o.threads : default_threads();
   modes = modes_in;
   image = image_in;
-  const int n_img[3] = {image.nx, image.ny, image.nz}, n_mod[3] = {modes.nx, modes.ny, modes.nz};
+  const int n_mod[3] = {modes.nx, modes.ny, modes.nz};
+  // Axes of one mode idle and last (axis_order; capi/nufft_c.cpp drops them).
+  // Q's doubled grid of a 7x1x5 slab, 14x2x10, has none: an image axis of one
+  // voxel with 2 modes is transformed as any other, at spacing 1.
+  axis = axis_order(n_mod);
   for (int a = 0; a < 3; ++a) {
-    if (n_img[a] == 1 && n_mod[a] != 1) throw std::invalid_argument("nufft: an idle image axis needs 1 mode");
-    if (a < 2 && n_img[a] < 2) throw std::invalid_argument("nufft: x and y need at least 2 voxels");
-    len[a] = n_mod[a];
-    nf[a] = n_img[a] == 1 ? 1 : fine_size(n_mod[a], kp);
-    width[a] = n_img[a] == 1 ? 1 : kp.width;
-    std::vector<double> d = deapodization(n_mod[a], nf[a], kp);
+    const int n = n_mod[axis[a]];
+    if (a < 2 && n < 2)
+      throw std::invalid_argument("nufft: " + dims_string(modes) +
+                                  " modes: two axes need 2 or more (an axis of 1 mode is idle; a 1D transform is "
+                                  "not offered)");
+    len[a] = n;
+    nf[a] = n == 1 ? 1 : fine_size(n, kp);
+    width[a] = n == 1 ? 1 : kp.width;
+    std::vector<double> d = deapodization(n, nf[a], kp);
     deapod[a].assign(d.begin(), d.end());
   }
   finegrid = {nf[0], nf[1], nf[2]};

@@ -34,9 +34,10 @@ struct Options {
 class CpuPlan {
  public:
   // modes: the output grid (image, or image.doubled() for Q); image sets the
-  // spacing 1/N of x_n = (i - len/2)/N. An axis with image length 1 is not
-  // transformed (its x is 0 and k along it is ignored). Throws
-  // std::invalid_argument for a grid the plan cannot take, fhd::InputError
+  // spacing 1/N of x_n = (i - len/2)/N. An axis of 1 mode, x, y or z, is not
+  // transformed (its x is 0 and k along it is ignored); two axes need 2 or
+  // more modes. Throws std::invalid_argument for a grid the plan cannot take
+  // (one of 1D modes), fhd::InputError
   // for a tolerance or sigma out of range.
   CpuPlan(const ImageGrid& modes, const ImageGrid& image, const Options& opt);
   // make + set_points.

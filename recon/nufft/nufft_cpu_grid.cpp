@@ -24,10 +24,17 @@ std::unique_ptr<T[]> uninitialized(std::size_t n) {
 std::vector<std::uint32_t> CpuPlan::Impl::place(const Trajectory& traj) {
   m = traj.size();
   if (m >= (std::size_t(1) << 32)) throw std::invalid_argument("nufft: too many points");
-  if (traj.ky.size() != m || (width[2] > 1 && traj.kz.size() != m))
-    throw std::invalid_argument("nufft: kx, ky and kz must have one value per point");
-  const float* k[3] = {traj.kx.data(), traj.ky.data(), width[2] > 1 ? traj.kz.data() : nullptr};
-  const int n_img[3] = {image.nx, image.ny, image.nz};
+  // In the plan's axis order (make): an idle axis's k is not read.
+  const std::vector<float>* given[3] = {&traj.kx, &traj.ky, &traj.kz};
+  const int given_img[3] = {image.nx, image.ny, image.nz};
+  const float* k[3] = {nullptr, nullptr, nullptr};
+  int n_img[3];
+  for (int a = 0; a < 3; ++a) {
+    n_img[a] = given_img[axis[a]];
+    if (width[a] == 1) continue;
+    if (given[axis[a]]->size() != m) throw std::invalid_argument("nufft: kx, ky and kz must have one value per point");
+    k[a] = given[axis[a]]->data();
+  }
   const BinOrder order(nf);
   auto unsorted = uninitialized<detail::PointPos>(m);
   auto bin_of = uninitialized<std::uint32_t>(m);

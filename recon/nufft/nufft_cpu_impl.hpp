@@ -87,7 +87,11 @@ struct CpuPlan::Impl {
   KernelParams kp;
   const HornerTable* table = nullptr;
   const detail::SpreadKernels* kern = nullptr;
-  ImageGrid modes, image, finegrid;
+  ImageGrid modes, image, finegrid;  // modes and image as given; the fine grid in the plan's axis order
+  // The plan's axis a is the given axis axis[a] (axis_order: axes of one
+  // mode idle and last). len, nf, width, deapod and the fine grid are in the
+  // plan's order.
+  std::array<int, 3> axis{0, 1, 2};
   int len[3], nf[3], width[3];  // mode length, fine length, kernel width (1 on an idle axis)
   std::vector<float> deapod[3];  // 1/phihat per mode, per axis
   int threads = 1;

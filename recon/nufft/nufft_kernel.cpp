@@ -165,4 +165,13 @@ std::vector<double> deapodization(int n, int nf, const KernelParams& p) {
   return d;
 }
 
+std::array<int, 3> axis_order(const int n[3]) {
+  std::array<int, 3> axis{};
+  int used = 0;
+  for (int idle = 0; idle < 2; ++idle)
+    for (int a = 0; a < 3; ++a)
+      if ((n[a] == 1) == bool(idle)) axis[used++] = a;
+  return axis;
+}
+
 }  // namespace fhd::nufft

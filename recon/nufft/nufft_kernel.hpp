@@ -3,13 +3,14 @@
 // engines: the exponential-of-semicircle (ES) spreading kernel of FINUFFT
 // (Barnett, Magland, af Klinteberg, SIAM J. Sci. Comput. 41 (2019) C479), its
 // width and shape for a tolerance, the fine (oversampled) grid size, and the
-// deapodization factors.
+// deapodization factors, and the plans' axis order.
 //
 // Units: z is a distance in fine-grid cells. The kernel's Fourier transform is
 //   phihat(nu) = integral phi(z) exp(-i 2 pi nu z) dz,   nu in cycles per cell,
 // and mode k on a fine grid of nf cells sits at nu = k / nf. No normalization
 // beyond that: an engine that spreads with es_kernel, FFTs (unnormalized) and
 // multiplies mode k by deapodization()[k + n/2] gets the plain exponential sum.
+#include <array>
 #include <vector>
 
 namespace fhd::nufft {
@@ -48,5 +49,19 @@ double es_transform(double nu, const KernelParams& p);
 // k = i - n/2, integer division, the same order as the image's voxels).
 // n == 1 (an axis that is not oversampled, nf == 1) gives {1}.
 std::vector<double> deapodization(int n, int nf, const KernelParams& p);
+
+// Below this tolerance an upsampling factor of 1.25 is taken as 2.0, on both
+// engines: in single precision the 1.25 grid's deconvolution (1/phihat at the
+// band edge) amplifies the spread's rounding, per axis (4e-4 at tol 1e-7 on
+// the CPU, 24x24 modes and up).
+constexpr double kMinTolSigma125 = 1e-4;
+
+// The plans' axis order for n modes per axis (x, y, z): element a is the given
+// axis a plan transforms as its axis a. Axes of more than one mode first, in
+// their order, then those of 1 mode: such an axis holds x = 0 alone, where
+// exp(i 2 pi k x) = 1, so it is idle (not spread along), and the spreading
+// needs x and y transformed. Moving an axis of length 1 leaves the memory
+// order of the mode arrays as it is: a 7x1x5 slab is planned as 7x5x1.
+std::array<int, 3> axis_order(const int n[3]);
 
 }  // namespace fhd::nufft

@@ -247,3 +247,18 @@ TEST_CASE("bad specs throw naming field and value", "[phantom][trajectory]") {
   // Default Nyquist kooshball at 16384^3: far too many samples.
   CHECK(has(spec("radial3d", 16384, 16384, 16384), "samples = "));
 }
+
+TEST_CASE("a spoke count from a total is at least 2 in-plane spokes: small stacks of stars encode y",
+          "[phantom][trajectory]") {
+  for (int n = 4; n <= 8; ++n)
+    for (const char* kind : {"stack-of-stars", "radial2d"}) {
+      auto s = spec(kind, n, n, std::string(kind) == "radial2d" ? 1 : n);
+      s.total = std::size_t(0.4 * n * n * n);  // the CLI's 3D default (app/source.cpp default_samples)
+      const fhd::Trajectory t = fhd::make_trajectory(s);
+      INFO(kind << " N = " << n);
+      CHECK(fhd::trajectory_layout(s).spokes >= 2);  // 1 for N <= 7 before
+      std::vector<float> ky(t.ky);
+      std::sort(ky.begin(), ky.end());
+      CHECK(std::unique(ky.begin(), ky.end()) - ky.begin() > 1);  // ky = 0 for every sample before
+    }
+}

@@ -231,3 +231,27 @@ TEST_CASE("radial geometry is detected from the samples of a trajectory that doe
   CHECK(density_weights(t, g, "radial", "") == named);
   CHECK_THROWS_AS(density_weights(traj("random", 8, 8, 8), ImageGrid{8, 8, 8}, "radial", ""), InputError);
 }
+
+TEST_CASE("samples on a single line through the origin are not radial: a 1D scan gets Pipe-Menon under auto", "[dcf]") {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-4.5f, 4.5f);
+  Trajectory x, z, flat_stack;
+  for (int m = 0; m < 27; ++m) {
+    const float k = u(rng);
+    x.kx.push_back(k), x.ky.push_back(0.f), x.kz.push_back(0.f);
+    z.kx.push_back(0.f), z.ky.push_back(0.f), z.kz.push_back(k);
+  }
+  // Every partition's spoke at angle 0 (ky = 0): in-plane collinear, few kz levels.
+  for (int p = -2; p < 2; ++p)
+    for (int m = -8; m < 8; ++m) flat_stack.kx.push_back(float(m)), flat_stack.ky.push_back(0.f), flat_stack.kz.push_back(float(p));
+  CHECK(detect_radial_kind(x) == "");  // was radial2d
+  CHECK(detect_radial_kind(z) == "");  // was radial3d
+  CHECK(detect_radial_kind(flat_stack) == "");  // was stack-of-stars
+  const std::vector<float> w = density_weights(x, ImageGrid{9, 1, 1}, "auto", "");  // threw "not radial" before
+  CHECK(w.size() == x.size());
+  CHECK(std::all_of(w.begin(), w.end(), [](float v) { return std::isfinite(v) && v > 0; }));
+  // Two spokes (x, then y) are still radial.
+  Trajectory two = x;
+  for (int m = 0; m < 27; ++m) two.kx.push_back(0.f), two.ky.push_back(x.kx[m]), two.kz.push_back(0.f);
+  CHECK(detect_radial_kind(two) == "radial2d");
+}

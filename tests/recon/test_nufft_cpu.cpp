@@ -276,3 +276,32 @@ TEST_CASE("nufft: spreading variants and threads agree; unknown variants are ref
     }
   CHECK_THROWS_AS(nufft::CpuPlan(g, g, options(1e-5, 2.0, "sse9")), std::invalid_argument);
 }
+
+// A slab of one voxel along x or y (a scan file's matrix may say 7x1x5): the
+// idle axis goes last in the plan; the 1-voxel axis of Q's doubled grid (2
+// modes) is transformed as any other. Before: "x and y need at least 2 voxels".
+TEST_CASE("nufft: an axis of one voxel along x or y matches the float64 direct sums; 1D modes are refused",
+          "[nufft]") {
+  const ImageGrid grids[] = {{7, 1, 5}, {1, 7, 5}, {1, 6, 1}, {6, 4, 1}, {4, 1, 6}};
+  for (const ImageGrid& g : grids) {
+    const bool line = (g.nx > 1) + (g.ny > 1) + (g.nz > 1) < 2;
+    const Trajectory traj = test_points(400, g, 5u);
+    const std::vector<float> w(traj.size(), 0.75f);
+    CHECK(rel_l2(nufft::q_by_nufft(traj, w, g, options(1e-6, 2.0)), q_reference(traj, w, g)) < bound(1e-6, 2.0));
+    if (line) {
+      CHECK_THROWS_WITH(nufft::CpuPlan(traj, g, g, options(1e-6, 2.0)),
+                        Catch::Contains("two axes need 2 or more (an axis of 1 mode is idle; a 1D transform"));
+      continue;
+    }
+    for (double sigma : kSigmas) {
+      nufft::CpuPlan plan(traj, g, g, options(1e-5, sigma));
+      const std::vector<cfloat> c = random_complex(traj.size(), 5), f = random_complex(g.voxels(), 9);
+      const double e1 = rel_l2(plan.type1(c), fhd_reference(traj, c, g));
+      const double e2 = rel_l2(plan.type2(f), forward_reference(traj, f, g));
+      INFO(describe(g, 1e-5, sigma) << ": type 1 " << e1 << ", type 2 " << e2);
+      CHECK(e1 < bound(1e-5, sigma));
+      CHECK(e2 < bound(1e-5, sigma));
+      CHECK(plan.modes() == g);  // as given, not the plan's axis order
+    }
+  }
+}

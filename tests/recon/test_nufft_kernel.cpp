@@ -145,3 +145,13 @@ TEST_CASE("deapodization: 1/phihat against the direct quadrature sum, and at 7 a
       }
   CHECK(deapodization(1, 1, kernel_for(1e-6, 2.0)) == std::vector<double>{1.0});
 }
+
+TEST_CASE("axis_order: axes of one mode last, the others in their order", "[nufft]") {
+  using Order = std::array<int, 3>;
+  const int slab_y[3] = {7, 1, 5}, slab_x[3] = {1, 7, 5}, flat[3] = {8, 6, 1}, line[3] = {1, 1, 9}, cube[3] = {4, 5, 6};
+  CHECK(fhd::nufft::axis_order(slab_y) == Order{0, 2, 1});
+  CHECK(fhd::nufft::axis_order(slab_x) == Order{1, 2, 0});
+  CHECK(fhd::nufft::axis_order(flat) == Order{0, 1, 2});
+  CHECK(fhd::nufft::axis_order(line) == Order{2, 0, 1});
+  CHECK(fhd::nufft::axis_order(cube) == Order{0, 1, 2});
+}
