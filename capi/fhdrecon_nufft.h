@@ -54,7 +54,7 @@ enum fhd_nufft_error {
 
 typedef struct fhd_nufft_opts {
   int modeord;      /* 0: -N/2 .. N/2-1 (the only order supported; 1 is refused) */
-  double upsampfac; /* fine-grid factor: 2.0 or 1.25; 0 = 2.0 */
+  double upsampfac; /* fine-grid factor: 2.0 or 1.25; 0 = 2.0; 1.25 is taken as 2.0 below tol 1e-4 */
   void* stream;     /* GPU: the cudaStream_t to run on; NULL = the default stream */
 } fhd_nufft_opts;
 

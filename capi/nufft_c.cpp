@@ -18,6 +18,7 @@
 #include "capi/nufft_c_internal.hpp"
 #include "core/error.hpp"
 #include "recon/nufft/nufft_cpu.hpp"
+#include "recon/nufft/nufft_kernel.hpp"
 
 namespace {
 
@@ -210,7 +211,8 @@ int fhd_nufft_makeplan(int type, int dim, const int64_t* n_modes, int isign, int
     const int ours = type == 1 ? 1 : -1;
     p->mirror = isign != 0 && isign != ours;
     p->tol = std::max(tol, kMinTol);
-    p->sigma = o.upsampfac == 0 ? 2.0 : o.upsampfac;
+    // Both engines take 1.25 as 2.0 below the tolerance single precision reaches with it.
+    p->sigma = o.upsampfac == 0 || p->tol < fhd::nufft::kMinTolSigma125 ? 2.0 : o.upsampfac;
     compact_axes(*p, dim, n_modes);
     p->device = device;
     if (device < FHD_NUFFT_CPU)

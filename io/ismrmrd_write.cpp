@@ -170,6 +170,7 @@ void write_ismrmrd(const std::string& path, const std::vector<Scan>& coils, int 
   quiet_ismrmrd();
   check_coils(path, coils, readout);
   validate_scan(coils[0], path);
+  validate_field(coils[0], path);  // dwell_us_of reads times[r - 1]: one time per sample
   const std::size_t r = readout > 0 ? std::size_t(readout) : coils[0].traj.size();
   const float dwell = dwell_us_of(coils[0], r, path);
   h5::QuietErrors quiet;

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/number_text.hpp"
+#include "recon/field/field.hpp"
 
 namespace fhd {
 namespace {
@@ -141,6 +142,23 @@ void validate_scan(const Scan& s, const std::string& file, const ScanFields& f) 
   check_finite(s.data, file, f.data);
   check_finite(s.phi, file, f.phi);
   check_dcf(s.dcf, file, f.dcf);
+}
+
+void validate_field(const Scan& s, const std::string& file, const ScanFields& f) {
+  const FieldData& fd = s.field;
+  check_size(fd.times.size(), s.traj.size(), true, file, f.times);
+  if (fd.hz.empty()) {
+    // Times without a map are still seconds in [0, 10] (docs/formats.md; the
+    // ISMRMRD writer makes TE from them): check_field's rule, beside a map of
+    // one zero voxel, so that the rule stays in one place.
+    if (!fd.times.empty()) check_field(FieldData{{0.f}, fd.times}, ImageGrid{1, 1, 1}, fd.times.size(), file);
+    return;
+  }
+  if (fd.hz.size() != s.grid.voxels())
+    throw InputError(file, f.field_map + " length", std::to_string(fd.hz.size()),
+                     "must equal the grid's " + std::to_string(s.grid.voxels()) + " voxels");
+  if (fd.times.empty()) throw InputError(file, f.times, "(missing)", "a " + f.field_map + " needs each sample's time");
+  check_field(fd, s.grid, s.traj.size(), file);
 }
 
 }  // namespace fhd

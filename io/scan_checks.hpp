@@ -31,8 +31,16 @@ constexpr double kMaxSampleMagnitude = 1e12;
 // a data or phi value's magnitude exceeds kMaxSampleMagnitude, or a sample lies outside the band. `fields` names the datasets in this format.
 struct ScanFields {
   std::string traj = "trajectory", data = "kspace", phi = "phi", dcf = "dcf", matrix = "matrix";
+  std::string field_map = "field_map", times = "sample_times";
 };
 void validate_scan(const Scan& scan, const std::string& file, const ScanFields& fields = {});
+
+// The field map and sample times (each optional): times one per sample, in
+// [0, 10] s; a map one value per voxel, with times, and recon/field's
+// check_field on both.
+// Every reader of our HDF5 and every writer applies it (a writer read past
+// times shorter than the trajectory before).
+void validate_field(const Scan& scan, const std::string& file, const ScanFields& fields = {});
 
 // The pieces of validate_scan, for formats that keep trajectory and data in different files.
 void validate_grid(const ImageGrid& g, const std::string& file, const std::string& field);

@@ -1,7 +1,5 @@
 #include "io/scan_file.hpp"
 
-#include "recon/field/field.hpp"
-
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -55,7 +53,8 @@ void write_contents(hid_t f, const std::vector<const Scan*>& coils, const std::a
   if (!s.field.hz.empty())
     write_dataset(f, "field_map", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, {hsize_t(s.field.hz.size())}, s.field.hz.data());
   if (!s.field.times.empty())
-    write_dataset(f, "sample_times", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, {hsize_t(m)}, s.field.times.data());
+    write_dataset(f, "sample_times", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, {hsize_t(s.field.times.size())},
+                  s.field.times.data());  // validate_field made it m
   const bool coil_schema = coils.size() > 1 || !s.noise.empty();
   h5::write_string_attr(f, "fhdrecon_schema", coil_schema ? kScanSchemaVersionCoils : kScanSchemaVersion);
   const int matrix[3] = {s.grid.nx, s.grid.ny, s.grid.nz};
@@ -86,6 +85,7 @@ void write_coils(const std::string& path, const std::vector<const Scan*>& coils,
   if (const auto& g = coils[0]->geometry)  // the file holds the FOV (mm), not the orientation
     fov = {float(g->fov_mm[0]), float(g->fov_mm[1]), float(g->fov_mm[2])};
   validate_scan(*coils[0], path);  // never write a file our own reader would refuse
+  validate_field(*coils[0], path);
   check_coils(path, coils);
   for (float v : fov)
     if (!(v > 0) || !std::isfinite(v)) throw InputError(path, "fov", std::to_string(v), "must be finite and > 0");
@@ -410,9 +410,8 @@ std::vector<Scan> read_scan_coils(const std::string& path, std::array<float, 3>*
   s.dcf = r.real("dcf", m);
   s.field.hz = r.real("field_map", s.grid.voxels());
   s.field.times = r.real("sample_times", m);
-  if (!s.field.hz.empty() && s.field.times.empty())
-    throw InputError(path, "/sample_times", "(missing)", "a /field_map needs each sample's time");
-  if (!s.field.hz.empty()) check_field(s.field, s.grid, m, path);
+  validate_field(s, path,
+                 {"/trajectory", "/kspace", "/phi", "/dcf", "attribute matrix", "/field_map", "/sample_times"});
   s.provenance = r.provenance();
   std::vector<Scan> coils(nc, s);
   for (std::size_t c = 0; c < nc; ++c) {

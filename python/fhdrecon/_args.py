@@ -21,11 +21,12 @@ def integral(name, value):
         return int(f)
 
 
-def whole(name, value, lo, hi):
-    """integral(name, value) in lo..hi, else ValueError naming it."""
+def whole(name, value, lo, hi, rule="must lie in"):
+    """integral(name, value) in lo..hi, else ValueError naming it ("{name} =
+    {n}: {rule} lo..hi"; rule: the core's words where it says the same)."""
     n = integral(name, value)
     if not lo <= n <= hi:
-        raise ValueError(f"{name} = {n}: must lie in {lo}..{hi}")
+        raise ValueError(f"{name} = {n}: {rule} {lo}..{hi}")
     return n
 
 

@@ -4,12 +4,14 @@ plain (non-unitary) sum; BART k-space is rescaled on the way in and out, as
 the CLI does."""
 import dataclasses
 import os
+import reprlib
+import warnings
 from typing import Dict, Optional, Tuple
 
 import numpy as np
 
 from . import _core
-from ._args import integral, path as _path
+from ._args import flag, integral, path as _path, whole
 
 
 @dataclasses.dataclass
@@ -42,7 +44,8 @@ class Scan:
 
     @property
     def coils(self):
-        return int(np.shape(self.kspace)[0])
+        shape = np.shape(self.kspace)
+        return 1 if len(shape) == 1 else int(shape[0])  # 1-D kspace: one coil, as _to_dict reads it
 
     @property
     def samples(self):
@@ -63,7 +66,10 @@ class Scan:
                 d[key] = np.ascontiguousarray(d[key], dtype=dt)
         if d["noise"] is not None and d["noise"].ndim == 1:
             d["noise"] = d["noise"][None, :]
-        d["provenance"] = {str(k): str(v) for k, v in (d["provenance"] or {}).items()}
+        prov = d["provenance"] or {}
+        if not isinstance(prov, dict):
+            raise ValueError(f"provenance = {reprlib.repr(prov)}: must be a dict of str")
+        d["provenance"] = {str(k): str(v) for k, v in prov.items()}
         return d
 
     @classmethod
@@ -71,12 +77,21 @@ class Scan:
         return cls(**d)
 
 
+def _scan_dict(scan):
+    """scan._to_dict(), or TypeError for what is not a Scan (a path gave
+    "AttributeError: 'str' object has no attribute '_to_dict'")."""
+    if not isinstance(scan, Scan):
+        raise TypeError(f"scan = {reprlib.repr(scan)}: must be a fhdrecon.Scan (read_scan reads a file into one)")
+    return scan._to_dict()
+
+
 def _matrix(matrix):
-    """(nx, ny, nz) as whole numbers: int() truncated 16.5 to 16. Their range
-    is the core's check (1..65536)."""
-    if isinstance(matrix, (str, bytes)) or np.ndim(matrix) != 1:
-        raise ValueError(f"matrix = {matrix!r}: needs (nx, ny, nz)")
-    return tuple(integral(f"matrix[{a}]", n) for a, n in enumerate(matrix))
+    """(nx, ny, nz) as whole numbers in the core's range (io/scan_checks:
+    1..65536): int() truncated 16.5 to 16, and 2**31 reached the core as
+    "std::bad_cast"."""
+    if isinstance(matrix, (str, bytes)) or np.ndim(matrix) != 1 or len(matrix) != 3:
+        raise ValueError(f"matrix = {reprlib.repr(matrix)}: needs (nx, ny, nz)")
+    return tuple(whole(f"matrix[{a}]", n, 1, 65536, "matrix size must be in") for a, n in enumerate(matrix))
 
 
 def _format(path, format):
@@ -97,13 +112,19 @@ def _bart_base(name):
 
 def _bart_grid(traj, matrix):
     """(nx, ny, nz) for a BART trajectory: `matrix` as given when it is a
-    triple, else the CLI's rule (io/cfl.hpp bart_grid: matrix per axis, or the
-    smallest even size whose band holds every sample; nz = 1 for a 2D one)."""
+    triple (any other sequence is refused: (32,) became 32^3 and (32, 32) a
+    NumPy broadcast error), else the CLI's rule (io/cfl.hpp bart_grid: matrix
+    per axis, or the smallest even size whose band holds every sample; nz = 1
+    for a 2D one)."""
     if matrix is not None and np.ndim(matrix):
-        return _matrix(np.broadcast_to(matrix, (3,)))
+        if isinstance(matrix, (str, bytes)) or np.ndim(matrix) != 1 or len(matrix) != 3:
+            raise ValueError(f"matrix = {reprlib.repr(matrix)}: needs an int or (nx, ny, nz)")
+        return _matrix(matrix)
     n = 0 if matrix is None else integral("matrix", matrix)
     if matrix is not None and n < 1:  # 0 would mean "from the trajectory" to the core
         raise ValueError(f"matrix = {n}: must be at least 1 (None: from the trajectory)")
+    if n > 0:  # 2**40 reached the core as "incompatible function arguments"
+        whole("matrix", n, 1, 65536, "matrix size must be in")
     return tuple(_core.bart_grid(traj, n))
 
 
@@ -111,6 +132,7 @@ def _units(normalized_traj, traj_units):
     """The ISMRMRD reader's units word from read_scan's two arguments."""
     if traj_units not in (None, "cycles", "normalized"):
         raise ValueError(f"traj_units = {traj_units!r}: expected None, 'cycles' or 'normalized'")
+    normalized_traj = flag("normalized_traj", normalized_traj)  # 'no' was read as True
     if normalized_traj and traj_units == "cycles":
         raise ValueError("normalized_traj=True with traj_units='cycles': choose one")
     return "normalized" if normalized_traj else (traj_units or "")
@@ -133,21 +155,46 @@ def read_scan(path, traj=None, matrix=None, format="auto", normalized_traj=False
     """
     path = _path("path", path)
     traj = None if traj is None else _path("traj", traj)
+    if traj is not None and format == "auto" and _is_hdf5(path):
+        raise ValueError(f"{path}: traj = {traj!r}: is for a BART k-space; this is an HDF5 file (ISMRMRD or fhdrecon's)")
     fmt = _format(path, format) if traj is None else "bart"
     if fmt == "bart":
         if traj is None:
             raise ValueError(f"{path}: a BART k-space needs its trajectory (traj=...)")
+        _ignored(path, "BART", normalized_traj=normalized_traj, traj_units=traj_units)
         grid = _bart_grid(_bart_base(traj), matrix)
         return Scan._from_dict(_core.read_bart(_bart_base(traj), _bart_base(path), list(grid)))
     if fmt == "ismrmrd":
+        _ignored(path, "ISMRMRD", matrix=matrix)
         return Scan._from_dict(_core.read_ismrmrd(path, _units(normalized_traj, traj_units)))
     if fmt != "hdf5":
         raise ValueError(f"{path}: format = {format}: expected auto, hdf5, ismrmrd or bart")
     if not os.path.exists(path):
         raise ValueError(f"{path}: no such file")
     if _core.is_ismrmrd_file(path):
+        _ignored(path, "ISMRMRD", matrix=matrix)
         return Scan._from_dict(_core.read_ismrmrd(path, _units(normalized_traj, traj_units)))
+    _units(normalized_traj, traj_units)  # checked as for ISMRMRD, then unused
+    _ignored(path, "an fhdrecon HDF5 scan", matrix=matrix, normalized_traj=normalized_traj, traj_units=traj_units)
     return Scan._from_dict(_core.read_scan_h5(path))
+
+
+def _is_hdf5(path):
+    """Whether path is a file that starts with HDF5's signature."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(8) == b"\x89HDF\r\n\x1a\n"
+    except OSError:
+        return False
+
+
+def _ignored(path, kind, **given):
+    """Warns for each read_scan argument given (not None/False) that `kind` does
+    not use, as the CLI warns for its ignored options."""
+    for name, value in given.items():
+        if value is not None and value is not False:
+            warnings.warn(f"read_scan: {name} = {reprlib.repr(value)}: ignored ({path} is {kind}, which does not use it)",
+                          stacklevel=3)
 
 
 def write_scan(path, scan, format="auto", readout=0, traj=None):
@@ -158,20 +205,52 @@ def write_scan(path, scan, format="auto", readout=0, traj=None):
     readout : samples per spoke for ISMRMRD acquisitions and BART's dims
         (0: one readout of every sample; ISMRMRD needs readout <= 65535).
     traj : BART only: the trajectory pair's name (default NAME_traj).
+    A scan the readers would refuse (sample_times not one per sample, a bad
+    field_map, ...) is a ValueError naming the field, and nothing is written.
+    ISMRMRD and BART cannot hold phi: a scan with it is a ValueError there;
+    what they drop besides (dcf; the field map; for BART noise and sample
+    times) is written without, with a UserWarning naming it.
     """
     path = _path("path", path)
     traj = None if traj is None else _path("traj", traj)
     fmt = _format(path, format)
-    d = scan._to_dict()
+    if fmt not in ("bart", "ismrmrd", "hdf5"):
+        raise ValueError(f"{path}: format = {format}: expected auto, hdf5, ismrmrd or bart")
+    d = _scan_dict(scan)
+    readout = whole("readout", readout, 0, 2**31 - 1)
+    dropped = [] if fmt == "hdf5" else _dropped(path, "BART" if fmt == "bart" else "ISMRMRD", d)
     if fmt == "bart":
         base = _bart_base(path)
-        _core.write_bart(_bart_base(traj) if traj else base + "_traj", base, d, integral("readout", readout))
+        _core.write_bart(_bart_base(traj) if traj else base + "_traj", base, d, readout)
     elif fmt == "ismrmrd":
-        _core.write_ismrmrd(path, d, integral("readout", readout))
-    elif fmt == "hdf5":
-        _core.write_scan_h5(path, d)
+        _core.write_ismrmrd(path, d, readout)
     else:
-        raise ValueError(f"{path}: format = {format}: expected auto, hdf5, ismrmrd or bart")
+        _core.write_scan_h5(path, d)
+    for message in dropped:  # once written: a scan the core refused lost nothing
+        warnings.warn(message, stacklevel=2)
+
+
+def _dropped(path, kind, d):
+    """What `kind` (ISMRMRD, BART) cannot hold: phi is refused (without it the
+    samples are another scan's: a 3.6x different image); the rest, one
+    message each naming the field, as the CLI warns (app/scan_input.cpp
+    write_scan_as)."""
+    if d["phi"] is not None:
+        raise ValueError(f"{path}: phi: {kind} has no place for Phi(k), and without it the data are another scan's; "
+                         "write an fhdrecon HDF5 file")
+    said = []
+    if d["dcf"] is not None:
+        said.append(f"{path}: {kind} has no place for density weights: dcf is not written "
+                    "(gridding computes them when read)")
+    if kind == "BART" and d["noise"] is not None:
+        said.append(f"{path}: BART files have no noise acquisitions; the noise samples are not written")
+    if kind == "BART" and (d["field_map"] is not None or d["sample_times"] is not None):
+        said.append(f"{path}: BART files have no field map or sample times; field_map and sample_times are "
+                    "not written (write fhdrecon HDF5)")
+    if kind == "ISMRMRD" and d["field_map"] is not None:
+        said.append(f"{path}: ISMRMRD has no place for a field map: the sample times are written (sample_time_us, "
+                    "TE), field_map is not (write it to an fhdrecon HDF5 file too)")
+    return said
 
 
 def read_cfl(name):

@@ -66,7 +66,8 @@ class Plan:
     modeord : int
         0 only (FINUFFT's default order -N/2 .. N/2-1).
     upsampfac : float
-        2.0 (default) or 1.25 (the smaller fine grid; tolerances below 1e-4 use 2.0 on the GPU).
+        2.0 (default) or 1.25 (the smaller fine grid; eps below 1e-4 uses 2.0, on the CPU and
+        the GPU: single precision cannot reach it on the 1.25 grid).
     gpu_stream : int
         A CUDA stream (cudaStream_t as an integer); default the array library's current stream.
 
@@ -75,7 +76,7 @@ class Plan:
 
     def __init__(self, nufft_type, n_modes, n_trans=1, eps=1e-6, isign=None, dtype="complex64", **kwargs):
         if nufft_type not in (1, 2):
-            raise ValueError(f"nufft_type = {nufft_type}: fhdrecon offers types 1 and 2")
+            raise ValueError(f"nufft_type = {nufft_type!r}: fhdrecon offers types 1 and 2")
         if np.ndim(n_modes) == 0:
             n_modes = (n_modes,)
         n_modes = tuple(_whole(f"n_modes[{a}]", n, 1, _MAX_MODES) for a, n in enumerate(n_modes))
@@ -110,7 +111,7 @@ class Plan:
         self._handle = None
         self._like = None  # an array of the library the plan's arrays come from
         self.nj = 0
-        self._points = False  # set by the last setpts (a refused one leaves none)
+        self._points = None  # True: the last setpts set points; False: it was refused (leaving none)
         # setpts and execute one at a time: execute's shapes come from the
         # points, which another thread's setpts may be changing.
         self._lock = threading.Lock()
@@ -160,6 +161,8 @@ class Plan:
             return self._execute(data, out)
 
     def _execute(self, data, out):
+        if self._points is False:
+            raise ValueError("execute after a refused setpts: the plan has no points; call setpts with valid ones")
         if self._handle is None or not self._points:
             raise ValueError("execute before setpts")
         data = _arrays.ensure(data, "complex64", "data")

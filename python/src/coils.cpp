@@ -7,6 +7,7 @@
 
 #include "common.hpp"
 #include "core/error.hpp"
+#include "io/scan_checks.hpp"
 #include "recon/device/device.hpp"
 #include "recon/coils/coil_compress.hpp"
 #include "recon/coils/coil_maps.hpp"
@@ -121,8 +122,11 @@ void bind_coils(nb::module_& m) {
       "noise_covariance",
       [](const nb::ndarray<const cfloat, nb::ndim<2>, nb::c_contig, nb::device::cpu>& noise) {
         CoilData n(noise.shape(0));
-        for (std::size_t c = 0; c < n.size(); ++c)
+        for (std::size_t c = 0; c < n.size(); ++c) {
           n[c].assign(noise.data() + c * noise.shape(1), noise.data() + (c + 1) * noise.shape(1));
+          // the scans' rule: a NaN gave a NaN matrix, named only by whitening_matrix
+          validate_finite(n[c], "noise_covariance", "noise[" + std::to_string(c) + "]");
+        }
         return to_array(noise_covariance(n));
       },
       nb::arg("noise"));

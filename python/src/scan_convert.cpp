@@ -122,7 +122,9 @@ std::string shape_of(const A& a) {
 
 // The readers' checks (io/scan_checks.hpp) on a scan from Python, which no
 // reader saw: a matrix beyond 65536, samples outside the band, NaN or Inf
-// in k, the data, Phi or the weights (a crash or an image of zeros before).
+// in k, the data, Phi or the weights (a crash or an image of zeros before);
+// sample_times and field_map of the wrong size or values (the writers read
+// past short times and wrote files the readers refuse).
 // The coils share everything but their data, checked once.
 void check_coils(const std::vector<Scan>& coils) {
   if (coils.empty()) throw InputError("scan", "kspace", "0 coils", "needs [C, M] complex64 with C >= 1");
@@ -130,6 +132,7 @@ void check_coils(const std::vector<Scan>& coils) {
   f.traj = "traj";
   f.data = "kspace[0]";
   validate_scan(coils[0], "scan", f);
+  validate_field(coils[0], "scan", f);
   for (std::size_t i = 1; i < coils.size(); ++i)
     validate_finite(coils[i].data, "scan", "kspace[" + std::to_string(i) + "]");
 }
@@ -147,8 +150,10 @@ std::vector<Scan> scans_from_dict(const nb::dict& d) {
   if (traj.shape(0) != m)
     throw InputError("scan", "traj", std::to_string(traj.shape(0)) + " rows",
                      "must equal the k-space's " + std::to_string(m) + " samples");
-  const auto mat = nb::cast<std::vector<int>>(d["matrix"]);
-  if (mat.size() != 3) throw InputError("scan", "matrix", std::to_string(mat.size()) + " values", "needs (nx, ny, nz)");
+  std::vector<int> mat;  // 2**31 threw "std::bad_cast" from nb::cast
+  if (!d.contains("matrix") || !nb::try_cast(d["matrix"], mat) || mat.size() != 3)
+    throw InputError("scan", "matrix", d.contains("matrix") ? nb::cast<std::string>(nb::repr(d["matrix"])) : "missing",
+                     "needs (nx, ny, nz), whole numbers in 1..65536");
   Scan base;
   base.grid = {mat[0], mat[1], mat[2]};
   base.traj.resize(m);
@@ -169,7 +174,7 @@ std::vector<Scan> scans_from_dict(const nb::dict& d) {
       base.provenance[nb::cast<std::string>(nb::str(k))] = nb::cast<std::string>(nb::str(v));
   const bool has_noise = get(d, "noise", noise);
   if (has_noise && (noise.ndim() != 2 || noise.shape(0) != c))
-    throw InputError("scan", "noise", std::to_string(noise.ndim()) + "-d array", "needs [C, Mn] with C = " + std::to_string(c));
+    throw InputError("scan", "noise", shape_of(noise), "needs [C, Mn] with C = " + std::to_string(c));
   std::vector<Scan> coils(c, base);
   for (std::size_t i = 0; i < c; ++i) {
     coils[i].data.assign(ksp.data() + i * m, ksp.data() + (i + 1) * m);

@@ -88,8 +88,22 @@ def test_maps_have_unit_rss_on_their_support(phantom_coils, which):
     (lambda s: fhdrecon.compress_coils(s, 2.7), r"k = 2.7: must be a whole number"),
     (lambda s: fhdrecon.lowres_maps(s, calibration=8.9), r"calibration = 8.9: must be a whole number"),
     (lambda s: fhdrecon.whitening_matrix(np.eye(2), keep_scale="no"), r"keep_scale = 'no': must be True or False"),
+    # beyond int32: "incompatible function arguments" from nanobind before
+    (lambda s: fhdrecon.compress_coils(s, 2**40), r"k = 1099511627776: must be in 1..4"),
+    (lambda s: fhdrecon.lowres_maps(s, calibration=2**40), r"calibration = 1099511627776: must be in 4..256"),
+    (lambda s: fhdrecon.espirit_maps(s, calibration=2**40), r"calibration = 1099511627776: must be in 4..256"),
+    (lambda s: fhdrecon.espirit_maps(s, kernel=2**40), r"kernel = 1099511627776: must be in 2..256"),
+    # the core's message said "ESPIRiT needs a matrix of at least -1 and a calibration of at least 0"
+    (lambda s: fhdrecon.espirit_maps(s, kernel=0), r"^kernel = 0: must be in 2..256$"),
+    (lambda s: fhdrecon.noise_covariance(np.ones(5)), r"noise = shape \(5,\): needs \(C, M\) noise samples"),
+    (lambda s: fhdrecon.whitening_matrix(np.ones(3)), r"psi = shape \(3,\): must be a square \(C, C\)"),
+    # a NaN matrix before, named only later by whitening_matrix
+    (lambda s: fhdrecon.noise_covariance(np.where(np.arange(8) == 3, np.nan, 1).reshape(2, 4)),
+     r"noise_covariance: noise\[0\]\[3\] = \(nan, 0\): not a finite number"),
 ], ids=["lowres-crop", "lowres-calibration", "espirit-crop", "espirit-threshold", "compress-k", "compress-k-0",
-        "compress-k-fraction", "lowres-calibration-fraction", "keep-scale-string"])
+        "compress-k-fraction", "lowres-calibration-fraction", "keep-scale-string", "compress-k-2**40",
+        "lowres-calibration-2**40", "espirit-calibration-2**40", "espirit-kernel-2**40", "espirit-kernel-0",
+        "noise-covariance-1d", "whitening-1d", "noise-covariance-nan"])
 def test_coil_helpers_check_their_arguments(call, message):
     """As reconstruct() checks its options: maps of zeros for crop=nan, crop=5
     accepted and k=99 ignored before; k=0 named the CLI's --virtual-coils, 2.7
@@ -110,3 +124,10 @@ def test_whitening_matrix_refuses_a_covariance_that_is_not_hermitian_positive_de
         fhdrecon.whitening_matrix(np.ones((2, 3)))
     with pytest.raises(ValueError, match="not a finite number"):
         fhdrecon.whitening_matrix(np.array([[1, np.nan], [np.nan, 1]]))
+
+
+@pytest.mark.parametrize("helper", [fhdrecon.prewhiten, fhdrecon.lowres_maps, fhdrecon.espirit_maps])
+def test_coil_helpers_want_a_scan(helper):
+    """A path gave "AttributeError: 'str' object has no attribute '_to_dict'"."""
+    with pytest.raises(TypeError, match=r"scan = 'c2d.h5': must be a fhdrecon.Scan \(read_scan reads a file"):
+        helper("c2d.h5")

@@ -163,6 +163,8 @@ def test_refused_plans(args, kwargs, error):
 
 
 def test_refusals_name_the_value():
+    with pytest.raises(ValueError, match=r"nufft_type = '1': fhdrecon offers types 1 and 2"):
+        fhdrecon.Plan("1", (8, 8))  # printed as 1 before, like the int it is not
     with pytest.raises(ValueError, match=r"n_modes\[1\] = 0: must lie in 1..65536"):
         fhdrecon.Plan(1, (8, 0))  # the caller's axis (the C side's is reversed), at once
     plan = fhdrecon.Plan(1, (8, 8), eps=0.5)
@@ -260,8 +262,8 @@ def test_points_that_are_not_finite_are_refused(bad, axis, lib):
     plan = fhdrecon.Plan(1, (8, 8, 8))
     with pytest.raises(ValueError, match=r"%s\[7\] = .*points must be finite" % "xyz"[axis]):
         plan.setpts(*[lib.put(p) for p in pts])
-    with pytest.raises(ValueError, match="before setpts"):
-        plan.execute(lib.put(cvec(50)))
+    with pytest.raises(ValueError, match="execute after a refused setpts: the plan has no points"):
+        plan.execute(lib.put(cvec(50)))  # "execute before setpts" before, though setpts was called
 
 
 def test_read_only_inputs_are_taken_and_a_read_only_out_refused():
@@ -364,3 +366,23 @@ def test_a_plan_is_not_copied():
     for make in (copy.copy, copy.deepcopy, pickle.dumps):
         with pytest.raises(TypeError, match="cannot be copied or pickled"):
             make(plan)
+
+
+@pytest.mark.parametrize("eps", [1e-5, 1e-6, 1e-7])
+@pytest.mark.parametrize("nufft_type", [1, 2])
+def test_upsampfac_125_below_1e4_is_as_accurate_as_asked(nufft_type, eps):
+    """upsampfac 1.25 below eps 1e-4 is taken as 2.0, on the CPU as on the GPU
+    (single precision cannot reach it on the 1.25 grid): the CPU was 3.4e-4 off
+    at eps 1e-7 and 4.7e-5 at 1e-6 (24x24) against the float64 direct sum."""
+    n_modes, m = (24, 24), 2000
+    rng = np.random.default_rng(7)
+    pts = points(m, 2, rng)
+    data = cvec(m, rng) if nufft_type == 1 else cvec(n_modes, rng)
+    want = direct(nufft_type, n_modes, pts, data, 1 if nufft_type == 1 else -1)
+    got = {}
+    for f in (1.25, 2.0):
+        plan = fhdrecon.Plan(nufft_type, n_modes, eps=eps, upsampfac=f, device="cpu")
+        plan.setpts(*pts)
+        got[f] = plan.execute(data)
+    assert rel(got[1.25], want) < bound(eps)
+    assert rel(got[1.25], got[2.0]) < 1e-6  # the same plan (up to the threads' order of sums)

@@ -4,6 +4,8 @@
 #include <hdf5.h>
 
 #include <cmath>
+#include <filesystem>
+#include <functional>
 
 #include "catch.hpp"
 #include "io/scan_file.hpp"
@@ -36,7 +38,61 @@ void write_floats(const std::string& path, const char* name, const std::vector<f
   H5Fclose(f);
 }
 
+// Overwrites dataset `name` with v (its size), or deletes it when v is empty:
+// a file our writers would refuse to write.
+void edit_floats(const std::string& path, const char* name, const std::vector<float>& v) {
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  if (v.empty()) {
+    H5Ldelete(f, name, H5P_DEFAULT);
+  } else {
+    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+    H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data());
+    H5Dclose(ds);
+  }
+  H5Fclose(f);
+}
+
+// Each writer refuses what validate_field refuses, names the field and writes no file.
+void check_writer_refuses(TempDir& dir, const std::string& name,
+                          const std::function<void(const std::string&, const Scan&)>& write) {
+  const auto refused = [&](const Scan& s, const std::string& message) {
+    const std::string path = dir.file(name);
+    CHECK_THROWS_WITH(write(path, s), Catch::Contains(path) && Catch::Contains(message));
+    CHECK(!std::filesystem::exists(path));
+  };
+  Scan s = scan_with_field();
+  s.field.times.resize(1);  // the writers read 64 times from it before
+  refused(s, "sample_times length = 1: must equal the number of trajectory samples 64");
+  s.field = {};
+  s.field.times.resize(1);  // without a field map too
+  refused(s, "sample_times length = 1");
+  s.field.times.assign(64, 0.f);
+  s.field.times[3] = std::nanf("");
+  refused(s, "sample time[3] = nan: must be seconds in [0, 10]");
+  s = scan_with_field();
+  s.field.hz.resize(63);
+  refused(s, "field_map length = 63: must equal the grid's 64 voxels");
+  s = scan_with_field();
+  s.field.hz[5] = std::nanf("");
+  refused(s, "field map[5]");
+  s = scan_with_field();
+  s.field.times.clear();
+  refused(s, "sample_times = (missing): a field_map needs each sample's time");
+  s = scan_with_field();
+  s.field.times[7] = -1.f;
+  refused(s, "sample time[7]");
+  CHECK(dir.entries() == 0);
+}
+
 }  // namespace
+
+TEST_CASE("field files: the writers refuse bad maps and times, naming the field, writing nothing", "[io][field]") {
+  TempDir dir;
+  check_writer_refuses(dir, "bad.h5", [](const std::string& p, const Scan& s) { write_scan(p, s); });
+#ifdef FHD_HAVE_ISMRMRD
+  check_writer_refuses(dir, "bad.mrd", [](const std::string& p, const Scan& s) { write_ismrmrd(p, {s}, 8); });
+#endif
+}
 
 TEST_CASE("field files: our HDF5 keeps the field map and sample times", "[io][field]") {
   TempDir dir;
@@ -55,14 +111,16 @@ TEST_CASE("field files: our HDF5 keeps the field map and sample times", "[io][fi
 
 TEST_CASE("field files: bad maps and times are refused with the file and field named", "[io][field]") {
   TempDir dir;
-  Scan s = scan_with_field();
-  s.field.hz[5] = std::nanf("");
+  const Scan s = scan_with_field();
   write_scan(dir.file("nan.h5"), s);
+  std::vector<float> hz = s.field.hz;
+  hz[5] = std::nanf("");
+  edit_floats(dir.file("nan.h5"), "field_map", hz);
   CHECK_THROWS_WITH(read_scan(dir.file("nan.h5")), Catch::Contains("nan.h5") && Catch::Contains("field map[5]"));
-  s = scan_with_field();
-  s.field.times.clear();
   write_scan(dir.file("notimes.h5"), s);
-  CHECK_THROWS_WITH(read_scan(dir.file("notimes.h5")), Catch::Contains("/sample_times"));
+  edit_floats(dir.file("notimes.h5"), "sample_times", {});
+  CHECK_THROWS_WITH(read_scan(dir.file("notimes.h5")),
+                    Catch::Contains("/sample_times = (missing): a /field_map needs each sample's time"));
   write_floats(dir.file("short.h5"), "field_map", std::vector<float>(63, 1.f));
   CHECK_THROWS_WITH(read_field_map(dir.file("short.h5"), {8, 8, 1}), Catch::Contains("/field_map shape"));
   write_floats(dir.file("huge.h5"), "field_map", std::vector<float>(64, 3e6f));
