@@ -41,18 +41,19 @@ std::string listed(const std::vector<std::string>& names) {
 }  // namespace
 
 void warn_ignored_options(const SolverOptions& o, std::size_t coils) {
-  auto warn = [&o](std::vector<std::string> names, const std::string& why) {
-    names.erase(std::remove_if(names.begin(), names.end(), [&o](const std::string& n) { return !o.given.count(n); }),
-                names.end());
-    if (!names.empty()) spdlog::warn("{}: ignored ({})", listed(names), why);
-  };
-  if (coils == 1)
-    warn({"--coil-combine", "--maps", "--calibration", "--maps-crop"}, "for several coils; this scan has one");
-  else if (coils > 1 && o.coil_combine == "rss")
-    warn({"--maps", "--calibration", "--maps-crop"}, "for SENSE's maps; --coil-combine rss uses none");
-  if (o.reg == "l2") warn({"--admm-rho", "--admm-inner"}, "for ADMM, --reg tv or wavelet; l2 runs CG");
-  if (o.fhd != "nufft") warn({"--nufft-tol"}, "for --fhd nufft; the exact gather has no tolerance");
-  if (o.fhd == "nufft") warn({"--trig", "--kernel"}, "for the exact kernels; --fhd nufft has its own");
+  std::set<std::string> given;  // the library's field names: --maps-crop -> maps_crop
+  for (std::string flag : o.given) {
+    std::replace(flag.begin(), flag.end(), '-', '_');
+    given.insert(flag.substr(2));
+  }
+  for (const IgnoredOptions& g : ignored_options(given, coils, o.coil_combine, o.reg, o.fhd == "nufft")) {
+    std::vector<std::string> flags;
+    for (std::string f : g.fields) {
+      std::replace(f.begin(), f.end(), '_', '-');
+      flags.push_back("--" + f);
+    }
+    spdlog::warn("{}: ignored ({})", listed(flags), g.why);
+  }
 }
 
 void add_solver_options(CLI::App& cmd, SolverOptions& o) {

@@ -13,10 +13,29 @@
 #include <string>
 #include <vector>
 
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+
 #include "catch.hpp"
 #include "recon/problem/scan.hpp"
 
 namespace fhd::test {
+
+// The lines logged while alive (the default logger swapped for a ring buffer).
+class LogCapture {
+ public:
+  LogCapture() : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(32)), old_(spdlog::default_logger()) {
+    auto logger = std::make_shared<spdlog::logger>("capture", sink_);
+    logger->set_level(spdlog::level::info);
+    spdlog::set_default_logger(logger);
+  }
+  ~LogCapture() { spdlog::set_default_logger(old_); }
+  std::vector<std::string> lines() { return sink_->last_formatted(); }
+
+ private:
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
+  std::shared_ptr<spdlog::logger> old_;
+};
 
 // Uniform random k in [-N/2, N/2) on each axis (kz = 0 for a 2D grid).
 inline Trajectory random_trajectory(std::size_t m, const ImageGrid& g, unsigned seed) {

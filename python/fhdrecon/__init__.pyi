@@ -101,5 +101,7 @@ def reconstruct(
     prewhiten: bool = ...,
     virtual_coils: int = ...,
     cache_dir: Optional[PathLike] = ...,
+    admm_rho: float = ...,
+    admm_inner: int = ...,
 ) -> Tuple[Dict[str, npt.NDArray[np.complex64]], Dict[str, Any]]: ...
 def default_cache_dir() -> str: ...

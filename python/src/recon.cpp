@@ -7,12 +7,15 @@
 #include <memory>
 #include <string>
 
+#include <nanobind/stl/pair.h>
+
 #include "common.hpp"
 #include "core/error.hpp"
 #include "recon/device/device.hpp"
 #include "recon/coils/coil_compress.hpp"
 #include "recon/coils/coil_noise.hpp"
 #include "recon/pipeline/pipeline.hpp"
+#include "recon/problem/problem.hpp"
 #include "recon/plan/qcache.hpp"
 #ifdef FHD_HAVE_CUDA
 #include "cuda/device/gpu_device.hpp"
@@ -54,26 +57,45 @@ std::unique_ptr<Device> make_device(const std::string& device, std::string* used
   return dev;
 }
 
-// As app/source.cpp's process_coils: prewhiten, then compress.
-void process_coils(std::vector<Scan>& coils, const RunOptions& run) {
+// As app/source.cpp's process_coils: prewhiten, then compress. Returns
+// whether the coils were mixed, and by what (`mixing`, K x C).
+bool process_coils(std::vector<Scan>& coils, const RunOptions& run, CMatrix& mixing) {
   // As the CLI refuses it (app/source.cpp): -1 or more than the coils were ignored.
   if (run.virtual_coils < 0 || run.virtual_coils > int(coils.size()))
     throw InputError("reconstruct", "virtual_coils", std::to_string(run.virtual_coils),
                      "must be in 0..coils (" + std::to_string(coils.size()) + "); 0 keeps the coils");
-  if (coils.size() < 2) return;
-  if (run.prewhiten && prewhiten(coils))
+  if (coils.size() < 2) return false;
+  mixing = CMatrix::identity(int(coils.size()));
+  bool mixed = false;
+  if (run.prewhiten && prewhiten(coils, &mixing)) {
     for (Scan& c : coils) c.provenance["prewhitened"] = "yes";
-  if (run.virtual_coils > 0 && run.virtual_coils < int(coils.size())) compress_coils(coils, run.virtual_coils);
+    mixed = true;
+  }
+  if (run.virtual_coils > 0 && run.virtual_coils < int(coils.size())) {
+    mixing = multiply(compress_coils(coils, run.virtual_coils).matrix, mixing);
+    mixed = true;
+  }
+  return mixed;
 }
 
 // THE entry to the pipeline (see the file's comment).
 ReconResult run_pipeline(std::vector<Scan>& coils, const ReconOptions& opt, const RunOptions& run,
                          std::string* backend_name) {
-  process_coils(coils, run);
-  std::unique_ptr<Device> dev = make_device(run.device, backend_name);
   std::vector<const Scan*> list;
   for (const Scan& s : coils) list.push_back(&s);
-  return reconstruct_coils(*dev, list, opt);
+  // The scan as given, with its options: given maps count the coils before
+  // compression (the coils are compared, and warned of, by the pipeline's own check).
+  check_scans(list, opt, false);
+  CMatrix mixing;
+  ReconOptions o = opt;
+  // Given maps are the scan's coils' sensitivities; SENSE sees the mixed coils
+  // (W y, U_K^H W y), whose maps are mixed alike (as the CLI's --maps true).
+  if (process_coils(coils, run, mixing) && opt.maps == "given")
+    o.given_maps = std::make_shared<const CoilData>(mix_maps(*opt.given_maps, mixing));
+  std::unique_ptr<Device> dev = make_device(run.device, backend_name);
+  list.clear();
+  for (const Scan& s : coils) list.push_back(&s);
+  return reconstruct_coils(*dev, list, o);
 }
 
 const char* type_name(int) { return "an int"; }
@@ -213,7 +235,18 @@ nb::tuple reconstruct(const nb::dict& scan, const nb::dict& options) {
 
 void bind_recon(nb::module_& m) {
   m.def("reconstruct", &reconstruct, nb::arg("scan"), nb::arg("options"));
-  m.def("default_cache_dir", [] { return default_q_cache_dir(); });
+  m.def(
+      "ignored_options",
+      [](const std::vector<std::string>& given, std::size_t coils, const std::string& coil_combine,
+         const std::string& reg, bool nufft) {
+        std::vector<std::pair<std::vector<std::string>, std::string>> out;
+        for (IgnoredOptions& g : ignored_options({given.begin(), given.end()}, coils, coil_combine, reg, nufft))
+          out.emplace_back(std::move(g.fields), std::move(g.why));
+        return out;
+      },
+      nb::arg("given"), nb::arg("coils"), nb::arg("coil_combine"), nb::arg("reg"), nb::arg("nufft"));
+  // The CLI's --cache-dir default, as reconstruct's cache_dir takes it (Q lies in its q/).
+  m.def("default_cache_dir", [] { return default_cache_root(); });
 }
 
 }  // namespace fhd::py

@@ -98,6 +98,12 @@ void mix_coils(const CMatrix& m, CoilData& data) {
   data = std::move(out);
 }
 
+CoilData mix_maps(const CoilData& maps, const CMatrix& m) {
+  CoilData out = maps;  // a map per coil, a value per voxel: mixed as the coils' samples are
+  mix_coils(m, out);
+  return out;
+}
+
 namespace {
 
 // Moves every scan's data into CoilData (and back).

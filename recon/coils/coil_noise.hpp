@@ -31,6 +31,13 @@ CMatrix whitening_matrix(const CMatrix& psi, bool keep_scale);
 // than the coils (coil compression). Throws std::invalid_argument on a size mismatch.
 void mix_coils(const CMatrix& m, CoilData& data);
 
+// The maps of the coils mix_coils(m, ...) makes: map k = sum_c m(k,c) map c,
+// voxel by voxel ([coil][voxel]). Sensitivities given for a scan's coils are
+// those of its prewhitened (W) or compressed (U_K^H W) coils after this; not
+// renormalized, so SENSE's image stays the object the given maps describe.
+// Throws std::invalid_argument on a size mismatch.
+CoilData mix_maps(const CoilData& maps, const CMatrix& m);
+
 // Prewhitens every coil's data and noise samples (Scan::noise) with the noise
 // the scans carry, keeping the scale. Returns false and changes nothing when no
 // coil has noise samples; throws InputError when only some have, or their

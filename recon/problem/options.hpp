@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -94,5 +95,19 @@ bool uses_sense(std::size_t coils, const ReconOptions& opt);
 // Whether SENSE's maps come from the calibration region: every way but given
 // maps without a crop.
 bool maps_from_calibration(const ReconOptions& opt);
+
+// Options a run ignores, among those `given` (their fields' names: "maps",
+// "nufft_tol", ...), one group per reason: the coil options with one coil,
+// SENSE's maps options with coil_combine rss, ADMM's with l2, nufft_tol with
+// the exact gather, trig and kernel with the NUFFT. coils = 0: the scans are
+// not known yet (a batch), so only the rules that hold for every scan. Each
+// front end names the fields its own way (the CLI's flags, Python's keywords)
+// and warns once per group.
+struct IgnoredOptions {
+  std::vector<std::string> fields;
+  std::string why;
+};
+std::vector<IgnoredOptions> ignored_options(const std::set<std::string>& given, std::size_t coils,
+                                            const std::string& coil_combine, const std::string& reg, bool nufft);
 
 }  // namespace fhd

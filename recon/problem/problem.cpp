@@ -200,6 +200,10 @@ bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
 constexpr double kMaxMapMagnitude = 1e3;
 
 void check_given_maps(const CoilData& maps) {
+  bool any = false;  // all-zero maps: SENSE sees no signal and returns zeros after 0 iterations
+  for (const auto& map : maps)
+    any = any || std::any_of(map.begin(), map.end(), [](const cfloat& v) { return v != cfloat(0); });
+  if (!any) throw InputError("coil maps", "values", "all zero", "coil maps need a sensitivity somewhere");
   for (std::size_t c = 0; c < maps.size(); ++c)
     for (std::size_t i = 0; i < maps[c].size(); ++i) {
       const double mag = std::abs(std::complex<double>(maps[c][i]));
@@ -233,6 +237,29 @@ void check_scale(const std::vector<const Scan*>& coils) {
 
 }  // namespace
 
+namespace {
+
+// An axis of several voxels along which every sample has the same k is not
+// encoded: each image value is spread evenly along it (a scan file saying
+// Nz = 4 for a 2D trajectory gave 4 slices at a quarter of the value, and the
+// default stack of stars at --matrix 5 had no ky at all: hunt20). The user's
+// matrix may mean it (a slab), so a warning, not a refusal.
+void warn_unencoded_axes(const Scan& s) {
+  const std::vector<float>* k[3] = {&s.traj.kx, &s.traj.ky, &s.traj.kz};
+  const int n[3] = {s.grid.nx, s.grid.ny, s.grid.nz};
+  const char* axis[3] = {"x", "y", "z"};
+  for (int a = 0; a < 3; ++a) {
+    if (n[a] < 2 || k[a]->empty()) continue;
+    const auto [lo, hi] = std::minmax_element(k[a]->begin(), k[a]->end());
+    if (*lo == *hi)
+      spdlog::warn("the trajectory does not encode {}: every sample has k{} = {} while the matrix has {} voxels along "
+                   "it (each value is spread evenly over them)",
+                   axis[a], axis[a], *lo, n[a]);
+  }
+}
+
+}  // namespace
+
 void check_scans(const std::vector<const Scan*>& coils, const ReconOptions& opt, bool compare_coils) {
   validate(opt);
   if (coils.empty()) throw InputError("coils: no coil data");
@@ -243,7 +270,10 @@ void check_scans(const std::vector<const Scan*>& coils, const ReconOptions& opt,
         !same_bits(a.traj.kz, b.traj.kz) || !same_bits(a.phi, b.phi))
       throw InputError("coils: the coils of one scan must share grid, trajectory and Phi");
   }
-  if (compare_coils) check_scale(coils);
+  if (compare_coils) {  // once a run: reconstruct_coils checks again without the comparison
+    check_scale(coils);
+    warn_unencoded_axes(a);
+  }
   const std::string& m = opt.field_comp;
   if ((m == "exact" || m == "segmented") && a.field.hz.empty())
     throw OptionError("field_comp", m,

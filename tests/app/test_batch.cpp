@@ -147,7 +147,7 @@ TEST_CASE("batch warns once of an option no scan uses, not once per scan", "[bat
   INFO(r.out);
   CHECK(r.code == 0);
   using fhd::test::occurrences;
-  CHECK(occurrences(r.out, "warning: --trig: ignored (for the exact kernels; --fhd nufft has its own)") == 1);
+  CHECK(occurrences(r.out, "warning: --trig: ignored (for the exact gather; the NUFFT has its own)") == 1);
   CHECK(occurrences(r.out, "warning: --admm-rho: ignored (for ADMM") == 1);
   CHECK(occurrences(r.out, "ignored") == 2);
 }
@@ -172,6 +172,9 @@ TEST_CASE("batch: output names stay distinct and the fingerprint follows the opt
   s.iters = SolverOptions{}.iters + 1;
   CHECK(fp != options_fingerprint(s, "cpu"));
   s.iters = SolverOptions{}.iters;
+  // Another build (its git revision) redoes the scans: the version stayed 0.1.0 through image-changing fixes.
+  CHECK(fp == options_fingerprint(s, "cpu", build_revision()));
+  CHECK(options_fingerprint(s, "cpu", "255f782721") != options_fingerprint(s, "cpu", "ee422ec1ba-dirty"));
   s.cache_dir = "/elsewhere";  // where Q is cached does not change the images
   CHECK(fp == options_fingerprint(s, "cpu"));
   // Every option that changes the images changes it.

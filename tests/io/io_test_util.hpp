@@ -13,29 +13,12 @@
 #if defined(FHD_HAVE_ISMRMRD)
 #include <ismrmrd/xml.h>
 #endif
-#include <spdlog/sinks/ringbuffer_sink.h>
-#include <spdlog/spdlog.h>
 
 #include "core/error.hpp"
 #include "recon/problem/scan.hpp"
+#include "test_util.hpp"
 
 namespace fhd::test {
-
-// The lines logged while alive (the default logger swapped for a ring buffer).
-class LogCapture {
- public:
-  LogCapture() : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(32)), old_(spdlog::default_logger()) {
-    auto logger = std::make_shared<spdlog::logger>("capture", sink_);
-    logger->set_level(spdlog::level::info);
-    spdlog::set_default_logger(logger);
-  }
-  ~LogCapture() { spdlog::set_default_logger(old_); }
-  std::vector<std::string> lines() { return sink_->last_formatted(); }
-
- private:
-  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
-  std::shared_ptr<spdlog::logger> old_;
-};
 
 // A fresh directory under the system temp dir, removed with its contents at scope exit.
 struct TempDir {

@@ -182,3 +182,26 @@ TEST_CASE("PSNR per iteration: the last equals the final image's, on a grid of s
   REQUIRE(it.psnr);
   CHECK(it.psnr_per_iter.back() == Approx(*it.psnr).margin(1e-3));
 }
+
+TEST_CASE("a scan that leaves an axis unencoded is warned of, once a run", "[combinations]") {
+  // 8x8x4 with every kz = 0: each value is spread over the 4 slices at a
+  // quarter of itself, as the user's matrix says; nothing said it.
+  const ImageGrid g{8, 8, 4};
+  Scan s;
+  s.grid = g;
+  s.traj = test::random_trajectory(200, ImageGrid{8, 8, 1}, 3);
+  s.data = test::random_complex(s.traj.size(), 4);
+  std::unique_ptr<Device> be = make_cpu_device();
+  ReconOptions opt;
+  opt.iters = 2;
+  opt.gridding = false;
+  test::LogCapture log;
+  reconstruct_coils(*be, {&s}, opt);
+  const std::vector<std::string> lines = log.lines();
+  const auto unencoded = std::count_if(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find("the trajectory does not encode z: every sample has kz = 0 while the matrix has 4 voxels") !=
+           std::string::npos;
+  });
+  CHECK(unencoded == 1);
+  CHECK(std::none_of(lines.begin(), lines.end(), [](const std::string& l) { return l.find("encode x") != std::string::npos || l.find("encode y") != std::string::npos; }));
+}

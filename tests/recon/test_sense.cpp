@@ -84,8 +84,12 @@ TEST_CASE("sense: bad options are refused before any work", "[sense]") {
   CHECK_THROWS_AS(reconstruct_coils(*be, {&a, &b}, opt), InputError);
   opt.coil_combine = "sense";
   opt.maps = "given";
-  opt.given_maps = std::make_shared<const CoilData>(CoilData(3, std::vector<cfloat>(g.voxels())));
-  CHECK_THROWS_AS(reconstruct_coils(*be, {&a, &b}, opt), InputError);  // 3 maps for 2 coils
+  opt.given_maps = std::make_shared<const CoilData>(CoilData(3, std::vector<cfloat>(g.voxels(), 0.5f)));
+  CHECK_THROWS_WITH(reconstruct_coils(*be, {&a, &b}, opt), Catch::Contains("must number the coils, 2"));
+  // All-zero maps: SENSE saw no signal and returned zeros after 0 iterations.
+  opt.given_maps = std::make_shared<const CoilData>(CoilData(2, std::vector<cfloat>(g.voxels())));
+  CHECK_THROWS_WITH(reconstruct_coils(*be, {&a, &b}, opt),
+                    "coil maps: values = all zero: coil maps need a sensitivity somewhere");
   // Host work made for other coils: the coils given now are compared again.
   opt.maps = "lowres";
   opt.given_maps.reset();
