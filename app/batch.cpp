@@ -40,6 +40,19 @@ struct ScanList {
   std::string list_hash;
 };
 
+// A --cache-dir in a scan's DIR/<name> lost that scan at its swap (and the
+// directory for every later run): refused before any work.
+void check_cache_outside_scans(const BatchOptions& o, const std::vector<std::string>& files,
+                               const std::vector<std::string>& names) {
+  if (o.solver.no_cache || o.solver.cache_dir.empty()) return;
+  const std::string entry = entry_within(o.solver.cache_dir, o.out);
+  if (entry.empty() || entry == ".") return;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == entry)
+      check_cache_outside(o.solver.cache_dir, o.out + "/" + entry,
+                          o.out + "/" + entry + ", the output directory of " + files[i]);
+}
+
 ScanList make_scan_list(const BatchOptions& o) {
   std::vector<std::string> all = o.files;
   if (!o.files_from.empty())
@@ -54,6 +67,7 @@ ScanList make_scan_list(const BatchOptions& o) {
   p.files_total = all.size();
   const std::vector<std::string> names = output_names(all);
   check_inputs_outside_outputs(all, names, o.out);  // before any work: an input there would be overwritten
+  check_cache_outside_scans(o, all, names);
   p.positions = shard_positions(all.size(), p.shard.value_or(Shard{}));
   for (std::size_t i : p.positions) {
     p.files.push_back(all[i]);
@@ -180,11 +194,25 @@ bool run_process_per_scan(const BatchOptions& o, const ScanJob& base, const std:
   });
 }
 
-// How a warm worker's scan ended (its own, or its server's), as its row.
+// A server's "ok" counts only when this run's outputs are in DIR/<name>: a
+// server that sees another filesystem (systemd's PrivateTmp, a container)
+// wrote them elsewhere, and a peer that is not fhdrecon wrote none.
+BatchRow checked_served_row(const BatchRow& base, const BatchRow& row, const std::string& run_id) {
+  if (row.status != "ok" || outputs_of_run(base.file, base.output, run_id)) return row;
+  BatchRow failed = base;
+  failed.status = "failed";
+  failed.reason = "the server reported outputs that are not in " + base.output +
+                  " (does the server see the same filesystem?)";
+  return failed;
+}
+
+// How a warm worker's scan ended (its own, or its server's: `served`), as its row.
 WorkerPool::Done row_of_outcome(const BatchOptions& o, const ScanJob& base, const std::vector<BatchRow>& rows,
-                                const OnEnd& on_end) {
-  return [&o, &base, &rows, &on_end](std::size_t k, std::size_t w, const ScanOutcome& out) {
-    on_end(k, w, ended_row(rows[k], out.row, out.end, out.started, base.run_id, o.scan_timeout), out.end.interrupted);
+                                const OnEnd& on_end, bool served = false) {
+  return [&o, &base, &rows, &on_end, served](std::size_t k, std::size_t w, const ScanOutcome& out) {
+    BatchRow row = ended_row(rows[k], out.row, out.end, out.started, base.run_id, o.scan_timeout);
+    if (served) row = checked_served_row(rows[k], row, base.run_id);
+    on_end(k, w, row, out.end.interrupted);
   };
 }
 
@@ -211,7 +239,7 @@ bool run_served(ServerLink& link, const BatchOptions& o, const ScanJob& base, co
   if (!options.solver.cache_dir.empty())
     options.solver.cache_dir = std::filesystem::absolute(options.solver.cache_dir).string();
   return link.run(job_option_args(options), tasks, o.scan_timeout, workers,
-                  row_of_outcome(o, base, rows, on_end));
+                  row_of_outcome(o, base, rows, on_end, /*served=*/true));
 }
 
 // --server: the server runs the workers and owns their device.
@@ -220,6 +248,15 @@ void check_server_options(const BatchOptions& o) {
   if (!o.gpus.empty() || o.jobs != 0)
     throw InputError("batch --server runs on the server's workers: give --gpus or --jobs to fhdrecon serve instead");
   if (o.process_per_scan) throw InputError("batch --server with --process-per-scan: choose one");
+}
+
+// The files the batch writes at its end, checked before any scan runs: a
+// directory at DIR/summary.json was found after every scan, and left
+// summary.csv and summary.json disagreeing.
+void check_summary_writable(const std::string& out, const std::optional<Shard>& shard) {
+  if (shard) return check_writable_file(shard_path(out, shard->index, shard->count), "shard file");
+  for (const char* name : {"summary.csv", "summary.json", "overview.png"})
+    check_writable_file(out + "/" + name, "batch summary");
 }
 
 }  // namespace
@@ -236,6 +273,7 @@ BatchResult run_batch(const BatchOptions& o) {
   const bool made_out = !std::filesystem::exists(o.out);
   make_output_dir(o.out);
   BatchLock lock(o.out, list.shard ? &*list.shard : nullptr, made_out);
+  check_summary_writable(o.out, list.shard);
   const std::string fp = options_fingerprint(o.solver, o.device);
   std::optional<TempDir> private_cache;
   if (o.solver.no_cache) private_cache.emplace("q");

@@ -21,6 +21,7 @@
 #include "app/scan_input.hpp"
 #include "io/atomic_file.hpp"
 #include "core/error.hpp"
+#include "fhd_git_revision.h"  // generated in the build directory (cmake/git_revision.cmake)
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -35,7 +36,9 @@ std::string fnv1a_hex(const std::string& s) {
   return buf;
 }
 
-std::string options_fingerprint(const SolverOptions& o, const std::string& device) {
+std::string build_revision() { return FHD_GIT_REVISION; }
+
+std::string options_fingerprint(const SolverOptions& o, const std::string& device, const std::string& revision) {
   // Every option that changes a scan's result (batch's up-to-date check).
   json j = {{"trig", o.trig},
             {"kernel", o.kernel},
@@ -57,7 +60,10 @@ std::string options_fingerprint(const SolverOptions& o, const std::string& devic
             {"field_comp", o.field_comp},
             {"segments", o.segments},
             {"device", device},
-            {"version", FHD_VERSION}};
+            {"version", FHD_VERSION},
+            // FHD_VERSION stayed 0.1.0 through fixes that change images: the
+            // build's git revision makes another build redo the scans.
+            {"revision", revision}};
   return fnv1a_hex(j.dump(-1, ' ', false, json::error_handler_t::replace));  // a path that is not UTF-8 still hashes
 }
 
@@ -219,7 +225,10 @@ std::string other_scan(const json& j, const std::string& input) {
 std::string why_not_up_to_date(const std::string& input, const std::string& dir, const std::string& fingerprint) {
   std::string report = dir + "/report.json";
   std::error_code ec;
-  if (!fs::exists(report, ec)) return "no report.json";
+  const fs::file_status st = fs::status(report, ec);
+  if (!fs::exists(st)) return "no report.json";
+  // A FIFO there held the batch (and DIR's lock) for ever at its open.
+  if (!fs::is_regular_file(st)) return "report.json is not a plain file";
   json j;
   try {
     std::ifstream f(report);
@@ -325,7 +334,11 @@ namespace {
 
 // Opens and flocks `path` (created when missing); -1 when another holds it.
 int lock_file(const std::string& path, int how) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // Not through a link: one planted there created a file where it pointed,
+  // and two DIRs whose links named one file excluded each other.
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == ELOOP)
+    throw InputError("batch --out: the lock file " + path + " is a symbolic link; remove it");
   if (fd < 0) throw InputError("batch --out: cannot create the lock file " + path + ": " + std::strerror(errno));
   if (::flock(fd, how | LOCK_NB) == 0) return fd;
   const int err = errno;

@@ -10,9 +10,15 @@
 
 namespace fhd::app {
 
-// Hash of everything that changes the images: solver options, device and
-// version (not the cache location). Stored in each report as batch.options_fingerprint.
-std::string options_fingerprint(const SolverOptions& o, const std::string& device);
+// The git revision this build was made from (`fhdrecon --version`'s), "unknown"
+// outside a git checkout.
+std::string build_revision();
+
+// Hash of everything that changes the images: solver options, device,
+// version and the build's git revision (not the cache location). Stored in
+// each report as batch.options_fingerprint.
+std::string options_fingerprint(const SolverOptions& o, const std::string& device,
+                                const std::string& revision = build_revision());
 
 // FNV-1a 64 of `s` as 16 hex digits: stable across runs, builds and machines.
 std::string fnv1a_hex(const std::string& s);

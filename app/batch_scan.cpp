@@ -72,7 +72,7 @@ ScanResult reconstruct_batch_scan(WarmState& warm, ReadScan& scan, const ScanJob
   out.coils = static_cast<int>(scan.coils.size());
   const ReconOptions& ro = scan.options;
   RunInfo info{command_line(), warm.devices().name(), scan.source->description, &ro, scan.coils[0]->traj.size(),
-               scan.coils.size()};
+               scan.coils.size(), scan.coils[0]};
   out.report = results_json(out.result, info);
   out.report["batch"] = {
       {"input", job.file}, {"options_fingerprint", job.fingerprint}, {"coils", out.coils}, {"run_id", job.run_id}};
@@ -102,6 +102,8 @@ BatchRow reconstruct_scan(const ScanJob& job) {
 std::optional<BatchRow> outputs_of_run(const std::string& file, const std::string& output, const std::string& run_id) {
   if (run_id.empty()) return std::nullopt;
   try {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(output + "/report.json", ec)) return std::nullopt;  // a FIFO blocks the open
     std::ifstream f(output + "/report.json");
     if (!f) return std::nullopt;
     const json report = json::parse(f);

@@ -3,6 +3,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -81,9 +83,26 @@ int connect_to(const std::string& path, const char* what) {
   return fd;
 }
 
+// Holds PATH.lock for the server's life: two servers started together both
+// found no answer (one bound, not yet listening), the second replaced the
+// first's socket, and the first served an unlinked path for ever. The lock
+// file stays (removing it would let a third server lock another inode).
+int lock_beside(const std::string& path) {
+  const std::string lock = path + ".lock";
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    throw InputError("serve --socket " + path + ": cannot open its lock file " + lock + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    throw InputError("serve --socket " + path + ": a server is already listening there");
+  }
+  return fd;
+}
+
 // Listens on `path`, readable and writable by this user only. A socket file
-// that nothing answers on (a server that was killed) is replaced.
-int listen_on(const std::string& path) {
+// that nothing answers on (a server that was killed) is replaced. `bound`:
+// the socket file's identity, so the server removes only its own at exit.
+int listen_on(const std::string& path, struct stat& bound_file) {
   const sockaddr_un a = socket_address(path, "serve --socket");
   const int probe = connect_to(path, "serve --socket");
   if (probe >= 0) {
@@ -105,6 +124,7 @@ int listen_on(const std::string& path) {
     ::close(fd);
     throw InputError("serve --socket " + path + ": cannot listen there: " + std::strerror(bound ? bind_errno : errno));
   }
+  ::lstat(path.c_str(), &bound_file);
   return fd;
 }
 
@@ -240,7 +260,8 @@ class Server {
   }
 
   void serve() {
-    listen_fd_ = listen_on(o_.socket);
+    lock_fd_ = lock_beside(o_.socket);
+    listen_fd_ = listen_on(o_.socket, bound_);
     std::string labels;
     for (const Worker& w : workers_) labels += (labels.empty() ? "" : ", ") + w.label;
     spdlog::info("serving batches on {} ({}); SIGINT or SIGTERM ends it", o_.socket, labels);
@@ -259,7 +280,11 @@ class Server {
     spdlog::info("serve: stopping; the workers quit");
     pool_.reset();
     ::close(listen_fd_);
-    ::unlink(o_.socket.c_str());
+    // Only our own socket: the path may name another's by now.
+    struct stat now {};
+    if (::lstat(o_.socket.c_str(), &now) == 0 && now.st_ino == bound_.st_ino && now.st_dev == bound_.st_dev)
+      ::unlink(o_.socket.c_str());
+    ::close(lock_fd_);
   }
 
  private:
@@ -287,6 +312,7 @@ class Server {
   Batch receive_batch(int fd, Request& request) {
     const json m = request.next();
     if (m.value("type", json()) != "batch") throw std::runtime_error("did not send a batch");
+    check_revision(field<std::string>(m, "revision", "the batch"));
     Batch b{job_args_of(m), field<double>(m, "timeout", "the batch"), {}};
     const json& scans = field<json>(m, "scans", "the batch");
     if (!scans.is_number_unsigned() || scans.get<std::size_t>() > kMaxFileListEntries)
@@ -303,6 +329,14 @@ class Server {
       for (const json& t : list) b.tasks.push_back(task_of(t));
     }
     return b;
+  }
+
+  // A server started before an upgrade would run the old code under the new
+  // build's fingerprint: a batch of another build is refused.
+  static void check_revision(const std::string& theirs) {
+    if (theirs != build_revision())
+      throw Refusal("the batch is of fhdrecon revision " + theirs + ", this server of revision " + build_revision() +
+                    ": restart fhdrecon serve from the batch's build");
   }
 
   std::vector<std::string> worker_args_for(const std::vector<std::string>& job_args) const {
@@ -364,7 +398,8 @@ class Server {
   std::string exe_;
   std::size_t q_memory_ = 0;
   std::unique_ptr<WorkerPool> pool_;
-  int listen_fd_ = -1;
+  int listen_fd_ = -1, lock_fd_ = -1;
+  struct stat bound_ {};
 };
 
 // The batch's path as the server gets it: its working directory is not ours.
@@ -426,9 +461,26 @@ void run_batch_server(const ServerOptions& o) {
 
 ServerLink::ServerLink(const std::string& path) : path_(path) {
   fd_ = connect_to(path, "batch --server");
-  if (fd_ < 0)
-    throw InputError("batch --server " + path + ": no fhdrecon server answers there (" + std::strerror(errno) +
+  if (fd_ < 0) {
+    const int e = errno;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode))
+      throw InputError("batch --server " + path + ": is not a socket (give the path of fhdrecon serve --socket)");
+    throw InputError("batch --server " + path + ": no fhdrecon server answers there (" + std::strerror(e) +
                      "; start one with fhdrecon serve --socket " + path + ")");
+  }
+  // The server decides every row: on a shared /tmp another user could have
+  // made the socket. Only a server of this user is believed.
+  ucred peer{};
+  socklen_t len = sizeof peer;
+  const bool known = ::getsockopt(fd_, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0;
+  if (!known || peer.uid != ::getuid()) {
+    const std::string who = known ? std::to_string(peer.uid) : "unknown";
+    ::close(fd_);
+    fd_ = -1;
+    throw InputError("batch --server " + path + ": the server there runs as uid " + who + ", not as you (uid " +
+                     std::to_string(::getuid()) + "); refused");
+  }
 }
 
 ServerLink::~ServerLink() {
@@ -444,7 +496,11 @@ bool ServerLink::run(const std::vector<std::string>& job_args, const std::vector
   const auto t0 = std::chrono::steady_clock::now();
   MessageReader in;
   bool open =
-      send_message(fd_, {{"type", "batch"}, {"job_args", job_args}, {"timeout", timeout_s}, {"scans", tasks.size()}});
+      send_message(fd_, {{"type", "batch"},
+                         {"revision", build_revision()},
+                         {"job_args", job_args},
+                         {"timeout", timeout_s},
+                         {"scans", tasks.size()}});
   while (open) {
     if (readable_within(fd_, 0.1)) {
       open = in.read_from(fd_);

@@ -76,8 +76,12 @@ json row_json(const BatchRow& r) {
             {"q_cached", r.q_source == "cache"}};
   s["iterative"] = {{"psnr_db", opt_json(r.iter_psnr)}, {"nrmse", opt_json(r.iter_nrmse)}};
   s["gridding_kb"] = {{"psnr_db", opt_json(r.grid_psnr)}, {"nrmse", opt_json(r.grid_nrmse)}};
-  s["seconds"] = {{"cmpMu", r.t_mu}, {"cmpFhD", r.t_fhd}, {"Q", r.t_q},
-                  {"CG", r.t_cg},    {"gridding", r.t_gridding}, {"total", r.t_total}};
+  // A row that did not run has no times (null, empty in the CSV): 0.0 made a
+  // sum of summary.json's times under-count.
+  const bool ran = r.status == "ok" || r.status == "skipped";
+  const auto t = [ran](double v) { return ran ? json(v) : json(nullptr); };
+  s["seconds"] = {{"cmpMu", t(r.t_mu)}, {"cmpFhD", t(r.t_fhd)},           {"Q", t(r.t_q)},
+                  {"CG", t(r.t_cg)},    {"gridding", t(r.t_gridding)}, {"total", t(r.t_total)}};
   return s;
 }
 
@@ -96,8 +100,9 @@ BatchRow row_from_json(const json& j) {
     r.iter_psnr = num(it, "psnr_db"), r.iter_nrmse = num(it, "nrmse");
     r.grid_psnr = num(gr, "psnr_db"), r.grid_nrmse = num(gr, "nrmse");
     const json& t = j.contains("seconds") ? j["seconds"] : none;
-    r.t_mu = t.value("cmpMu", 0.0), r.t_fhd = t.value("cmpFhD", 0.0), r.t_q = t.value("Q", 0.0);
-    r.t_cg = t.value("CG", 0.0), r.t_gridding = t.value("gridding", 0.0), r.t_total = t.value("total", 0.0);
+    const auto sec = [&t](const char* key) { return num(t, key).value_or(0.0); };  // null: did not run
+    r.t_mu = sec("cmpMu"), r.t_fhd = sec("cmpFhD"), r.t_q = sec("Q");
+    r.t_cg = sec("CG"), r.t_gridding = sec("gridding"), r.t_total = sec("total");
   } catch (const json::exception& e) {
     throw InputError(std::string("batch row: wrong shape (") + e.what() + ")");
   }
@@ -142,7 +147,7 @@ std::string summary_csv(const std::vector<BatchRow>& rows) {
 
 json summary_json(const std::vector<BatchRow>& rows) {
   json j;
-  j["tool"] = {{"name", "fhdrecon"}, {"version", FHD_VERSION}};
+  j["tool"] = {{"name", "fhdrecon"}, {"version", FHD_VERSION}, {"revision", build_revision()}};
   j["command"] = command_line();
   std::map<std::string, int> counts = {{"ok", 0}, {"failed", 0}, {"skipped", 0}};
   j["scans"] = json::array();
@@ -215,6 +220,9 @@ void write_shard(const std::string& dir, const ShardFile& s) {
 ShardFile read_shard(const std::string& path) {
   ShardFile s;
   try {
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (fs::exists(st) && !fs::is_regular_file(st)) throw InputError("is not a plain file");  // a FIFO blocks the open
     std::ifstream f(path);
     if (!f) throw InputError("cannot be read");
     json j = json::parse(f);

@@ -126,7 +126,7 @@ namespace {
 
 volatile std::sig_atomic_t g_stop = 0;
 void on_stop_signal(int) { g_stop = 1; }
-struct sigaction g_old_int {}, g_old_term {};
+struct sigaction g_old_int {}, g_old_term {}, g_old_hup {};
 int g_depth = 0;  // StopSignals alive (one thread makes them: the batch's or the server's)
 
 // environ with `extra` set (replacing what it names), as NAME=VALUE strings.
@@ -188,12 +188,16 @@ StopSignals::StopSignals() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &g_old_int);
   sigaction(SIGTERM, &sa, &g_old_term);
+  // A closed terminal or ssh session: the generic cleanup _Exit-ed, leaving the
+  // previous run's summary in DIR, disagreeing with the outputs.
+  sigaction(SIGHUP, &sa, &g_old_hup);
 }
 
 StopSignals::~StopSignals() {
   if (--g_depth > 0) return;
   sigaction(SIGINT, &g_old_int, nullptr);
   sigaction(SIGTERM, &g_old_term, nullptr);
+  sigaction(SIGHUP, &g_old_hup, nullptr);
 }
 
 bool StopSignals::stopped() const { return g_stop != 0; }

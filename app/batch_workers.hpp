@@ -64,7 +64,7 @@ std::string self_exe();
 // ---------------------------------------------------------------- shared by
 // run_children and the warm workers (app/batch_pool.hpp)
 
-// Catches SIGINT/SIGTERM for its lifetime (the previous handlers come back after).
+// Catches SIGINT/SIGTERM/SIGHUP for its lifetime (the previous handlers come back after).
 // Nested ones share the outermost's flag: a signal before the inner one began
 // still counts.
 class StopSignals {

@@ -5,6 +5,7 @@
 // (--process-per-scan).
 #include <spdlog/spdlog.h>
 
+#include <csignal>
 #include <cstdio>
 #include <memory>
 
@@ -55,6 +56,18 @@ void run_merge(const std::vector<std::string>& dirs, std::string out) {
     throw InputError("batch --merge: " + problems.substr(0, problems.size() - 2) + " (see " + out + "/summary.csv)");
 }
 
+// `batch ... 2>&1 | head -1` (or a tee that went) killed the batch at its
+// next log line: no scans, no summary. A log whose reader has gone loses
+// lines, not scans (as serve does).
+void ignore_sigpipe() { ::signal(SIGPIPE, SIG_IGN); }
+
+// A batch's child: what ends it is its batch or server (a time limit, a stop); its
+// line sits in the batch's log, where "interrupted" read as if someone had.
+void as_batch_child() {
+  ignore_sigpipe();  // its own call: it does not rely on how its parent left SIGPIPE
+  set_interrupt_label("fhdrecon batch worker: ended by its batch or server");
+}
+
 void run(BatchOptions o, const std::vector<std::string>& merge) {
   if (!merge.empty()) {
     if (!o.files.empty() || !o.files_from.empty() || !o.shard.empty())
@@ -62,6 +75,7 @@ void run(BatchOptions o, const std::vector<std::string>& merge) {
     return run_merge(merge, o.out);
   }
   if (o.out.empty()) throw InputError("batch: --out DIR is required");
+  ignore_sigpipe();
   warn_ignored_options(o.solver, 0);  // once here, not per scan
   o.progress = !global_options().quiet;
   BatchResult res = run_batch(o);
@@ -92,6 +106,7 @@ void add_batch_scan_command(CLI::App& app) {
   sub->add_option("--row-out", *row_out)->required();
   add_job_options(*sub, *job);
   sub->callback([job, row_out] {
+    as_batch_child();
     job->progress = !global_options().quiet;
     if (int code = run_scan_child(*job, *row_out)) std::exit(code);
   });
@@ -105,6 +120,7 @@ void add_batch_worker_command(CLI::App& app) {
   sub->add_option("--q-memory", setup->q_memory_bytes)->required();
   add_job_options(*sub, setup->base);
   sub->callback([setup] {
+    as_batch_child();
     setup->base.progress = !global_options().quiet;
     if (int code = run_batch_worker(*setup)) std::exit(code);
   });

@@ -56,6 +56,7 @@ void check_json_not_input(const OutputOptions& out, const SourceOptions& src) {
 
 void run(const ReconCommand& c, const std::string& command_line) {
   check_json_not_input(c.output, c.source);
+  if (!c.solver.no_cache) check_cache_outside(c.solver.cache_dir, c.output.dir, "--out " + c.output.dir);
   OutputPlan plan = plan_outputs(c.output);  // fails before any work if DIR is unusable
   try {
     reconstruct_into(plan, c, command_line);
@@ -108,7 +109,7 @@ void reconstruct_into(const OutputPlan& plan, const ReconCommand& c, const std::
   ReconResult res = reconstruct_coils(devs.main(), coils, ro, std::move(host), devs.others());
   const std::string device_name = devs.name();
   std::future<void> released = release_devices(std::move(devs), dev);  // while the outputs are written
-  RunInfo info{command_line, device_name, src.description, &ro, coils[0]->traj.size(), coils.size()};
+  RunInfo info{command_line, device_name, src.description, &ro, coils[0]->traj.size(), coils.size(), coils[0]};
   std::fputs(results_table(res, info).c_str(), stdout);
   std::fflush(stdout);
   write_outputs(plan, res, results_json(res, info), src.scan.geometry);

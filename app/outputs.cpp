@@ -131,6 +131,24 @@ std::string json_outside(const std::string& json, const std::string& dir) {
 
 }  // namespace
 
+std::string entry_within(const std::string& path, const std::string& dir) {
+  namespace fs = std::filesystem;
+  const auto resolved = [](const std::string& p) {
+    std::error_code ec;
+    fs::path r = fs::weakly_canonical(fs::absolute(p), ec).lexically_normal();
+    return r.filename().empty() ? r.parent_path() : r;  // "a/" is "a"
+  };
+  const fs::path rel = resolved(path).lexically_relative(resolved(dir));
+  if (rel.empty() || *rel.begin() == "..") return "";
+  return rel.begin()->string();
+}
+
+void check_cache_outside(const std::string& cache_dir, const std::string& dir, const std::string& dir_what) {
+  if (cache_dir.empty() || entry_within(cache_dir, dir).empty()) return;
+  throw InputError(cache_dir, "--cache-dir", cache_dir,
+                   "lies inside " + dir_what + ", which each run replaces as a whole; put the cache elsewhere");
+}
+
 OutputPlan plan_outputs(const OutputOptions& o) {
   OutputPlan p;
   p.formats = parse_save(o.save);

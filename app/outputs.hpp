@@ -34,6 +34,14 @@ void add_output_options(CLI::App& cmd, OutputOptions& o);
 // Before any work: parses --save, refuses --out "" and unwritable places,
 // creates and locks DIR (or throws InputError naming it).
 OutputPlan plan_outputs(const OutputOptions& o);
+// The entry of `dir` that `path` is or lies under ("." for `dir` itself; ""
+// when outside), both resolved as far as they exist.
+std::string entry_within(const std::string& path, const std::string& dir);
+// Before any work: refuses a --cache-dir in or under the output directory
+// `dir` (`dir_what` names it, e.g. "--out out"), which each run replaces as a
+// whole: the cache's q/ folder made during the run lost the run at the swap
+// and broke the directory for every later run.
+void check_cache_outside(const std::string& cache_dir, const std::string& dir, const std::string& dir_what);
 // Writes the set and swaps it into place (then the --json file, if separate).
 // `geometry` (the scan's, when its file states one) places the NIfTI and
 // sizes the voxels of images.h5; none = default_geometry (core/geometry.hpp).

@@ -128,6 +128,7 @@ void forget_child_process(int pid) {
 namespace {
 int g_signal_pipe[2] = {-1, -1};
 std::atomic<bool> g_swapped{false};  // an output set of this run is in place (the interrupt message says so)
+std::atomic<const char*> g_interrupt_label{"fhdrecon: interrupted"};
 
 extern "C" void on_interrupt(int sig) {
   const int saved = errno;
@@ -143,7 +144,7 @@ void cleanup_thread() {
   }
   kill_children();
   remove_temporaries_and_hold();  // an output set swaps whole or not at all, and nothing new appears until _Exit
-  std::fprintf(stderr, "fhdrecon: interrupted (%s): temporaries removed, %s\n", ::strsignal(s),
+  std::fprintf(stderr, "%s (%s): temporaries removed, %s\n", g_interrupt_label.load(), ::strsignal(s),
                g_swapped.load() ? "the new outputs were already in place" : "earlier outputs left as they were");
   std::signal(s, SIG_DFL);
   ::kill(::getpid(), s);
@@ -152,6 +153,8 @@ void cleanup_thread() {
 }  // namespace
 
 void forget_swapped_outputs() noexcept { g_swapped = false; }
+
+void set_interrupt_label(const char* text) noexcept { g_interrupt_label = text; }
 
 void install_interrupt_cleanup() {
   if (g_signal_pipe[0] >= 0 || ::pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
@@ -280,12 +283,18 @@ OutputSet::OutputSet(std::string dir, std::vector<std::string> owned) : owned_(s
   const fs::path p = normal_dir(dir);
   if (p == p.root_path()) throw InputError(dir, "output directory", dir, "cannot replace the root directory");
   dir_ = dir;
-  parent_ = p.parent_path().string();
-  staging_ = (p.parent_path() / ("." + p.filename().string() + ".fhdtmp-" + std::to_string(::getpid()))).string();
   std::error_code ec;
   created_ = !fs::exists(dir_, ec);
   make_output_dir(dir_);
+  // Staged beside the link and swapped with it, the outputs replaced the link
+  // (a `results -> /scratch/...` link became a directory on the link's filesystem).
+  fs::path real = fs::canonical(dir_, ec);
+  if (ec) real = p;
+  target_ = real.string();
+  parent_ = real.parent_path().string();
+  staging_ = (real.parent_path() / ("." + real.filename().string() + ".fhdtmp-" + std::to_string(::getpid()))).string();
   try {
+    check_staging_possible();
     lock();
     for (const auto& e : fs::directory_iterator(dir_))
       if (e.is_directory() && !is_temporary_name(e.path().filename().string()))
@@ -302,9 +311,30 @@ OutputSet::OutputSet(std::string dir, std::vector<std::string> owned) : owned_(s
   }
 }
 
+// Before any work: the swap at the end must be able to happen.
+void OutputSet::check_staging_possible() const {
+  const fs::path real(target_);
+  if (real == real.root_path()) throw InputError(dir_, "output directory", dir_, "cannot replace the root directory");
+  struct stat d {}, up {};
+  if (::stat(target_.c_str(), &d) == 0 && ::stat(parent_.c_str(), &up) == 0 && d.st_dev != up.st_dev)
+    throw InputError(dir_, "output directory", dir_,
+                     "is a mount point (another filesystem than its parent " + parent_ +
+                         "); fhdrecon stages a new set beside its output directory and swaps it in, so give a "
+                         "folder inside it, e.g. " + (fs::path(dir_) / "run1").string());
+  const long name_max = ::pathconf(parent_.c_str(), _PC_NAME_MAX);
+  const std::size_t staging_name = fs::path(staging_).filename().string().size();
+  if (name_max > 0 && staging_name > std::size_t(name_max))
+    throw InputError(dir_, "output directory", dir_,
+                     "its name is too long: the staging directory beside it (.NAME.fhdtmp-PID) would need " +
+                         std::to_string(staging_name) + " bytes where " + std::to_string(name_max) +
+                         " fit; give a name of at most " +
+                         std::to_string(real.filename().string().size() - (staging_name - std::size_t(name_max))) +
+                         " bytes");
+}
+
 void OutputSet::lock() {
   for (int attempt = 0; attempt < 5; ++attempt) {
-    lock_fd_ = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    lock_fd_ = ::open(target_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (lock_fd_ < 0) throw InputError(dir_, "output directory", dir_, "cannot open: " + errno_text());
     if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
       const bool busy = errno == EWOULDBLOCK;
@@ -317,7 +347,7 @@ void OutputSet::lock() {
     }
     // A run that swapped its set in meanwhile left us locking the old inode: retry.
     struct stat locked {}, now {};
-    if (::fstat(lock_fd_, &locked) == 0 && ::stat(dir_.c_str(), &now) == 0 && locked.st_ino == now.st_ino &&
+    if (::fstat(lock_fd_, &locked) == 0 && ::stat(target_.c_str(), &now) == 0 && locked.st_ino == now.st_ino &&
         locked.st_dev == now.st_dev)
       return;
     ::close(lock_fd_);
@@ -329,7 +359,7 @@ void OutputSet::lock() {
 // With the lock held, no live run owns a staging directory or temporary of ours.
 void OutputSet::remove_stale() noexcept {
   std::error_code ec;
-  const std::string prefix = "." + normal_dir(dir_).filename().string() + ".fhdtmp-";
+  const std::string prefix = "." + fs::path(target_).filename().string() + ".fhdtmp-";
   for (const auto& e : fs::directory_iterator(parent_, ec))
     if (e.path().filename().string().rfind(prefix, 0) == 0) fs::remove_all(e.path(), ec);
   for (const auto& e : fs::directory_iterator(dir_, ec))
@@ -360,7 +390,11 @@ void OutputSet::carry_over_foreign_files() {
     if (is_temporary_name(name) || std::count(owned_.begin(), owned_.end(), name)) continue;
     const fs::path to = fs::path(staging_) / name;
     if (fs::exists(to)) continue;
-    if (!e.is_regular_file() || ::link(e.path().c_str(), to.c_str()) != 0)
+    // No call failed for an entry that is not a plain file: errno was stale.
+    if (!e.is_regular_file())
+      throw InputError(dir_, "output directory", dir_,
+                       "holds '" + name + "', which is not a plain file (made during the run?); it cannot be kept");
+    if (::link(e.path().c_str(), to.c_str()) != 0)
       throw InputError(dir_, "output directory", dir_, "cannot keep its file '" + name + "': " + errno_text());
   }
 }
@@ -374,7 +408,7 @@ void OutputSet::commit() {
   {
     std::lock_guard<std::mutex> g(registry_mutex());  // an interrupt waits for the swap
     // The normal name: "out/./" as typed is refused by rename (EBUSY, after the whole run).
-    if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, normal_dir(dir_).c_str(), RENAME_EXCHANGE) != 0)
+    if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE) != 0)
       throw InputError(dir_, "output directory", dir_, "cannot swap the new outputs into place: " + errno_text());
     committed_ = true;
     g_swapped = true;

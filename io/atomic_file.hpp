@@ -43,8 +43,12 @@ class OutputSet {
   // may write there (files of an earlier run that this one does not rewrite
   // are dropped, so a set never mixes two runs). Other plain files in `dir`
   // are carried over; a subdirectory is refused (the directory must be the
-  // tool's own). Creates `dir` when missing and locks it. Throws InputError
-  // naming `dir` for "", an unusable directory, or when another run holds it.
+  // tool's own). Creates `dir` when missing and locks it. A link (or a path
+  // through one) is resolved: the outputs go where it points and the link
+  // stays. Throws InputError naming `dir` for "", an unusable directory, a
+  // mount point (the new set is staged beside it and swapped in, which a
+  // mount point refuses), a name too long for its staging directory, or when
+  // another run holds it.
   OutputSet(std::string dir, std::vector<std::string> owned);
   // Removes the staging directory (unfinished, or after commit() the previous
   // set); not committed, also `dir` if it made it and it is empty.
@@ -63,7 +67,10 @@ class OutputSet {
   void lock();
   void remove_stale() noexcept;
   void carry_over_foreign_files();
-  std::string dir_, parent_, staging_;
+  void check_staging_possible() const;
+  // dir_ as given (for messages); target_ the directory it resolves to (links
+  // followed), which is locked, staged beside and swapped.
+  std::string dir_, target_, parent_, staging_;
   std::vector<std::string> owned_;
   int lock_fd_ = -1;
   int files_ = 0;
@@ -115,6 +122,10 @@ void install_interrupt_cleanup();
 // worker): the sets swapped in so far are done, so an interrupt's line speaks
 // only of what comes after.
 void forget_swapped_outputs() noexcept;
+// How the interrupt's line begins ("fhdrecon: interrupted" unless set): a
+// batch's worker is ended by its batch (a time limit, a stop), which no user
+// interrupted. `text` must live as long as the process (a literal).
+void set_interrupt_label(const char* text) noexcept;
 
 // Test-only (tests/app): FHDRECON_TEST_HOOK=<action>@<point>, action pause
 // (sleep up to 60 s), spin (busy up to 60 s), sigint or sigterm (signal this

@@ -476,6 +476,9 @@ std::optional<std::string> read_in_child(const std::string& path, const std::str
     refuse(path, std::string("libhdf5 did not finish reading it in ") + s +
                      " s (corrupt HDF5 structure? FHDRECON_READ_TIMEOUT sets the limit)");
   }
+  // SIGKILL is never libhdf5's own crash: the OOM killer or someone's kill -9.
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+    refuse(path, "its reader was killed (signal 9: out of memory, or killed from outside); the file may be fine");
   // A child that died after writing part of its answer is a crash too.
   if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0 || !a.complete())
     refuse(path, "libhdf5 crashed reading it (corrupt HDF5 structure; " +

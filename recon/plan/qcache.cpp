@@ -207,11 +207,14 @@ bool read_hashing(std::ifstream& f, QValues& q, LaneHash& h) {
 SharedQ load_q_file(const std::string& dir, const std::string& key) {
   const std::string path = path_of(dir, key);
   std::error_code ec;
-  if (!fs::exists(path, ec)) return nullptr;  // a plain miss: no warning
+  const fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) return nullptr;  // a plain miss: no warning
   auto reject = [&](const char* why) -> SharedQ {
     spdlog::warn("Q cache: ignoring {}: {}", path, why);
     return nullptr;
   };
+  // Opening a FIFO there blocked until a writer came: for ever.
+  if (!fs::is_regular_file(st)) return reject("not a regular file");
   std::ifstream f(path, std::ios::binary);
   if (!f) return reject("cannot open it");
   if (const char* why = check_header(f, key)) return reject(why);

@@ -19,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "app/batch_plan.hpp"
 #include "app/batch_protocol.hpp"
 #include "batch_test_util.hpp"
 #include "catch.hpp"
@@ -111,9 +112,78 @@ class RawClient {
   fhd::app::MessageReader in_;
 };
 
-json batch_header(std::size_t scans) {
-  return {{"type", "batch"}, {"job_args", {"--iters", "3", "--device", "cpu"}}, {"timeout", 0}, {"scans", scans}};
+json batch_header(std::size_t scans, const std::string& revision = fhd::app::build_revision()) {
+  return {{"type", "batch"},
+          {"revision", revision},
+          {"job_args", {"--iters", "3", "--device", "cpu"}},
+          {"timeout", 0},
+          {"scans", scans}};
 }
+
+// A peer at `path` that speaks the server's messages but is not fhdrecon: it
+// answers every scan "ok" with a PSNR of 42 dB and writes nothing. Serves one
+// batch, in a thread.
+class FakeServer {
+ public:
+  explicit FakeServer(const std::string& path) : fd_(::socket(AF_UNIX, SOCK_STREAM, 0)) {
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
+    REQUIRE(::bind(fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(fd_, 1) == 0);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~FakeServer() {
+    ::shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    ::close(fd_);
+  }
+
+ private:
+  void serve() {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, 30000) <= 0) return;
+    const int c = ::accept(fd_, nullptr, nullptr);
+    if (c < 0) return;
+    fhd::app::MessageReader in;
+    const auto next = [&]() -> json {
+      for (;;) {
+        if (std::optional<json> m = in.next()) return *m;
+        if (!in.read_from(c)) return nullptr;
+      }
+    };
+    const json b = next();
+    fhd::app::send_message(c, {{"type", "workers"}, {"labels", {"gpu 0"}}});
+    json tasks = json::array();
+    while (tasks.size() < b.value("scans", std::size_t(0))) {
+      const json m = next();
+      if (!m.is_object()) break;
+      for (const json& t : m["tasks"]) tasks.push_back(t);
+    }
+    for (const json& t : tasks) {
+      const json row = {{"file", t["file"]},
+                        {"status", "ok"},
+                        {"reason", ""},
+                        {"output", t["output"]},
+                        {"coils", 1},
+                        {"q_source", "cache"},
+                        {"iterative", {{"psnr_db", 42.0}, {"nrmse", 0.01}}},
+                        {"gridding_kb", {{"psnr_db", 30.0}, {"nrmse", 0.05}}},
+                        {"seconds", {{"total", 0.5}}}};
+      const json end = {
+          {"exit_code", 0}, {"signal", 0}, {"timed_out", false}, {"interrupted", false}, {"seconds", 0.5}};
+      fhd::app::send_message(c, {{"type", "done"},
+                                 {"id", t["id"]},
+                                 {"worker", 0},
+                                 {"outcome", {{"row", row}, {"end", end}, {"started", true}}}});
+    }
+    fhd::app::send_message(c, {{"type", "end"}, {"complete", true}});
+    ::close(c);
+  }
+
+  int fd_;
+  std::thread thread_;
+};
 
 json one_task(const std::string& file, const std::string& output) {
   return {{"type", "tasks"},
@@ -394,4 +464,63 @@ TEST_CASE("SIGTERM ends a server that is reading half a batch, at once", "[batch
   const auto t0 = std::chrono::steady_clock::now();
   CHECK(server.stop());
   CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 3);
+}
+
+TEST_CASE("a served scan is ok only with this batch's outputs in DIR: a peer that wrote nothing fails its rows",
+          "[batch][server][trust]") {
+  const fs::path in = fresh("fake-in"), d = fresh("fake");
+  synth(in / "a.h5", "--spokes 12");
+  fs::copy_file(in / "a.h5", in / "b.h5");
+  const std::string sock = (d / "fake.sock").string();
+  FakeServer fake(sock);
+  auto r = run_cli("--quiet batch" + file_args(in, {"a.h5", "b.h5"}) + " --out " + (d / "o").string() +
+                   " --iters 3 --device cpu --server " + sock);
+  INFO(r.out);
+  CHECK(r.code == 2);
+  const auto rows = rows_by_name(read_json(d / "o" / "summary.json"));
+  for (const char* f : {"a.h5", "b.h5"}) {
+    INFO(f);
+    CHECK(rows.at(f)["status"] == "failed");
+    CHECK(rows.at(f)["reason"] == "the server reported outputs that are not in " +
+                                      (d / "o" / fs::path(f).stem()).string() +
+                                      " (does the server see the same filesystem?)");
+    CHECK(rows.at(f)["iterative"]["psnr_db"].is_null());
+  }
+}
+
+TEST_CASE("a server of another build refuses a batch with one line", "[batch][server][revision]") {
+  const fs::path d = fresh("revision");
+  Served server(d);
+  RawClient c(server.socket());
+  c.send(batch_header(1, "0000000000-other"));
+  const json m = c.receive(5);
+  CHECK(m == json{{"type", "refused"},
+                  {"reason", "the batch is of fhdrecon revision 0000000000-other, this server of revision " +
+                                 fhd::app::build_revision() + ": restart fhdrecon serve from the batch's build"}});
+  CHECK(server.stop());
+}
+
+TEST_CASE("batch --server names a path that is not a socket as such", "[batch][server]") {
+  const fs::path d = fresh("notsock");
+  std::ofstream(d / "plain") << "x";
+  auto r = run_cli("--quiet batch " + (d / "a.h5").string() + " --out " + (d / "o").string() + " --server " +
+                   (d / "plain").string());
+  CHECK(r.code == 2);
+  CHECK(r.out == "fhdrecon: error: batch --server " + (d / "plain").string() +
+                     ": is not a socket (give the path of fhdrecon serve --socket)\n");
+  CHECK_FALSE(fs::exists(d / "o"));
+}
+
+TEST_CASE("a second server on one path is refused while the first runs; a server removes only its own socket",
+          "[batch][server][lock]") {
+  const fs::path d = fresh("lock");
+  Served server(d);
+  // Its socket file gone: the second server still finds the first (by PATH.lock), not a free path.
+  fs::remove(server.socket());
+  auto second = run_cli("--quiet serve --socket " + server.socket() + " --device cpu", "timeout 10");
+  CHECK(second.code == 2);
+  CHECK(second.out == "fhdrecon: error: serve --socket " + server.socket() + ": a server is already listening there\n");
+  std::ofstream(server.socket()) << "not the server's";
+  server.stop();
+  CHECK(text_of(server.socket()) == "not the server's");
 }

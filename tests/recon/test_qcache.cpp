@@ -1,6 +1,12 @@
 // The Q cache: round trip, key sensitivity, corrupt and mismatched files.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +17,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <spdlog/sinks/ostream_sink.h>
@@ -259,6 +266,21 @@ TEST_CASE("Q cache ignores corrupt, truncated and foreign files", "[qcache]") {
     std::ofstream(dir.path / (other + ".q"), std::ios::binary) << bytes;
     CHECK(!load_q(d, other));
     CHECK(loads(d, key, q));  // the honest file still loads
+  }
+  SECTION("a FIFO at the entry's name: ignored at once, not waited on") {
+    fs::remove(file);
+    REQUIRE(::mkfifo(file.c_str(), 0600) == 0);
+    // Without the check the open blocks: a writer comes after 3 s to end the wait.
+    std::atomic<bool> done{false};
+    std::thread writer([&] {
+      for (int i = 0; i < 30 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (!done) ::close(::open(file.c_str(), O_RDWR));
+    });
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK(!load_q(d, key));
+    done = true;
+    CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 1.0);
+    writer.join();
   }
   SECTION("a Q of the wrong size is not stored") {
     CHECK(!store_q(d, key, std::make_shared<const QValues>(q->size() + 1, cfloat(1.0f, 0.0f))));
