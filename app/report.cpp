@@ -1,5 +1,7 @@
 #include "app/report.hpp"
 
+#include "app/batch_plan.hpp"  // build_revision
+
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
@@ -29,10 +31,12 @@ std::string fhd_line(const ReconOptions& o) {
 }
 
 // The options that shaped the result, by the CLI's names (docs/usage.md):
-// those of the FhD method used only, and the coils' only with several coils.
-nlohmann::json options_json(const ReconOptions& o, const ReconResult& r, std::size_t coils) {
+// those of the FhD method used only, and the coils' only with several coils;
+// what ran where the flag and the run differ (SENSE never preconditions; a
+// scan's own /dcf replaces --dcf's weights).
+nlohmann::json options_json(const ReconOptions& o, const ReconResult& r, std::size_t coils, const Scan* scan) {
   nlohmann::json j = {{"fhd", fhd_method(o)}, {"reg", o.reg}, {"iters", o.iters}, {"tol", o.tol},
-                      {"precondition", o.precondition}, {"field_comp", r.field.method},
+                      {"precondition", o.precondition && !uses_sense(coils, o)}, {"field_comp", r.field.method},
                       {"lambda", r.lambda_rel}, {"lambda_absolute", r.lambda_abs}, {"lambda_rule", r.lambda_rule}};
   if (o.fhd.method == FhdMethod::Nufft) {
     j["nufft_tol"] = o.fhd.nufft_tol;
@@ -40,7 +44,8 @@ nlohmann::json options_json(const ReconOptions& o, const ReconResult& r, std::si
     j["trig"] = to_string(o.fhd.trig);
     j["kernel"] = o.fhd.kernel;
   }
-  if (o.gridding || uses_sense(coils, o)) j["dcf"] = o.dcf;  // the baselines' weights, and SENSE's calibration's
+  if (o.gridding || uses_sense(coils, o))  // the baselines' weights, and SENSE's calibration's
+    j["dcf"] = scan && !scan->dcf.empty() ? "file" : o.dcf;
   if (coils > 1) {
     j["coil_combine"] = o.coil_combine;
     if (uses_sense(coils, o)) j["maps"] = o.maps;
@@ -95,13 +100,18 @@ std::string results_table(const ReconResult& r, const RunInfo& info) {
 nlohmann::json results_json(const ReconResult& r, const RunInfo& info) {
   using nlohmann::json;
   json j;
-  j["tool"] = {{"name", "fhdrecon"}, {"version", FHD_VERSION}};
+  j["tool"] = {{"name", "fhdrecon"}, {"version", FHD_VERSION}, {"revision", build_revision()}};
   j["command"] = info.command;
   j["device"] = info.device;
   j["source"] = info.source;
   j["grid"] = {r.grid.nx, r.grid.ny, r.grid.nz};
   j["scan"] = {{"samples", info.samples}, {"coils", info.coils}};
-  j["options"] = info.options ? options_json(*info.options, r, info.coils) : json::object();
+  if (info.scan) {  // the coils' processing (app/source.cpp process_coils): "K of C" when compressed
+    const auto& p = info.scan->provenance;
+    j["scan"]["prewhitened"] = p.count("prewhitened") && p.at("prewhitened") == "yes";
+    if (p.count("virtual_coils")) j["scan"]["virtual_coils"] = p.at("virtual_coils");
+  }
+  j["options"] = info.options ? options_json(*info.options, r, info.coils, info.scan) : json::object();
   j["methods"] = json::array();
   for (const MethodResult& m : r.methods) {
     json row = {{"name", m.name}, {"seconds", m.seconds}};

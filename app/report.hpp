@@ -13,6 +13,7 @@ struct RunInfo {
   std::string source;       // one-line description of the data
   const ReconOptions* options = nullptr;  // what shaped the result (report.json "options")
   std::size_t samples = 0, coils = 0;     // the scan's samples per coil and its coils
+  const Scan* scan = nullptr;  // its first coil as reconstructed: its own /dcf, its provenance (prewhitened, compressed)
 };
 
 // One table: method, PSNR, NRMSE, time; then the time of each stage and

@@ -37,7 +37,8 @@ SizeCheck memory_check_for(const std::string& path) {
   };
 }
 
-std::vector<Scan> read_bart(const std::string& path, const std::string& traj_file, int matrix) {
+std::vector<Scan> read_bart(const std::string& path, const std::string& traj_file, int matrix,
+                            const std::optional<ImageGrid>& dims) {
   if (traj_file.empty())
     throw InputError(path, "--traj-file", "(none)", "a BART k-space needs its trajectory (--traj-file traj.cfl)");
   // Another format's file (s.h5) was looked for as s.h5.hdr and named so. A
@@ -47,7 +48,8 @@ std::vector<Scan> read_bart(const std::string& path, const std::string& traj_fil
   if (ext != ".cfl" && ext != ".hdr" && std::filesystem::is_regular_file(traj_file, ec))
     throw InputError(traj_file, "--traj-file", traj_file,
                      "is not a BART trajectory (a .cfl/.hdr pair: give its .cfl, .hdr or base name)");
-  return read_bart_scan(traj_file, path, bart_grid(traj_file, matrix), memory_check_for(cfl_base(path) + ".cfl"));
+  return read_bart_scan(traj_file, path, dims ? *dims : bart_grid(traj_file, matrix),
+                        memory_check_for(cfl_base(path) + ".cfl"));
 }
 
 // fhdrecon's own scan file or ISMRMRD, by content; `units` (--traj-units) is
@@ -111,12 +113,13 @@ bool is_bart_input(const std::string& path, const std::string& traj_file) {
   return !traj_file.empty() || e == ".cfl" || e == ".hdr" || (is_bart_name(path) && !input_exists(path));
 }
 
-std::vector<Scan> read_scans_any(const std::string& path, const std::string& traj_file, int matrix, TrajUnits units) {
+std::vector<Scan> read_scans_any(const std::string& path, const std::string& traj_file, int matrix, TrajUnits units,
+                                 std::optional<ImageGrid> dims) {
   if (!traj_file.empty() && is_hdf5_file(path))
     throw InputError(path, "--traj-file", traj_file,
                      "is for a BART k-space --input; this file is HDF5 (fhdrecon or ISMRMRD) and carries its own "
                      "trajectory (leave --traj-file out)");
-  if (is_bart_input(path, traj_file)) return read_bart(path, traj_file, matrix);
+  if (is_bart_input(path, traj_file)) return read_bart(path, traj_file, matrix, dims);
   if (!input_exists(path)) throw InputError(path, "--input", path, "no such file");
   // In a child only: a corrupt file that crashes or hangs libhdf5 becomes one
   // line, and this process decodes bytes of our own, never the file. Where no

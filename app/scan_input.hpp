@@ -1,4 +1,5 @@
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,14 +10,14 @@ namespace fhd::app {
 
 // Reads a scan whatever its format, chosen by content and name:
 // fhdrecon HDF5 (root attribute fhdrecon_schema), ISMRMRD HDF5 (/dataset),
-// BART k-space .cfl/.hdr (needs `traj_file`, the trajectory's .cfl; the matrix
-// is `matrix` if > 0, else the smallest even N whose band holds every sample).
+// BART k-space .cfl/.hdr (needs `traj_file`, the trajectory's .cfl; the grid
+// is `dims` when given, else io/cfl.hpp's bart_grid(traj_file, matrix)).
 // One Scan per coil. Every reader validates (io/scan_checks.hpp): errors name the
 // file, field and value. `units` (--traj-units) is for ISMRMRD; normalized on an
 // fhdrecon file is refused. What the readers log in the reader child is logged
 // here.
 std::vector<Scan> read_scans_any(const std::string& path, const std::string& traj_file, int matrix,
-                                 TrajUnits units = TrajUnits::unstated);
+                                 TrajUnits units = TrajUnits::unstated, std::optional<ImageGrid> dims = {});
 
 // A --field-map file's map for `grid` (io/scan_file.hpp, read_field_map), read
 // in the reader child like an HDF5 --input: a file that crashes or hangs

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -19,6 +20,7 @@ struct SourceOptions {
   std::string traj_file; // BART trajectory (.cfl base) for a BART k-space input
   std::string traj_units;  // ISMRMRD input's trajectory: "" (as the file says) | cycles | normalized
   int matrix = 0;        // 0: 64 for 3D, 128 for 2D
+  std::optional<ImageGrid> dims;  // --matrix NX,NY[,NZ]: a BART k-space's own grid
   std::string traj;      // "": radial3d for 3D, radial2d for 2D
   int readout = 0;
   int spokes = 0;

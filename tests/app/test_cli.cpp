@@ -1,13 +1,18 @@
 // The CLI's contract for bad input: one line naming the option/file and value,
 // a non-zero exit code, and no output files left behind.
+#include <cmath>
+#include <complex>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "catch.hpp"
+#include "io/cfl.hpp"
+#include "io/scan_file.hpp"
 #include "recon/problem/lambda_auto.hpp"
 #include "test_util.hpp"
 
@@ -204,14 +209,14 @@ TEST_CASE("options this run ignores are warned of, once each, and the run goes o
   using fhd::test::occurrences;
   CHECK(occurrences(one.out, "warning: --maps and --calibration: ignored (for several coils; this scan has one)") == 1);
   CHECK(occurrences(one.out, "warning: --admm-rho: ignored (for ADMM") == 1);
-  CHECK(occurrences(one.out, "warning: --nufft-tol: ignored (for --fhd nufft") == 1);
+  CHECK(occurrences(one.out, "warning: --nufft-tol: ignored (for the NUFFT; the exact gather has no tolerance)") == 1);
   CHECK(occurrences(one.out, "ignored") == 3);  // those three lines, nothing else
   Run rss = fhdrecon(base + "--coils 3 --coil-combine rss --maps-crop 0.2");
   REQUIRE(rss.code == 0);
-  CHECK(occurrences(rss.out, "warning: --maps-crop: ignored (for SENSE's maps; --coil-combine rss uses none)") == 1);
+  CHECK(occurrences(rss.out, "warning: --maps-crop: ignored (for SENSE's maps; coil combination rss uses none)") == 1);
   Run nufft = fhdrecon(base + "--fhd nufft --trig double --kernel coarsened");
   REQUIRE(nufft.code == 0);
-  CHECK(occurrences(nufft.out, "warning: --trig and --kernel: ignored (for the exact kernels; --fhd nufft has its own)") == 1);
+  CHECK(occurrences(nufft.out, "warning: --trig and --kernel: ignored (for the exact gather; the NUFFT has its own)") == 1);
   Run used = fhdrecon(base + "--coils 3 --maps espirit --reg tv --admm-rho 2 --fhd nufft --nufft-tol 1e-5");
   REQUIRE(used.code == 0);
   CHECK(used.out.find("ignored") == std::string::npos);  // every option given is used
@@ -235,4 +240,152 @@ TEST_CASE("report.json names the options that shaped the result and the scan's c
   CHECK(j["scan"]["coils"] == 3);
   CHECK(j["scan"]["samples"].get<std::size_t>() > 0);
   CHECK(r.out.find("fhd nufft (tol 1e-06)") != std::string::npos);  // the table's device line, not a trig
+}
+
+TEST_CASE("report.json says what ran: SENSE's plain CG, the coils' prewhitening and compression, the build", "[cli]") {
+  const fs::path d = fresh_dir("report-ran");
+  Run r = fhdrecon("--phantom shepp2d --matrix 16 --spokes 20 --coils 4 --noise 0.05 --virtual-coils 3 --iters 2 "
+                   "--no-cache --quiet --no-images --out " + d.string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  std::ifstream f(d / "report.json");
+  const nlohmann::json j = nlohmann::json::parse(f);
+  CHECK(j["options"]["precondition"] == false);  // --no-precond not given, but SENSE never preconditions
+  CHECK(j["scan"]["prewhitened"] == true);
+  CHECK(j["scan"]["virtual_coils"] == "3 of 4");
+  CHECK(j["scan"]["coils"] == 3);
+  CHECK(j["tool"]["revision"].get<std::string>() != "unknown");  // a git checkout names its revision
+  const fs::path one = fresh_dir("report-ran-1");
+  Run single = fhdrecon(kTiny + " --no-images --out " + one.string());
+  REQUIRE(single.code == 0);
+  std::ifstream g(one / "report.json");
+  const nlohmann::json k = nlohmann::json::parse(g);
+  CHECK(k["options"]["precondition"] == true);
+  CHECK(k["scan"]["prewhitened"] == false);
+  CHECK_FALSE(k["scan"].contains("virtual_coils"));
+}
+
+namespace {
+
+// A scan of m samples spread over the band of g (an axis of one voxel takes
+// k in [-0.5, 0.5]), its data a smooth mix of them.
+fhd::Scan spread_scan(fhd::ImageGrid g, std::size_t m) {
+  fhd::Scan s;
+  s.grid = g;
+  s.traj.resize(m);
+  s.data.resize(m);
+  for (std::size_t i = 0; i < m; ++i) {
+    const double t = double(i);
+    s.traj.kx[i] = float(0.49 * g.nx * std::sin(1.3 * t + 0.2));
+    s.traj.ky[i] = float(0.49 * g.ny * std::sin(2.9 * t + 0.7));
+    s.traj.kz[i] = g.nz > 1 ? float(0.49 * g.nz * std::sin(4.1 * t + 1.1)) : 0.0f;
+    s.data[i] = fhd::cfloat(float(std::cos(0.7 * t)), float(std::sin(0.3 * t)));
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a scan's own /dcf: a --dcf it overrides is warned of once; auto is not", "[cli]") {
+  const fs::path d = fresh_dir("file-dcf");
+  const std::string f = (d / "dcf.h5").string();
+  fhd::Scan s = spread_scan({16, 16, 1}, 300);
+  s.dcf.assign(s.traj.size(), 1.0f);
+  fhd::write_scan(f, s);
+  const std::string base = "--input " + f + " --iters 2 --no-cache --quiet --no-images --out ";
+  Run given = fhdrecon(base + (d / "a").string() + " --dcf pipe-menon");
+  INFO(given.out);
+  REQUIRE(given.code == 0);
+  CHECK(fhd::test::occurrences(given.out, "warning: --dcf pipe-menon: ignored (" + f +
+                                              " has its own density weights, /dcf, and they are used)") == 1);
+  CHECK(fhd::test::occurrences(given.out, "ignored") == 1);
+  Run dflt = fhdrecon(base + (d / "b").string());
+  REQUIRE(dflt.code == 0);
+  CHECK(dflt.out.find("ignored") == std::string::npos);
+}
+
+// 0.4 N^3 samples made one spoke per partition at N <= 7: ky = 0 everywhere,
+// refused by --dcf auto as "not radial".
+TEST_CASE("the default stack of stars at --matrix 5 runs", "[cli]") {
+  Run r = fhdrecon("--phantom shepp3d --traj stack-of-stars --matrix 5 --iters 3 --no-cache --quiet --no-images --out " +
+                   fresh_dir("sos5").string());
+  INFO(r.out);
+  CHECK(r.code == 0);
+}
+
+TEST_CASE("--fhd nufft on a scan with one voxel along x or y matches --fhd exact; a 1D scan is refused by name",
+          "[cli]") {
+  const fs::path d = fresh_dir("nufft-slab");
+  for (fhd::ImageGrid g : {fhd::ImageGrid{7, 1, 5}, fhd::ImageGrid{1, 7, 5}}) {
+    const std::string f = (d / ("slab" + std::to_string(g.nx) + ".h5")).string();
+    fhd::write_scan(f, spread_scan(g, 150));
+    std::vector<fhd::cfloat> image[2];
+    for (int nufft = 0; nufft < 2; ++nufft) {
+      const fs::path o = d / (std::to_string(g.nx) + (nufft ? "nufft" : "exact"));
+      Run r = fhdrecon("--input " + f + " --iters 20 --no-cache --quiet --no-gridding --save cfl --out " +
+                       o.string() + (nufft ? " --fhd nufft --nufft-tol 1e-7" : " --trig double"));
+      INFO(r.out);  // was: "nufft: x and y need at least 2 voxels", exit 1
+      REQUIRE(r.code == 0);
+      fhd::ImageGrid found;
+      image[nufft] = fhd::read_bart_image((o / "iterative").string(), &found);
+      CHECK(found == g);
+    }
+    double diff = 0, norm = 0;
+    for (std::size_t i = 0; i < image[0].size(); ++i)
+      diff += std::norm(image[1][i] - image[0][i]), norm += std::norm(image[0][i]);
+    INFO(fhd::dims_string(g) << ": relative difference " << std::sqrt(diff / norm));
+    CHECK(std::sqrt(diff / norm) < 1e-5);
+  }
+  const std::string line = (d / "line.h5").string();
+  fhd::write_scan(line, spread_scan({9, 1, 1}, 27));
+  require_one_line_error(fhdrecon("--input " + line + " --fhd nufft --iters 2 --no-cache --quiet --out " +
+                                  (d / "line").string()),
+                         2, line + ": matrix = 9x1x1: --fhd nufft needs two axes of 2 or more voxels");
+  CHECK(!fs::exists(d / "line"));
+}
+
+TEST_CASE("--matrix NX,NY,NZ reads an odd, non-cubic BART scan on its own grid, at its own scale", "[cli][bart]") {
+  // A constant object (1 in each voxel of 9x7x5) seen through random samples,
+  // written as BART's unitary k-space. BART carries no matrix: on the grid
+  // the trajectory implies (10x8x6), or --matrix 9 (9x9x9), the sqrt(N) rescale
+  // is another grid's and the image came out 0.66-0.86 of its intensity.
+  const fs::path d = fresh_dir("bart-dims");
+  const fhd::ImageGrid g{9, 7, 5};
+  fhd::Scan s;
+  s.grid = g;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-0.45f, 0.45f);
+  const std::size_t m = 3 * g.voxels();
+  s.traj.resize(m);
+  s.data.resize(m);
+  for (std::size_t j = 0; j < m; ++j) {
+    s.traj.kx[j] = u(rng) * g.nx, s.traj.ky[j] = u(rng) * g.ny, s.traj.kz[j] = u(rng) * g.nz;
+    std::complex<double> sum = 0;
+    for (int z = 0; z < g.nz; ++z)
+      for (int y = 0; y < g.ny; ++y)
+        for (int x = 0; x < g.nx; ++x) {
+          const double ph = s.traj.kx[j] * fhd::axis_coord(x, g.nx, g.nx) + s.traj.ky[j] * fhd::axis_coord(y, g.ny, g.ny) +
+                            s.traj.kz[j] * fhd::axis_coord(z, g.nz, g.nz);
+          sum += std::polar(1.0, -2 * M_PI * ph);
+        }
+    s.data[j] = fhd::cfloat(sum);
+  }
+  const std::string base = (d / "k").string();
+  fhd::write_bart_scan(base + "_traj", base, {s});
+  auto mean_of = [&](const std::string& matrix, const std::string& out) {
+    Run r = fhdrecon("--device cpu --input " + base + ".cfl --traj-file " + base + "_traj.cfl " + matrix +
+                     " --lambda 0 --iters 60 --no-cache --no-gridding --save cfl --quiet --out " + (d / out).string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    const fhd::CflArray img = fhd::read_cfl((d / out / "iterative").string());
+    double sum = 0;
+    for (const auto& v : img.data) sum += std::abs(v);
+    return std::make_pair(img.data.size(), sum / double(img.data.size()));
+  };
+  const auto [voxels, mean] = mean_of("--matrix 9,7,5", "own");
+  CHECK(voxels == g.voxels());
+  CHECK(mean == Approx(1.0).epsilon(0.02));
+  require_one_line_error(fhdrecon("--matrix 9,7,5 --phantom shepp3d"), 2,
+                         "--matrix: value = 9,7,5: NX,NY,NZ is a BART k-space --input's own grid");
+  require_one_line_error(fhdrecon("--matrix 9,,5"), 2, "expected N (4..1024) or NX,NY[,NZ] (each 1..1024)");
 }

@@ -89,3 +89,20 @@ TEST_CASE("synth --coils writes coils and noise calibration; reading prewhitens"
   CHECK(test::run_cli("synth --coils 4 --virtual-coils 2 -o " + (dir / "x.h5").string()).code != 0);
   fs::remove_all(dir);
 }
+
+TEST_CASE("a coil file written prewhitened has no reference for its PSNR: none is reported", "[app][coils]") {
+  // Its mixing is not in the file, so the array's gain cannot be made again;
+  // scored against the bare phantom, the same image read 13 dB lower.
+  const fs::path dir = test::fresh_temp_dir("coils", "prewhitened");
+  fs::create_directories(dir);
+  const std::string plain = (dir / "plain.h5").string(), white = (dir / "white.h5").string();
+  const std::string synth = "synth --phantom shepp2d --matrix 32 --spokes 16 --coils 4 --noise 0.01 --noise-samples 300 -o ";
+  REQUIRE(test::run_cli(synth + plain).code == 0);
+  REQUIRE(test::run_cli(synth + white + " --prewhitened").code == 0);
+  const app::Source a = app::make_source(coil_source(plain)), b = app::make_source(coil_source(white));
+  CHECK(a.phantom);  // scored against the phantom as the array sees it
+  CHECK(!a.array_gain.empty());
+  CHECK(!b.phantom);  // no reference: no PSNR
+  CHECK(b.array_gain.empty());
+  fs::remove_all(dir);
+}
