@@ -222,14 +222,27 @@ TEST_CASE("options this run ignores are warned of, once each, and the run goes o
   CHECK(used.out.find("ignored") == std::string::npos);  // every option given is used
 }
 
-TEST_CASE("report.json names the options that shaped the result and the scan's counts", "[cli]") {
-  const fs::path d = fresh_dir("report-options");
-  Run r = fhdrecon("--phantom shepp2d --matrix 16 --spokes 20 --coils 3 --coil-combine rss --fhd nufft --reg tv "
-                   "--dcf pipe-menon --iters 2 --no-cache --quiet --no-images --out " + d.string());
+namespace {
+
+// A run that must succeed into a fresh directory `name`: its report.json, and its output in *out.
+nlohmann::json report_of(const std::string& args, const std::string& name, std::string* out = nullptr) {
+  const fs::path d = fresh_dir(name);
+  Run r = fhdrecon(args + " --no-cache --quiet --no-images --out " + d.string());
   INFO(r.out);
   REQUIRE(r.code == 0);
+  if (out) *out = r.out;
   std::ifstream f(d / "report.json");
-  const nlohmann::json j = nlohmann::json::parse(f), o = j["options"];
+  return nlohmann::json::parse(f);
+}
+
+}  // namespace
+
+TEST_CASE("report.json names the options that shaped the result and the scan's counts", "[cli]") {
+  std::string out;
+  const nlohmann::json j = report_of("--phantom shepp2d --matrix 16 --spokes 20 --coils 3 --coil-combine rss "
+                                     "--fhd nufft --reg tv --dcf pipe-menon --iters 2",
+                                     "report-options", &out),
+                       o = j["options"];
   CHECK(o["fhd"] == "nufft");
   CHECK(o["nufft_tol"].get<double>() == 1e-6);
   CHECK_FALSE(o.contains("trig"));  // the exact gather's option: a NUFFT run has none
@@ -239,27 +252,18 @@ TEST_CASE("report.json names the options that shaped the result and the scan's c
   CHECK(o["dcf"] == "pipe-menon");
   CHECK(j["scan"]["coils"] == 3);
   CHECK(j["scan"]["samples"].get<std::size_t>() > 0);
-  CHECK(r.out.find("fhd nufft (tol 1e-06)") != std::string::npos);  // the table's device line, not a trig
+  CHECK(out.find("fhd nufft (tol 1e-06)") != std::string::npos);  // the table's device line, not a trig
 }
 
 TEST_CASE("report.json says what ran: SENSE's plain CG, the coils' prewhitening and compression, the build", "[cli]") {
-  const fs::path d = fresh_dir("report-ran");
-  Run r = fhdrecon("--phantom shepp2d --matrix 16 --spokes 20 --coils 4 --noise 0.05 --virtual-coils 3 --iters 2 "
-                   "--no-cache --quiet --no-images --out " + d.string());
-  INFO(r.out);
-  REQUIRE(r.code == 0);
-  std::ifstream f(d / "report.json");
-  const nlohmann::json j = nlohmann::json::parse(f);
+  const nlohmann::json j =
+      report_of("--phantom shepp2d --matrix 16 --spokes 20 --coils 4 --noise 0.05 --virtual-coils 3 --iters 2", "report-ran");
   CHECK(j["options"]["precondition"] == false);  // --no-precond not given, but SENSE never preconditions
   CHECK(j["scan"]["prewhitened"] == true);
   CHECK(j["scan"]["virtual_coils"] == "3 of 4");
   CHECK(j["scan"]["coils"] == 3);
   CHECK(j["tool"]["revision"].get<std::string>() != "unknown");  // a git checkout names its revision
-  const fs::path one = fresh_dir("report-ran-1");
-  Run single = fhdrecon(kTiny + " --no-images --out " + one.string());
-  REQUIRE(single.code == 0);
-  std::ifstream g(one / "report.json");
-  const nlohmann::json k = nlohmann::json::parse(g);
+  const nlohmann::json k = report_of("--phantom shepp2d --matrix 16 --spokes 16 --iters 3", "report-ran-1");
   CHECK(k["options"]["precondition"] == true);
   CHECK(k["scan"]["prewhitened"] == false);
   CHECK_FALSE(k["scan"].contains("virtual_coils"));
