@@ -11,7 +11,10 @@ import numpy as np
 
 def integral(name, value):
     """value as an int when it is a whole number (an int, a NumPy integer, or a
-    whole float such as 8.0), else ValueError naming it."""
+    whole float such as 8.0), else ValueError naming it. A bool is not a count
+    (operator.index(True) is 1: iters=True ran one iteration)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} = {value!r}: must be a whole number, not a bool")
     try:
         return operator.index(value)
     except TypeError:
@@ -19,6 +22,14 @@ def integral(name, value):
         if f is None or not f.is_integer():
             raise ValueError(f"{name} = {reprlib.repr(value)}: must be a whole number") from None
         return int(f)
+
+
+def number(name, value):
+    """value as given (the core checks its range and type), but a bool is not a
+    number (lam=True ran with lambda 1)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} = {value!r}: must be a number, not a bool")
+    return value
 
 
 def whole(name, value, lo, hi, rule="must lie in"):

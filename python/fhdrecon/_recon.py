@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 from . import _core
-from ._args import flag, integral, path
+from ._args import flag, integral, number, path
 from ._io import Scan
 
 
@@ -36,17 +36,17 @@ def reconstruct(scan, *, device="auto", iters=100, tol=1e-6, lam=None, reg="l2",
     # Numbers pass as given (the core names a number of the wrong type) unless
     # bools; ints must be whole and flags bools: int() and bool() truncated 2.5
     # to 2 and read 'no' as True.
-    opts = dict(device=device, iters=_count("iters", iters), tol=_number("tol", tol), reg=reg,
+    opts = dict(device=device, iters=integral("iters", iters), tol=number("tol", tol), reg=reg,
                 precondition=flag("precondition", precondition), fhd=fhd,
-                nufft_tol=_number("nufft_tol", nufft_tol), trig=trig,
-                kernel=kernel, coil_combine=coil_combine, calibration=_count("calibration", calibration),
-                maps_crop=_number("maps_crop", maps_crop), dcf=dcf, gridding=flag("gridding", gridding), field_comp=field_comp,
-                segments=_count("segments", segments), prewhiten=flag("prewhiten", prewhiten),
-                virtual_coils=_count("virtual_coils", virtual_coils),
+                nufft_tol=number("nufft_tol", nufft_tol), trig=trig,
+                kernel=kernel, coil_combine=coil_combine, calibration=integral("calibration", calibration),
+                maps_crop=number("maps_crop", maps_crop), dcf=dcf, gridding=flag("gridding", gridding), field_comp=field_comp,
+                segments=integral("segments", segments), prewhiten=flag("prewhiten", prewhiten),
+                virtual_coils=integral("virtual_coils", virtual_coils),
                 cache_dir=None if cache_dir is None else path("cache_dir", cache_dir),
-                admm_rho=_number("admm_rho", admm_rho), admm_inner=_count("admm_inner", admm_inner))
+                admm_rho=number("admm_rho", admm_rho), admm_inner=integral("admm_inner", admm_inner))
     if lam is not None:
-        opts["lam"] = _number("lam", lam)
+        opts["lam"] = number("lam", lam)
     d = scan._to_dict()
     if isinstance(maps, str):
         opts["maps"] = maps
@@ -54,20 +54,6 @@ def reconstruct(scan, *, device="auto", iters=100, tol=1e-6, lam=None, reg="l2",
         opts["given_maps"] = _given_maps(maps, d["matrix"])
     _warn_ignored(given, d["kspace"].shape[0], coil_combine, reg, fhd)
     return _core.reconstruct(d, opts)
-
-
-def _count(name, value):
-    """integral(name, value), but a bool is not a count (iters=True ran 1 iteration)."""
-    if isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} = {value!r}: must be a whole number, not a bool")
-    return integral(name, value)
-
-
-def _number(name, value):
-    """value as given (the core checks it), but a bool is not a number (lam=True ran with lambda 1)."""
-    if isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} = {value!r}: must be a number, not a bool")
-    return value
 
 
 def _given_maps(maps, matrix):

@@ -87,6 +87,8 @@ def test_maps_have_unit_rss_on_their_support(phantom_coils, which):
     (lambda s: fhdrecon.compress_coils(s, 0), r"compress_coils: k = 0: must be in 1..coils \(4\)"),
     (lambda s: fhdrecon.compress_coils(s, 2.7), r"k = 2.7: must be a whole number"),
     (lambda s: fhdrecon.lowres_maps(s, calibration=8.9), r"calibration = 8.9: must be a whole number"),
+    # operator.index(True) is 1: k=True compressed to one coil
+    (lambda s: fhdrecon.compress_coils(s, True), r"k = True: must be a whole number, not a bool"),
     (lambda s: fhdrecon.whitening_matrix(np.eye(2), keep_scale="no"), r"keep_scale = 'no': must be True or False"),
     # beyond int32: "incompatible function arguments" from nanobind before
     (lambda s: fhdrecon.compress_coils(s, 2**40), r"k = 1099511627776: must be in 1..4"),
@@ -101,7 +103,7 @@ def test_maps_have_unit_rss_on_their_support(phantom_coils, which):
     (lambda s: fhdrecon.noise_covariance(np.where(np.arange(8) == 3, np.nan, 1).reshape(2, 4)),
      r"noise_covariance: noise\[0\]\[3\] = \(nan, 0\): not a finite number"),
 ], ids=["lowres-crop", "lowres-calibration", "espirit-crop", "espirit-threshold", "compress-k", "compress-k-0",
-        "compress-k-fraction", "lowres-calibration-fraction", "keep-scale-string", "compress-k-2**40",
+        "compress-k-fraction", "lowres-calibration-fraction", "compress-k-bool", "keep-scale-string", "compress-k-2**40",
         "lowres-calibration-2**40", "espirit-calibration-2**40", "espirit-kernel-2**40", "espirit-kernel-0",
         "noise-covariance-1d", "whitening-1d", "noise-covariance-nan"])
 def test_coil_helpers_check_their_arguments(call, message):
