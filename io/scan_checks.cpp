@@ -147,11 +147,8 @@ void validate_scan(const Scan& s, const std::string& file, const ScanFields& f) 
 void validate_field(const Scan& s, const std::string& file, const ScanFields& f) {
   const FieldData& fd = s.field;
   check_size(fd.times.size(), s.traj.size(), true, file, f.times);
-  if (fd.hz.empty()) {
-    // Times without a map are still seconds in [0, 10] (docs/formats.md; the
-    // ISMRMRD writer makes TE from them): check_field's rule, beside a map of
-    // one zero voxel, so that the rule stays in one place.
-    if (!fd.times.empty()) check_field(FieldData{{0.f}, fd.times}, ImageGrid{1, 1, 1}, fd.times.size(), file);
+  if (fd.hz.empty()) {  // times without a map are still seconds in [0, 10] (docs/formats.md)
+    if (!fd.times.empty()) check_sample_times(fd.times, fd.times.size(), file);
     return;
   }
   if (fd.hz.size() != s.grid.voxels())

@@ -119,21 +119,25 @@ Interpolators interpolators(const FieldData& f, const std::vector<double>& tau) 
 
 }  // namespace
 
+void check_sample_times(const std::vector<float>& times, std::size_t samples, const std::string& where) {
+  if (times.size() != samples)
+    throw InputError(where, "sample times", std::to_string(times.size()),
+                     "must number the samples, " + std::to_string(samples));
+  for (std::size_t m = 0; m < times.size(); ++m)
+    if (!std::isfinite(times[m]) || times[m] < 0 || times[m] > kMaxSeconds)
+      throw InputError(where, "sample time[" + std::to_string(m) + "]", std::to_string(times[m]),
+                       "must be seconds in [0, 10]");
+}
+
 void check_field(const FieldData& f, const ImageGrid& grid, std::size_t samples, const std::string& where) {
   if (f.hz.size() != grid.voxels())
     throw InputError(where, "field map values", std::to_string(f.hz.size()),
                      "must equal the grid's " + std::to_string(grid.voxels()) + " voxels");
-  if (f.times.size() != samples)
-    throw InputError(where, "sample times", std::to_string(f.times.size()),
-                     "must number the samples, " + std::to_string(samples));
+  check_sample_times(f.times, samples, where);
   for (std::size_t i = 0; i < f.hz.size(); ++i)
     if (!std::isfinite(f.hz[i]) || std::fabs(f.hz[i]) > kMaxHz)
       throw InputError(where, "field map[" + std::to_string(i) + "]", std::to_string(f.hz[i]),
                        "must be finite Hz within +-1e5");
-  for (std::size_t m = 0; m < f.times.size(); ++m)
-    if (!std::isfinite(f.times[m]) || f.times[m] < 0 || f.times[m] > kMaxSeconds)
-      throw InputError(where, "sample time[" + std::to_string(m) + "]", std::to_string(f.times[m]),
-                       "must be seconds in [0, 10]");
 }
 
 TimeSegments time_segments(const FieldData& f, int segments) {

@@ -27,6 +27,9 @@ namespace fhd {
 // InputError unless hz has grid.voxels() finite values and times one finite,
 // non-negative value per sample (where: the file or option to name).
 void check_field(const FieldData& f, const ImageGrid& grid, std::size_t samples, const std::string& where);
+// The times' half of it: one value per sample, seconds in [0, 10] (sample
+// times may come without a map: ISMRMRD's TE is made from them).
+void check_sample_times(const std::vector<float>& times, std::size_t samples, const std::string& where);
 
 // Temporal interpolators of the time-segmented model.
 struct TimeSegments {
