@@ -18,6 +18,7 @@
 #include <random>
 #include <set>
 
+#include "app/outputs.hpp"
 #include "app/scan_input.hpp"
 #include "io/atomic_file.hpp"
 #include "core/error.hpp"
@@ -110,12 +111,6 @@ std::vector<fs::path> places(const std::string& file, std::map<fs::path, fs::pat
     if (!ec) out.push_back(target);
   }
   return out;
-}
-
-// The entry of DIR (resolved) that `place` lies in or is; "" when outside DIR.
-std::string entry_in(const fs::path& place, const fs::path& dir) {
-  auto [d, p] = std::mismatch(dir.begin(), dir.end(), place.begin(), place.end());
-  return d == dir.end() && p != place.end() ? p->string() : "";
 }
 
 }  // namespace

@@ -115,17 +115,12 @@ namespace {
 // images were, exit 0) or made a subdirectory that broke OUT for every later
 // run. OUT/report.json is the default's own place: taken as the default.
 std::string json_outside(const std::string& json, const std::string& dir) {
-  namespace fs = std::filesystem;
   if (json.empty()) return json;
-  std::error_code ec;
-  const fs::path out = fs::weakly_canonical(fs::absolute(dir), ec);
-  const fs::path file = fs::weakly_canonical(fs::absolute(json), ec);
-  if (file == out / "report.json") return "";
-  for (fs::path p = file.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path())
-    if (p == out)
-      throw InputError(json, "--json", json,
-                       "lies inside --out " + dir + ", which each run replaces as a whole; put it elsewhere "
-                       "(or leave --json out: the report is " + dir + "/report.json)");
+  if (entry_within(json, dir + "/report.json") == ".") return "";
+  if (!entry_within(json, dir).empty())
+    throw InputError(json, "--json", json,
+                     "lies inside --out " + dir + ", which each run replaces as a whole; put it elsewhere "
+                     "(or leave --json out: the report is " + dir + "/report.json)");
   return json;
 }
 
@@ -138,9 +133,13 @@ std::string entry_within(const std::string& path, const std::string& dir) {
     fs::path r = fs::weakly_canonical(fs::absolute(p), ec).lexically_normal();
     return r.filename().empty() ? r.parent_path() : r;  // "a/" is "a"
   };
-  const fs::path rel = resolved(path).lexically_relative(resolved(dir));
-  if (rel.empty() || *rel.begin() == "..") return "";
-  return rel.begin()->string();
+  const fs::path p = resolved(path), d = resolved(dir);
+  return p == d ? "." : entry_in(p, d);
+}
+
+std::string entry_in(const std::filesystem::path& place, const std::filesystem::path& dir) {
+  auto [d, p] = std::mismatch(dir.begin(), dir.end(), place.begin(), place.end());
+  return d == dir.end() && p != place.end() ? p->string() : "";
 }
 
 void check_cache_outside(const std::string& cache_dir, const std::string& dir, const std::string& dir_what) {

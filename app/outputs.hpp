@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 #include <set>
+#include <filesystem>
 #include <string>
 
 #include "io/atomic_file.hpp"
@@ -37,6 +38,9 @@ OutputPlan plan_outputs(const OutputOptions& o);
 // The entry of `dir` that `path` is or lies under ("." for `dir` itself; ""
 // when outside), both resolved as far as they exist.
 std::string entry_within(const std::string& path, const std::string& dir);
+// The same for paths already resolved: the first component of `place` below
+// `dir`, "" when `place` is not strictly below it.
+std::string entry_in(const std::filesystem::path& place, const std::filesystem::path& dir);
 // Before any work: refuses a --cache-dir in or under the output directory
 // `dir` (`dir_what` names it, e.g. "--out out"), which each run replaces as a
 // whole: the cache's q/ folder made during the run lost the run at the swap
