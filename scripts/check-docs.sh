@@ -62,7 +62,9 @@ for page in "${pages[@]}"; do
       report "$page:$line: link leaves the repository: $target"
     elif [[ ! -e $resolved ]]; then
       report "$page:$line: broken link: $target"
-    elif [[ $target == *'#'* && $resolved == *.md ]] && ! anchors "$resolved" | grep -qxF -- "${target#*#}"; then
+    # grep reads every anchor (no -q): with pipefail, -q's early exit made the
+    # page's sed die of SIGPIPE, and a present anchor read as missing at random.
+    elif [[ $target == *'#'* && $resolved == *.md ]] && ! anchors "$resolved" | grep -xF -- "${target#*#}" >/dev/null; then
       report "$page:$line: no heading for the anchor: $target"
     fi
   done < <(grep -n -o -E '\[[^]]*\]\([^) ]+\)' -- "$page")

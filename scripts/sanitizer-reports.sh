@@ -20,8 +20,10 @@ first_frame() {
 for f in "$dir"/*; do
   [[ -f $f ]] || continue
   grep -qE 'ERROR: |runtime error|^SUMMARY: ' "$f" || continue
-  if grep -q 'ERROR: AddressSanitizer' "$f" && first_frame "$f" | grep -q libhdf5 &&
-     grep -q serve_reader_child "$f"; then
+  # The frame taken first, then tested: `first_frame | grep -q` under pipefail
+  # failed when grep -q's early exit killed the pipe (a contained report counted as ours).
+  frame=$(first_frame "$f")
+  if grep -q 'ERROR: AddressSanitizer' "$f" && [[ $frame == *libhdf5* ]] && grep -q serve_reader_child "$f"; then
     contained=$((contained + 1))
     continue
   fi
